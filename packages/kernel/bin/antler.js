@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+// The CLI sets an exit code and returns; it never calls process.exit, so pending output is flushed.
+const { main } = await import("../dist/cli/main.js");
+process.exitCode = await main(process.argv.slice(2));

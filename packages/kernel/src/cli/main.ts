@@ -1,0 +1,186 @@
+import { parseArgs } from "node:util";
+import { composedConfigJsonSchema } from "../config/json-schema.js";
+import { isAntlerError } from "../errors.js";
+import { createKernel, type Kernel } from "../kernel.js";
+import { createLogger } from "../logging.js";
+import type { CliCommand, CliIO } from "../plugin.js";
+import { KERNEL_VERSION } from "../version.js";
+
+export interface CliEnvironment {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  cwd?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+interface KernelCommand {
+  name: string;
+  summary: string;
+  usage: string;
+  run(args: string[], io: Omit<CliIO, "kernel">): Promise<number>;
+}
+
+const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
+
+async function boot(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> {
+  // CLI output goes to stdout; kernel logs go to stderr at warn level unless config asks for more.
+  return createKernel({
+    configPath,
+    cwd: io.cwd,
+    env: io.env,
+    logger: createLogger({ level: io.env.ANTLER_LOG_LEVEL ?? "warn", destination: io.stderr }),
+  });
+}
+
+function takeConfigFlag(args: string[]): { configPath: string | undefined; rest: string[]; json: boolean } {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { config: { type: "string", short: "c" }, json: { type: "boolean" } },
+    allowPositionals: true,
+    strict: false,
+  });
+  return { configPath: typeof values.config === "string" ? values.config : undefined, rest: positionals, json: values.json === true };
+}
+
+const kernelCommands: KernelCommand[] = [
+  {
+    name: "config check",
+    summary: "Validate config.yaml and every plugin's config; exit 1 with path, line and a suggestion when invalid.",
+    usage: "antler config check [path]",
+    async run(args, io) {
+      const { configPath, rest } = takeConfigFlag(args);
+      const kernel = await boot(rest[0] ?? configPath, io);
+      try {
+        const tools = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
+        const where = kernel.paths.configFile ?? "(embedded defaults: no config.yaml found)";
+        write(
+          io.stdout,
+          `✓ ${where} is valid: ${kernel.plugins.length} plugin(s), ${tools.length} tool(s), ${kernel.config.models.length} model(s)`,
+        );
+        return 0;
+      } finally {
+        await kernel.close();
+      }
+    },
+  },
+  {
+    name: "config schema",
+    summary: "Print the JSON Schema of config.yaml, with the schemas of the configured plugins composed in.",
+    usage: "antler config schema [--config path]",
+    async run(args, io) {
+      const { configPath } = takeConfigFlag(args);
+      const kernel = await boot(configPath, io);
+      try {
+        write(io.stdout, JSON.stringify(composedConfigJsonSchema(kernel.plugins), null, 2));
+        return 0;
+      } finally {
+        await kernel.close();
+      }
+    },
+  },
+  {
+    name: "plugins list",
+    summary: "List loaded plugins: name, version, source, and the tools, middlewares and providers each contributes.",
+    usage: "antler plugins list [--config path] [--json]",
+    async run(args, io) {
+      const { configPath, json } = takeConfigFlag(args);
+      const kernel = await boot(configPath, io);
+      try {
+        const entries = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
+        const rows = kernel.plugins.map((p) => ({
+          name: p.name,
+          version: p.version,
+          source: p.origin.kind === "code" || p.origin.kind === "builtin" ? p.origin.kind : `${p.origin.kind}:${p.origin.spec}`,
+          tools: entries.filter((e) => e.plugin === p.name).map((e) => e.tool.name),
+          middlewares: [...p.contributions.middlewares],
+          providers: [...p.contributions.providers],
+          commands: [...p.contributions.commands],
+        }));
+        if (json) {
+          write(io.stdout, JSON.stringify(rows, null, 2));
+          return 0;
+        }
+        if (rows.length === 0) write(io.stdout, "No plugins loaded.");
+        for (const r of rows) {
+          write(io.stdout, `${r.name}@${r.version}  (${r.source})`);
+          const list = (label: string, items: string[]) => items.length && write(io.stdout, `  ${label.padEnd(12)} ${items.join(", ")}`);
+          list("tools", r.tools);
+          list("middlewares", r.middlewares);
+          list("providers", r.providers);
+          list("commands", r.commands);
+        }
+        return 0;
+      } finally {
+        await kernel.close();
+      }
+    },
+  },
+];
+
+function usage(extra: readonly CliCommand[]): string {
+  const lines = ["Usage: antler <command> [options]", "", "Commands:"];
+  for (const c of [...kernelCommands, ...extra]) lines.push(`  ${c.name.padEnd(18)} ${c.summary}`);
+  lines.push("", "Options:", "  -c, --config <path>  config.yaml to use (default: $ANTLER_CONFIG, then ./config.yaml)");
+  return lines.join("\n");
+}
+
+function matchCommand<T extends { name: string }>(
+  commands: readonly T[],
+  args: readonly string[],
+): { command: T; rest: string[] } | undefined {
+  let best: { command: T; rest: string[] } | undefined;
+  for (const command of commands) {
+    const words = command.name.split(" ");
+    if (words.every((w, i) => args[i] === w) && (!best || words.length > best.command.name.split(" ").length)) {
+      best = { command, rest: args.slice(words.length) };
+    }
+  }
+  return best;
+}
+
+/** Runs the `antler` CLI and resolves to its exit code. Never calls process.exit. */
+export async function main(argv: readonly string[], environment: CliEnvironment = {}): Promise<number> {
+  const io = {
+    stdout: environment.stdout ?? process.stdout,
+    stderr: environment.stderr ?? process.stderr,
+    cwd: environment.cwd ?? process.cwd(),
+    env: environment.env ?? process.env,
+  };
+  const args = [...argv];
+  try {
+    if (args[0] === "--version" || args[0] === "-v") {
+      write(io.stdout, KERNEL_VERSION);
+      return 0;
+    }
+    if (args.length === 0 || args[0] === "help" || args[0] === "--help" || args[0] === "-h") {
+      write(io.stdout, usage([]));
+      return 0;
+    }
+    const builtin = matchCommand(kernelCommands, args);
+    if (builtin) return await builtin.command.run(builtin.rest, io);
+
+    // Anything else may be a command contributed by a plugin: boot the kernel from config and look there.
+    const { configPath } = takeConfigFlag(args);
+    const kernel = await boot(configPath, io);
+    try {
+      const contributed = matchCommand(
+        kernel.commands,
+        args.filter((a, i) => !(a === "--config" || a === "-c" || args[i - 1] === "--config" || args[i - 1] === "-c")),
+      );
+      if (!contributed) {
+        write(io.stderr, `antler: unknown command "${args.join(" ")}"\n\n${usage(kernel.commands)}`);
+        return 2;
+      }
+      return await contributed.command.run(contributed.rest, { ...io, kernel });
+    } finally {
+      await kernel.close();
+    }
+  } catch (err) {
+    if (isAntlerError(err)) {
+      write(io.stderr, `✖ ${err.message}`);
+      return 1;
+    }
+    write(io.stderr, `✖ ${(err as Error)?.stack ?? String(err)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,127 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { LineCounter, parseDocument } from "yaml";
+import type { z } from "zod";
+import { AntlerError, ErrorCodes } from "../errors.js";
+import { type MissingVariable, substituteVariables } from "./env.js";
+import { type ConfigIssue, type ConfigSource, formatIssue, formatPath, locate, type PathSegment, toConfigIssues } from "./issues.js";
+import { type KernelConfig, kernelConfigSchema } from "./schema.js";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A config file read and parsed, with variables substituted, not yet validated. */
+export interface ConfigDocument {
+  /** Absolute path of the file, or null for a config given in code (or none at all). */
+  readonly path: string | null;
+  /** Folder that relative paths in the config are resolved against. */
+  readonly dir: string;
+  readonly source: ConfigSource;
+  readonly data: Record<string, unknown>;
+}
+
+/**
+ * Where the config comes from: an explicit path, then `ANTLER_CONFIG`, then `./config.yaml`. An explicit
+ * or env path that does not exist is an error; no file at all means embedded defaults (`null`).
+ */
+export function discoverConfigPath(options: { explicit?: string | undefined; env?: Env; cwd?: string } = {}): string | null {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const chosen = options.explicit ?? (env.ANTLER_CONFIG ? env.ANTLER_CONFIG : undefined);
+  if (chosen !== undefined) {
+    const abs = resolve(cwd, chosen);
+    if (!existsSync(abs) || !statSync(abs).isFile()) {
+      const from = options.explicit !== undefined ? "the given path" : "ANTLER_CONFIG";
+      throw new AntlerError(ErrorCodes.CONFIG_NOT_FOUND, `config file ${abs} (from ${from}) does not exist`, {
+        hint: "Check the path, or omit it to use ./config.yaml or the embedded defaults.",
+      });
+    }
+    return abs;
+  }
+  const local = resolve(cwd, "config.yaml");
+  return existsSync(local) ? local : null;
+}
+
+export function readConfigDocument(path: string, env: Env = process.env): ConfigDocument {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new AntlerError(ErrorCodes.CONFIG_NOT_FOUND, `cannot read config file ${path}`, { cause: err });
+  }
+  return parseConfigText(text, { file: resolve(path), env });
+}
+
+export function parseConfigText(text: string, options: { file?: string | null; env?: Env; dir?: string } = {}): ConfigDocument {
+  const file = options.file ?? null;
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const lines = doc.errors.map((e) => {
+      const pos = e.linePos?.[0];
+      return `${[file ?? "config", pos?.line, pos?.col].filter(Boolean).join(":")} ${e.message.split("\n")[0]}`;
+    });
+    throw new AntlerError(ErrorCodes.CONFIG_PARSE, `config is not valid YAML:\n  ${lines.join("\n  ")}`, {
+      where: file ?? undefined,
+      hint: "Fix the YAML syntax at the position shown (indentation and unquoted ':' are the usual causes).",
+      details: { errors: lines },
+    });
+  }
+  const raw = doc.toJS() ?? {};
+  const source: ConfigSource = { file, doc, lineCounter };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw invalidConfig(
+      [{ path: "(root)", segments: [], message: "the config must be a mapping of sections", ...locate(source, []) }],
+      file,
+    );
+  }
+  const missing: MissingVariable[] = [];
+  const data = substituteVariables(raw, options.env ?? process.env, missing) as Record<string, unknown>;
+  if (missing.length > 0) {
+    const issues = missing.map((m) => ({
+      path: formatPath(m.path),
+      segments: m.path,
+      message: `environment variable ${m.variable} is not set and has no default`,
+      ...locate(source, m.path),
+    }));
+    throw new AntlerError(ErrorCodes.CONFIG_ENV_MISSING, issueSummary(issues, file), {
+      where: file ?? undefined,
+      hint: `Set the variable, or give a default with \${NAME:-default}.`,
+      details: { issues },
+    });
+  }
+  return { path: file, dir: options.dir ?? (file ? dirname(file) : process.cwd()), source, data };
+}
+
+/** A config given in code: validated the same way, located by path only. */
+export function configDocumentFromObject(data: Record<string, unknown>, dir: string = process.cwd()): ConfigDocument {
+  return { path: null, dir, source: { file: null, doc: null, lineCounter: null }, data };
+}
+
+export function validateSection<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  document: ConfigDocument,
+  prefix: readonly PathSegment[],
+): { ok: true; value: z.output<S> } | { ok: false; issues: ConfigIssue[] } {
+  const result = schema.safeParse(value);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, issues: toConfigIssues(result.error.issues, schema, document.source, prefix, value) };
+}
+
+export function validateKernelConfig(document: ConfigDocument): KernelConfig {
+  const result = validateSection(kernelConfigSchema, document.data, document, []);
+  if (!result.ok) throw invalidConfig(result.issues, document.path);
+  return result.value;
+}
+
+function issueSummary(issues: readonly ConfigIssue[], file: string | null): string {
+  const lines = issues.map((i) => `  ${formatIssue(i, file)}`);
+  return `config is invalid (${issues.length} problem${issues.length === 1 ? "" : "s"}):\n${lines.join("\n")}`;
+}
+
+export function invalidConfig(issues: readonly ConfigIssue[], file: string | null): AntlerError {
+  return new AntlerError(ErrorCodes.CONFIG_INVALID, issueSummary(issues, file), {
+    hint: "Run `antler config schema` to see every allowed key.",
+    details: { file, issues },
+  });
+}

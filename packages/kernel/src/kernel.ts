@@ -1,0 +1,451 @@
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import type { z } from "zod";
+import { type ConfigIssue, formatPath, locate, type PathSegment } from "./config/issues.js";
+import {
+  type ConfigDocument,
+  configDocumentFromObject,
+  discoverConfigPath,
+  type Env,
+  invalidConfig,
+  parseConfigText,
+  readConfigDocument,
+  validateKernelConfig,
+  validateSection,
+} from "./config/load.js";
+import type { KernelConfig, KernelConfigInput } from "./config/schema.js";
+import { findUnknownKeys } from "./config/strict.js";
+import { type Provider, type RunScopeHandle, type Scope, ServiceRegistry, type Token } from "./di.js";
+import { AntlerError, ErrorCodes } from "./errors.js";
+import { createKernelHooks, type HookName, type HookTiming, type KernelHooks, type RunInfo, stageNumber } from "./hooks.js";
+import { importConfiguredPlugins, orderPlugins, type PluginCandidate, type PluginOrigin, validateManifest } from "./loader.js";
+import { createLogger, type Logger } from "./logging.js";
+import type {
+  AntlerPlugin,
+  CliCommand,
+  PluginContext,
+  PluginContributions,
+  PluginHooks,
+  PluginPaths,
+  TapOptions,
+  ToolContribution,
+  ToolProvider,
+} from "./plugin.js";
+import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
+import { ensureTraceContext } from "./trace.js";
+
+export const KERNEL_OWNER = "@antler/kernel";
+
+/** A plugin object passed in code, optionally with its config. */
+export type CodePlugin = AntlerPlugin | { plugin: AntlerPlugin; config?: unknown };
+
+export interface CreateKernelOptions {
+  /** Path of config.yaml. Without it: `ANTLER_CONFIG`, then `./config.yaml`, then embedded defaults. */
+  configPath?: string | undefined;
+  /** YAML text to use instead of a file (relative paths resolve against `cwd`). */
+  configText?: string | undefined;
+  /** A config object composed in code; validated exactly like a file. */
+  config?: KernelConfigInput | undefined;
+  /** Plugin objects composed in code. They load after the kernel's built-ins and before `plugins:` entries. */
+  plugins?: readonly CodePlugin[] | undefined;
+  /** Look for `ANTLER_CONFIG` and `./config.yaml` when no config is given. Default true. */
+  discover?: boolean | undefined;
+  cwd?: string | undefined;
+  env?: Env | undefined;
+  /** Use this logger instead of building one from `logging:`. */
+  logger?: Logger | undefined;
+}
+
+export interface LoadedPluginInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string | undefined;
+  readonly origin: PluginOrigin;
+  readonly dependsOn: readonly string[];
+  readonly configSchema: z.ZodType | undefined;
+  readonly contributions: Readonly<PluginContributions>;
+}
+
+export interface RunOptions {
+  runId?: string | undefined;
+  threadId?: string | undefined;
+  userId?: string | undefined;
+  /** A trace id carried in from the caller; unusable ids are replaced. Without one, the ambient id or a fresh one. */
+  traceId?: string | null | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface RunContext extends RunInfo {
+  readonly scope: Scope;
+  readonly signal: AbortSignal;
+}
+
+type KernelState = "booted" | "starting" | "started" | "closing" | "closed";
+
+/** The booted plugin host. Build one with `createKernel`. */
+export class Kernel {
+  readonly hooks: KernelHooks;
+  readonly config: Readonly<KernelConfig>;
+  readonly paths: PluginPaths;
+  readonly logger: Logger;
+  /** The root DI scope: one per kernel. */
+  readonly scope: Scope;
+  private readonly services = new ServiceRegistry();
+  private readonly pluginInfos: LoadedPluginInfo[] = [];
+  private readonly commandList: Array<CliCommand & { plugin: string }> = [];
+  private readonly hookTimings: HookTiming[] = [];
+  private state: KernelState = "booted";
+  private closing: Promise<void> | undefined;
+
+  /** @internal use `createKernel` */
+  constructor(config: KernelConfig, paths: PluginPaths, logger: Logger) {
+    this.config = config;
+    this.paths = paths;
+    this.logger = logger;
+    this.hooks = createKernelHooks((timing) => this.recordTiming(timing));
+    this.scope = this.services.rootScope();
+  }
+
+  get plugins(): readonly LoadedPluginInfo[] {
+    return this.pluginInfos;
+  }
+
+  get commands(): ReadonlyArray<CliCommand & { plugin: string }> {
+    return this.commandList;
+  }
+
+  /** Every registered DI token and the plugin that owns it. */
+  get tokens(): ReadonlyArray<{ token: string; owner: string }> {
+    return this.services.listTokens();
+  }
+
+  /** Recent hook tap timings (bounded), newest last. Also on diagnostics_channel `antler:hook`. */
+  get timings(): readonly HookTiming[] {
+    return this.hookTimings;
+  }
+
+  get status(): KernelState {
+    return this.state;
+  }
+
+  private recordTiming(timing: HookTiming): void {
+    this.hookTimings.push(timing);
+    if (this.hookTimings.length > 1000) this.hookTimings.splice(0, this.hookTimings.length - 1000);
+    if (this.logger.isLevelEnabled("debug")) {
+      this.logger.debug({ hook: timing.hook, plugin: timing.plugin, ms: Number(timing.durationMs.toFixed(3)), ok: timing.ok }, "hook tap");
+    }
+  }
+
+  /** @internal */
+  installPlugin(candidate: PluginCandidate, pluginConfig: unknown): void {
+    const { plugin, origin } = candidate;
+    const contributions: PluginContributions = { tools: [], middlewares: [], providers: [], commands: [], hooks: [] };
+    const ctx = this.contextFor(plugin, pluginConfig, contributions, origin.where);
+    let returned: unknown;
+    try {
+      returned = plugin.setup(ctx as PluginContext<never>);
+    } catch (err) {
+      if (err instanceof AntlerError) throw err;
+      throw new AntlerError(
+        ErrorCodes.PLUGIN_SETUP_FAILED,
+        `setup of plugin "${plugin.name}" threw: ${(err as Error)?.message ?? String(err)}`,
+        {
+          where: origin.where,
+          cause: err,
+        },
+      );
+    }
+    if (returned && typeof (returned as PromiseLike<unknown>).then === "function") {
+      throw new AntlerError(ErrorCodes.PLUGIN_SETUP_ASYNC, `setup of plugin "${plugin.name}" returned a promise`, {
+        where: origin.where,
+        hint: "setup must be synchronous and do no I/O; move async work into ctx.hooks.start.tap(...).",
+      });
+    }
+    this.pluginInfos.push(
+      Object.freeze({
+        name: plugin.name,
+        version: plugin.version,
+        description: plugin.description,
+        origin,
+        dependsOn: plugin.dependsOn ?? [],
+        configSchema: plugin.configSchema as z.ZodType | undefined,
+        contributions,
+      }),
+    );
+  }
+
+  private contextFor(plugin: AntlerPlugin, config: unknown, contributions: PluginContributions, where: string): PluginContext {
+    const name = plugin.name;
+    const hooks = this.hooks;
+    const tapOn = (hookName: HookName) => ({
+      tap: (fn: (...args: never[]) => unknown, options: TapOptions = {}) => {
+        const stage = stageNumber(options.stage, `${where} (${name}) hooks.${hookName}`);
+        if (!contributions.hooks.includes(hookName)) contributions.hooks.push(hookName);
+        const hook = hooks[hookName] as unknown as {
+          tap(o: { name: string; stage: number }, f: (...a: unknown[]) => unknown): void;
+          tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void;
+        };
+        if (hookName === "boot") hook.tap({ name, stage }, fn as (...a: unknown[]) => unknown);
+        else hook.tapPromise({ name, stage }, async (...args: unknown[]) => (fn as (...a: unknown[]) => unknown)(...args));
+      },
+    });
+    const pluginHooks = Object.freeze(
+      Object.fromEntries((Object.keys(hooks) as HookName[]).map((h) => [h, Object.freeze(tapOn(h))])),
+    ) as unknown as PluginHooks;
+    return Object.freeze({
+      plugin: Object.freeze({ name, version: plugin.version }),
+      config,
+      kernelConfig: this.config,
+      paths: this.paths,
+      logger: this.logger.child({ plugin: name }),
+      hooks: pluginHooks,
+      provide: <T>(token: Token<T>, provider: Provider<T>) => {
+        this.services.register(token, provider, name);
+        contributions.providers.push(token.name);
+      },
+      tools: Object.freeze({
+        add: (tool: ToolProvider, options: ToolContribution = {}) => this.addTool(name, tool, options, contributions, where),
+      }),
+      commands: Object.freeze({
+        add: (command: CliCommand) => {
+          const words = command.name.trim().split(/\s+/).join(" ");
+          const clash = this.commandList.find((c) => c.name === words);
+          if (clash) {
+            throw new AntlerError(ErrorCodes.PLUGIN_SETUP_FAILED, `CLI command "${words}" is already provided by ${clash.plugin}`, {
+              where,
+            });
+          }
+          this.commandList.push({ ...command, name: words, plugin: name });
+          contributions.commands.push(words);
+        },
+      }),
+    });
+  }
+
+  private addTool(
+    plugin: string,
+    provider: ToolProvider,
+    options: ToolContribution,
+    contributions: PluginContributions,
+    where: string,
+  ): void {
+    const source = options.source ?? "plugin";
+    const defaultStage = { config: "first", builtin: "early", mcp: "normal", plugin: "normal", acp: "late", subagent: "last" } as const;
+    const stage = stageNumber(options.stage ?? defaultStage[source], `${where} (${plugin}) tools.add`);
+    if (typeof provider !== "function" && (!provider || typeof provider.name !== "string")) {
+      throw new AntlerError(ErrorCodes.TOOL_INVALID, "tools.add needs a LangChain tool or a factory returning one", { where });
+    }
+    contributions.tools.push(typeof provider === "function" ? `${provider.name || "(factory)"}()` : provider.name);
+    this.hooks.assembleTools.tapPromise({ name: plugin, stage }, async (entries, context) => {
+      const tool = typeof provider === "function" ? provider(context) : provider;
+      if (!tool) return entries;
+      return [...entries, { tool, plugin, source, group: options.group }];
+    });
+  }
+
+  /** Runs every `start` tap in stage order. If one fails, the kernel is closed and the error rethrown. */
+  async start(): Promise<void> {
+    if (this.state === "started") return;
+    if (this.state !== "booted") {
+      throw new AntlerError(ErrorCodes.KERNEL_STATE, `cannot start a kernel that is ${this.state}`, { hint: "Create a new kernel." });
+    }
+    this.state = "starting";
+    for (const tap of this.hooks.start.taps) {
+      try {
+        await (tap.fn as () => Promise<void>)();
+      } catch (err) {
+        this.state = "started";
+        await this.close().catch((closeErr: unknown) => this.logger.error({ err: closeErr }, "close after failed start also failed"));
+        throw new AntlerError(
+          ErrorCodes.KERNEL_START_FAILED,
+          `plugin "${tap.name}" failed to start: ${(err as Error)?.message ?? String(err)}`,
+          {
+            where: tap.name,
+            cause: err,
+          },
+        );
+      }
+    }
+    this.state = "started";
+  }
+
+  /** Runs every `stop` tap in reverse order (all of them, even after a failure), then disposes services. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    this.state = "closing";
+    const errors: unknown[] = [];
+    for (const tap of [...this.hooks.stop.taps].reverse()) {
+      try {
+        await (tap.fn as () => Promise<void>)();
+      } catch (err) {
+        errors.push(
+          new AntlerError(ErrorCodes.KERNEL_STOP_FAILED, `plugin "${tap.name}" failed to stop: ${(err as Error)?.message}`, { cause: err }),
+        );
+      }
+    }
+    try {
+      await this.services.dispose();
+    } catch (err) {
+      errors.push(err);
+    }
+    this.state = "closed";
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `${errors.length} plugins failed to stop`);
+  }
+
+  /**
+   * Runs one unit of work in a trace scope and a fresh child DI scope. The scope is disposed when the run
+   * ends: on success, on error, and on cancel (the signal aborting ends the run at once with RUN_CANCELLED).
+   */
+  async run<T>(fn: (run: RunContext) => Promise<T> | T, options: RunOptions = {}): Promise<T> {
+    return ensureTraceContext(options.traceId, async (traceId) => {
+      const runId = options.runId ?? randomUUID();
+      const handle: RunScopeHandle = this.services.createRunScope(runId);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(options.signal?.reason);
+      if (options.signal?.aborted) controller.abort(options.signal.reason);
+      else options.signal?.addEventListener("abort", onAbort, { once: true });
+      const info: RunInfo = Object.freeze({ runId, traceId, threadId: options.threadId, userId: options.userId });
+      const ctx: RunContext = Object.freeze({ ...info, scope: handle.scope, signal: controller.signal });
+      const cancelled = new Promise<never>((_, reject) => {
+        const fail = () =>
+          reject(
+            new AntlerError(ErrorCodes.RUN_CANCELLED, `run ${runId} was cancelled`, {
+              details: { runId, traceId, reason: String(controller.signal.reason ?? "") },
+            }),
+          );
+        if (controller.signal.aborted) fail();
+        else controller.signal.addEventListener("abort", fail, { once: true });
+      });
+      cancelled.catch(() => {});
+      try {
+        await Promise.race([this.hooks.runStart.promise(info), cancelled]);
+        const work = Promise.resolve().then(() => fn(ctx));
+        const result = await Promise.race([work, cancelled]);
+        await this.hooks.runEnd.promise(info, "success");
+        return result;
+      } catch (err) {
+        const wasCancelled = controller.signal.aborted;
+        if (!wasCancelled)
+          await this.hooks.runError.promise(info, err).catch((e: unknown) => this.logger.error({ err: e }, "runError hook failed"));
+        await this.hooks.runEnd
+          .promise(info, wasCancelled ? "cancelled" : "error")
+          .catch((e: unknown) => this.logger.error({ err: e }, "runEnd hook failed"));
+        throw err;
+      } finally {
+        options.signal?.removeEventListener("abort", onAbort);
+        await handle.dispose().catch((e: unknown) => this.logger.error({ err: e, runId }, "disposing run scope failed"));
+      }
+    });
+  }
+
+  /** Tool entries with provenance, after the group filter and duplicate resolution. */
+  async assembleTools(options: GetAvailableToolsOptions = {}): Promise<ToolEntry[]> {
+    const context = toolAssemblyContext(options);
+    const assembled = await this.hooks.assembleTools.promise([], context);
+    const { entries, conflicts } = finalizeToolEntries(assembled, context);
+    for (const c of conflicts) {
+      this.logger.warn(
+        { tool: c.name, kept: c.kept.plugin, dropped: c.dropped.plugin },
+        `tool "${c.name}" from ${c.dropped.plugin} (${c.dropped.source}) is shadowed by the one from ${c.kept.plugin} (${c.kept.source}); keeping the first`,
+      );
+    }
+    return entries;
+  }
+
+  /** The tools an agent gets: config tools by group, built-ins, then MCP, ACP and subagent tools. */
+  async getAvailableTools(options: GetAvailableToolsOptions = {}): Promise<AntlerTool[]> {
+    return (await this.assembleTools(options)).map((e) => e.tool);
+  }
+}
+
+/**
+ * Boots a kernel: reads and validates config, imports `plugins:` entries, orders plugins by `dependsOn`,
+ * validates each plugin's config and runs every `setup`. Nothing is started; call `kernel.start()`.
+ */
+export async function createKernel(options: CreateKernelOptions = {}): Promise<Kernel> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const env = options.env ?? process.env;
+  const document = readDocument(options, cwd, env);
+  const config = validateKernelConfig(document);
+  const logger = options.logger ?? createLogger({ level: config.logging.level, enhance: config.logging.enhance });
+
+  const candidates: PluginCandidate[] = [];
+  for (const [j, entry] of (options.plugins ?? []).entries()) {
+    const plugin = "setup" in entry ? entry : entry.plugin;
+    const rawConfig = "setup" in entry ? undefined : entry.config;
+    const label = typeof (plugin as { name?: unknown })?.name === "string" ? plugin.name : `#${j}`;
+    const where = `code plugins[${j}] (${label})`;
+    candidates.push({ plugin: validateManifest(plugin, where), origin: { kind: "code", spec: label, where }, rawConfig });
+  }
+  candidates.push(...(await importConfiguredPlugins(config.plugins, document.dir)));
+  const ordered = orderPlugins(candidates);
+
+  const pluginConfigs = validatePluginConfigs(ordered, document);
+  const paths: PluginPaths = Object.freeze({
+    configDir: document.dir,
+    configFile: document.path,
+    baseDir: resolve(document.dir, config.base_dir),
+  });
+  const kernel = new Kernel(config, paths, logger);
+  for (const candidate of ordered) kernel.installPlugin(candidate, pluginConfigs.get(candidate));
+  kernel.hooks.boot.call();
+  logger.debug({ plugins: ordered.map((c) => c.plugin.name) }, "kernel booted");
+  return kernel;
+}
+
+function readDocument(options: CreateKernelOptions, cwd: string, env: Env): ConfigDocument {
+  const given = [options.config !== undefined, options.configText !== undefined, options.configPath !== undefined].filter(Boolean).length;
+  if (given > 1) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, "give only one of config, configText and configPath to createKernel");
+  }
+  if (options.config !== undefined) return configDocumentFromObject(options.config as Record<string, unknown>, cwd);
+  if (options.configText !== undefined) return parseConfigText(options.configText, { env, dir: cwd });
+  const path =
+    options.configPath !== undefined || options.discover !== false ? discoverConfigPath({ explicit: options.configPath, env, cwd }) : null;
+  return path ? readConfigDocument(path, env) : configDocumentFromObject({}, cwd);
+}
+
+function validatePluginConfigs(ordered: readonly PluginCandidate[], document: ConfigDocument): Map<PluginCandidate, unknown> {
+  const values = new Map<PluginCandidate, unknown>();
+  const issues: ConfigIssue[] = [];
+  for (const candidate of ordered) {
+    const schema = candidate.plugin.configSchema as z.ZodType | undefined;
+    const prefix: PathSegment[] =
+      candidate.entryIndex !== undefined ? ["plugins", candidate.entryIndex, "config"] : ["plugins", candidate.plugin.name, "config"];
+    if (!schema) {
+      if (candidate.rawConfig !== undefined && candidate.rawConfig !== null) {
+        issues.push({
+          path: formatPath(prefix),
+          segments: prefix,
+          message: `plugin "${candidate.plugin.name}" takes no config`,
+          ...locate(document.source, prefix),
+        });
+      }
+      continue;
+    }
+    const raw = candidate.rawConfig ?? {};
+    // Code plugins have no YAML node to point at; only config entries get line:column.
+    const located = candidate.entryIndex !== undefined ? document : configDocumentFromObject({}, document.dir);
+    const result = validateSection(schema, raw, located, prefix);
+    if (!result.ok) issues.push(...result.issues);
+    for (const unknown of findUnknownKeys(schema, raw)) {
+      const segments = [...prefix, ...unknown.segments, unknown.key];
+      issues.push({
+        path: formatPath(segments),
+        segments,
+        message: `unknown key "${unknown.key}" for plugin "${candidate.plugin.name}"${unknown.known.length ? `; allowed here: ${unknown.known.join(", ")}` : ""}`,
+        suggestion: unknown.suggestion,
+        ...locate(located.source, [...prefix, ...unknown.segments], unknown.key),
+      });
+    }
+    if (!result.ok) continue;
+    values.set(candidate, result.value);
+  }
+  if (issues.length > 0) throw invalidConfig(issues, document.path);
+  return values;
+}

@@ -1,0 +1,266 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import semver from "semver";
+import { z } from "zod";
+import type { PluginEntryConfig } from "./config/schema.js";
+import { createToken } from "./di.js";
+import { AntlerError, ErrorCodes } from "./errors.js";
+import { type AntlerPlugin, definePlugin, isBrandedPlugin } from "./plugin.js";
+import { defineTool } from "./tools.js";
+import { KERNEL_VERSION } from "./version.js";
+
+/** Where a plugin came from, for messages and `antler plugins list`. */
+export interface PluginOrigin {
+  readonly kind: "package" | "path" | "code" | "builtin";
+  /** The package name or path as written, or the plugin name for code plugins. */
+  readonly spec: string;
+  /** Config path of the entry (`plugins[2]`), or a description for code plugins. */
+  readonly where: string;
+  /** The file that was imported, if any. */
+  readonly file?: string | undefined;
+}
+
+export interface PluginCandidate {
+  readonly plugin: AntlerPlugin;
+  readonly origin: PluginOrigin;
+  /** The raw `config:` value from the entry, validated later against the plugin's schema. */
+  readonly rawConfig: unknown;
+  /** Index in `plugins:` for config entries; used to build `plugins[i].config.<key>` paths. */
+  readonly entryIndex?: number | undefined;
+}
+
+/**
+ * What a function default export receives, so that a plugin written as a single plain `.js` file with no
+ * dependencies of its own can still use zod and the plugin helpers of the kernel that loads it.
+ */
+export const pluginAuthoringApi = Object.freeze({ definePlugin, defineTool, createToken, z });
+export type PluginAuthoringApi = typeof pluginAuthoringApi;
+
+const manifestSchema = z.object({
+  name: z.string().min(1, "name must be a non-empty string"),
+  version: z.string().refine((v) => semver.valid(v) !== null, "version must be a semver version such as 1.0.0"),
+  kernel: z.string().refine((v) => semver.validRange(v) !== null, "kernel must be a semver range such as ^0.1.0"),
+  description: z.string().optional(),
+  dependsOn: z.array(z.string().min(1)).optional(),
+  configSchema: z
+    .custom<z.ZodType>(
+      (v) => v === undefined || (typeof v === "object" && v !== null && typeof (v as z.ZodType).safeParse === "function"),
+      {
+        message: "configSchema must be a zod schema",
+      },
+    )
+    .optional(),
+  setup: z.custom<(ctx: unknown) => void>((v) => typeof v === "function", { message: "setup must be a function" }),
+});
+
+export function validateManifest(value: unknown, where: string): AntlerPlugin {
+  const result = manifestSchema.safeParse(value);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join(".") || "(plugin)"}: ${i.message}`).join("; ");
+    throw new AntlerError(ErrorCodes.PLUGIN_INVALID_MANIFEST, `invalid plugin manifest: ${problems}`, {
+      where,
+      hint: "Build the plugin with definePlugin({ name, version, kernel, setup }).",
+    });
+  }
+  const plugin = value as AntlerPlugin;
+  if (!semver.satisfies(KERNEL_VERSION, plugin.kernel, { includePrerelease: true })) {
+    throw new AntlerError(
+      ErrorCodes.PLUGIN_KERNEL_MISMATCH,
+      `plugin "${plugin.name}" needs kernel ${plugin.kernel}, but this is @antler/kernel ${KERNEL_VERSION}`,
+      { where, hint: "Install a plugin version built for this kernel, or upgrade @antler/kernel." },
+    );
+  }
+  return plugin;
+}
+
+function looksLikePath(spec: string): boolean {
+  return spec.startsWith("./") || spec.startsWith("../") || isAbsolute(spec) || /\.(c|m)?js$/.test(spec);
+}
+
+/** Imports every enabled `plugins:` entry. Paths resolve against the config folder, packages from it too. */
+export async function importConfiguredPlugins(entries: readonly PluginEntryConfig[], configDir: string): Promise<PluginCandidate[]> {
+  const out: PluginCandidate[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const where = `plugins[${index}]`;
+    const normalized =
+      typeof entry === "string"
+        ? looksLikePath(entry)
+          ? { path: entry, enabled: true, config: undefined }
+          : { package: entry, enabled: true, config: undefined }
+        : entry;
+    if (!normalized.enabled) continue;
+    const isPath = normalized.path !== undefined;
+    const spec = (normalized.path ?? normalized.package) as string;
+    const file = isPath ? resolvePluginPath(spec, configDir, where) : resolvePluginPackage(spec, configDir, where);
+    const mod = await importModule(file, spec, where);
+    const plugin = await pluginFromModule(mod, where, spec);
+    out.push({ plugin, origin: { kind: isPath ? "path" : "package", spec, where, file }, rawConfig: normalized.config, entryIndex: index });
+  }
+  return out;
+}
+
+function resolvePluginPath(spec: string, configDir: string, where: string): string {
+  const file = resolve(configDir, spec);
+  if (!existsSync(file) || !statSync(file).isFile()) {
+    throw new AntlerError(ErrorCodes.PLUGIN_NOT_FOUND, `plugin file ${file} does not exist`, {
+      where: `${where}.path`,
+      hint: "Paths are relative to the folder of config.yaml.",
+    });
+  }
+  return file;
+}
+
+/**
+ * Resolves a package the way Node would from the config folder. `require.resolve` covers packages with a
+ * `default`/`require` export; ESM-only packages (`import` condition only) are found by walking node_modules.
+ */
+function resolvePluginPackage(spec: string, configDir: string, where: string): string {
+  try {
+    return createRequire(join(configDir, "__antler__.js")).resolve(spec);
+  } catch {
+    // fall through to the ESM-aware lookup
+  }
+  const esm = resolveEsmPackage(spec, configDir);
+  if (esm) return esm;
+  try {
+    // Last resort: whatever the kernel itself can see (a distribution that depends on the plugin).
+    return createRequire(import.meta.url).resolve(spec);
+  } catch {
+    throw new AntlerError(ErrorCodes.PLUGIN_NOT_FOUND, `plugin package "${spec}" is not installed`, {
+      where: `${where}.package`,
+      hint: `Install it next to config.yaml (npm install ${spec}), or load a local file with \`path:\`.`,
+    });
+  }
+}
+
+function resolveEsmPackage(spec: string, fromDir: string): string | undefined {
+  let dir = resolve(fromDir);
+  for (;;) {
+    const pkgDir = join(dir, "node_modules", spec);
+    const pkgJson = join(pkgDir, "package.json");
+    if (existsSync(pkgJson)) {
+      const pkg = JSON.parse(readFileSync(pkgJson, "utf8")) as { exports?: unknown; main?: string; module?: string };
+      const target = exportTarget(pkg.exports) ?? pkg.module ?? pkg.main ?? "index.js";
+      return join(pkgDir, target);
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+function exportTarget(exports: unknown): string | undefined {
+  if (typeof exports === "string") return exports;
+  if (exports === null || typeof exports !== "object") return undefined;
+  const record = exports as Record<string, unknown>;
+  const root = "." in record ? record["."] : record;
+  if (typeof root === "string") return root;
+  if (root && typeof root === "object") {
+    for (const condition of ["import", "node", "default"]) {
+      const found = exportTarget((root as Record<string, unknown>)[condition]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+async function importModule(file: string, spec: string, where: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new AntlerError(ErrorCodes.PLUGIN_NOT_FOUND, `plugin "${spec}" failed to import: ${(err as Error).message}`, {
+      where,
+      cause: err,
+      hint: "Fix the module so that it imports on its own (node -e \"import('<file>')\").",
+    });
+  }
+}
+
+async function pluginFromModule(mod: Record<string, unknown>, where: string, spec: string): Promise<AntlerPlugin> {
+  let candidate = mod.default;
+  if (candidate === undefined) {
+    const names = Object.keys(mod).filter((k) => k !== "default");
+    throw new AntlerError(ErrorCodes.PLUGIN_NO_DEFAULT_EXPORT, `module "${spec}" has no default export`, {
+      where,
+      hint: `Default-export the plugin: \`export default definePlugin({...})\`.${names.length ? ` The module exports: ${names.join(", ")}.` : ""}`,
+    });
+  }
+  if (typeof candidate === "function") candidate = await (candidate as (api: PluginAuthoringApi) => unknown)(pluginAuthoringApi);
+  if (
+    candidate === null ||
+    typeof candidate !== "object" ||
+    (!isBrandedPlugin(candidate) && typeof (candidate as { setup?: unknown }).setup !== "function")
+  ) {
+    throw new AntlerError(ErrorCodes.PLUGIN_NO_DEFAULT_EXPORT, `the default export of "${spec}" is not a plugin`, {
+      where,
+      hint: "Default-export definePlugin({...}), or a function (api) => api.definePlugin({...}).",
+    });
+  }
+  return validateManifest(candidate, where);
+}
+
+/**
+ * Checks names and dependencies and returns the load order: dependencies first, otherwise the order given.
+ * Errors name the offending entry's config path.
+ */
+export function orderPlugins(candidates: readonly PluginCandidate[]): PluginCandidate[] {
+  const byName = new Map<string, PluginCandidate>();
+  for (const c of candidates) {
+    const existing = byName.get(c.plugin.name);
+    if (existing) {
+      throw new AntlerError(ErrorCodes.PLUGIN_DUPLICATE, `plugin "${c.plugin.name}" is loaded twice (first at ${existing.origin.where})`, {
+        where: c.origin.where,
+        hint: "Remove one of the two entries.",
+      });
+    }
+    byName.set(c.plugin.name, c);
+  }
+  for (const c of candidates) {
+    for (const dep of c.plugin.dependsOn ?? []) {
+      if (!byName.has(dep)) {
+        throw new AntlerError(ErrorCodes.PLUGIN_MISSING_DEPENDENCY, `plugin "${c.plugin.name}" depends on "${dep}", which is not loaded`, {
+          where: c.origin.where,
+          hint: `Add "${dep}" to \`plugins:\` in config.yaml (before or after; order is worked out from dependsOn).`,
+        });
+      }
+    }
+  }
+  const position = new Map(candidates.map((c, i) => [c.plugin.name, i]));
+  const remaining = new Map(candidates.map((c) => [c.plugin.name, new Set(c.plugin.dependsOn ?? [])]));
+  const ordered: PluginCandidate[] = [];
+  while (remaining.size > 0) {
+    let next: string | undefined;
+    for (const [name, deps] of remaining) {
+      if (deps.size === 0 && (next === undefined || (position.get(name) as number) < (position.get(next) as number))) next = name;
+    }
+    if (next === undefined) {
+      const cycle = findCycle(remaining);
+      const first = byName.get(cycle[0] as string) as PluginCandidate;
+      throw new AntlerError(ErrorCodes.PLUGIN_DEPENDENCY_CYCLE, `plugins depend on each other in a cycle: ${cycle.join(" → ")}`, {
+        where: first.origin.where,
+        hint: "Break the cycle: move the shared part into a plugin both can depend on.",
+        details: { cycle, entries: cycle.map((n) => byName.get(n)?.origin.where) },
+      });
+    }
+    ordered.push(byName.get(next) as PluginCandidate);
+    remaining.delete(next);
+    for (const deps of remaining.values()) deps.delete(next);
+  }
+  return ordered;
+}
+
+function findCycle(graph: Map<string, Set<string>>): string[] {
+  const start = graph.keys().next().value as string;
+  const path: string[] = [];
+  const seen = new Map<string, number>();
+  let current: string | undefined = start;
+  while (current !== undefined && !seen.has(current)) {
+    seen.set(current, path.length);
+    path.push(current);
+    current = [...(graph.get(current) ?? [])].find((d) => graph.has(d));
+  }
+  if (current === undefined) return path;
+  return [...path.slice(seen.get(current)), current];
+}

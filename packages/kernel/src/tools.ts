@@ -1,0 +1,119 @@
+import { tool as langchainTool, type StructuredToolInterface, type ToolRuntime } from "@langchain/core/tools";
+import type { z } from "zod";
+import { AntlerError, ErrorCodes } from "./errors.js";
+
+export type AntlerTool = StructuredToolInterface;
+
+/** Where a tool came from. Only `config` tools are filtered by `groups`. */
+export type ToolSource = "config" | "builtin" | "mcp" | "acp" | "subagent" | "plugin";
+
+/** One tool in the `assembleTools` waterfall, with its provenance. */
+export interface ToolEntry {
+  readonly tool: AntlerTool;
+  /** The plugin that contributed it. */
+  readonly plugin: string;
+  readonly source: ToolSource;
+  /** Tool group (`tool_groups` in config.yaml); entries without a group are never filtered out. */
+  readonly group?: string | undefined;
+}
+
+export interface GetAvailableToolsOptions {
+  /** Keep only config tools in these groups. Omitted: all groups. */
+  groups?: readonly string[] | undefined;
+  /** Whether MCP tools are wanted (the MCP plugin reads this). Default true. */
+  includeMcp?: boolean | undefined;
+  /** The model the agent will run on; plugins use it for capability checks (vision, thinking). */
+  modelName?: string | undefined;
+  /** Whether subagent tools (`task`) are wanted. Default false. */
+  subagentEnabled?: boolean | undefined;
+  /** Runtime context of the run (server-owned keys such as `non_interactive` included). */
+  context?: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface ToolAssemblyContext {
+  readonly groups: readonly string[] | undefined;
+  readonly includeMcp: boolean;
+  readonly modelName: string | undefined;
+  readonly subagentEnabled: boolean;
+  readonly context: Readonly<Record<string, unknown>>;
+}
+
+export function toolAssemblyContext(options: GetAvailableToolsOptions = {}): ToolAssemblyContext {
+  return Object.freeze({
+    groups: options.groups ? Object.freeze([...options.groups]) : undefined,
+    includeMcp: options.includeMcp ?? true,
+    modelName: options.modelName,
+    subagentEnabled: options.subagentEnabled ?? false,
+    context: Object.freeze({ ...(options.context ?? {}) }),
+  });
+}
+
+export interface ToolConflict {
+  readonly name: string;
+  readonly kept: { plugin: string; source: ToolSource };
+  readonly dropped: { plugin: string; source: ToolSource };
+}
+
+/**
+ * Applies the group filter to config tools and resolves duplicate names: the first entry wins, and each
+ * loser is reported so the caller can warn with both plugin names.
+ */
+export function finalizeToolEntries(
+  entries: readonly ToolEntry[],
+  ctx: ToolAssemblyContext,
+): { entries: ToolEntry[]; conflicts: ToolConflict[] } {
+  const groups = ctx.groups ? new Set(ctx.groups) : undefined;
+  const byName = new Map<string, ToolEntry>();
+  const conflicts: ToolConflict[] = [];
+  for (const entry of entries) {
+    if (groups && entry.source === "config" && entry.group !== undefined && !groups.has(entry.group)) continue;
+    const name = entry.tool.name;
+    const existing = byName.get(name);
+    if (existing) {
+      conflicts.push({
+        name,
+        kept: { plugin: existing.plugin, source: existing.source },
+        dropped: { plugin: entry.plugin, source: entry.source },
+      });
+      continue;
+    }
+    byName.set(name, entry);
+  }
+  return { entries: [...byName.values()], conflicts };
+}
+
+export interface ToolDefinition<S extends z.ZodObject> {
+  name: string;
+  description: string;
+  schema: S;
+  /** End the agent turn with this tool's result (LangChain `returnDirect`). */
+  returnDirect?: boolean;
+  run(args: z.output<S>, runtime: ToolRuntime): unknown;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Builds a LangChain tool whose arguments are validated by a zod schema before `run` sees them. */
+export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): AntlerTool {
+  if (!TOOL_NAME.test(def.name ?? "")) {
+    throw new AntlerError(ErrorCodes.TOOL_INVALID, `tool name "${String(def.name)}" is not valid`, {
+      hint: "Tool names are 1–64 characters of letters, digits, _ and -; model providers reject anything else.",
+    });
+  }
+  if (typeof def.description !== "string" || def.description.trim() === "") {
+    throw new AntlerError(ErrorCodes.TOOL_INVALID, "a tool needs a description; the model reads it to decide when to call", {
+      where: `tool "${def.name}"`,
+    });
+  }
+  const run = def.run as (args: unknown, runtime: ToolRuntime) => unknown;
+  const make = langchainTool as unknown as (
+    fn: (args: unknown, runtime: ToolRuntime) => unknown,
+    fields: { name: string; description: string; schema: z.ZodObject; returnDirect?: boolean },
+  ) => AntlerTool;
+  return make((args, runtime) => run(args, runtime), {
+    name: def.name,
+    description: def.description,
+    schema: def.schema,
+    ...(def.returnDirect ? { returnDirect: true } : {}),
+  });
+}

@@ -1,0 +1,96 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
+
+/** The HTTP header that carries Antler's request-level correlation id. */
+export const TRACE_ID_HEADER = "X-Trace-Id";
+/** The key under which the id is stamped into run metadata and runtime context. */
+export const TRACE_METADATA_KEY = "antler_trace_id";
+export const MAX_TRACE_ID_LENGTH = 512;
+
+interface TraceStore {
+  readonly traceId: string;
+}
+
+// Duplicate copies of @antler/kernel (two versions in one tree) must agree on the ambient id, so the single
+// AsyncLocalStorage lives under a registry symbol rather than in module scope. This is the kernel's only global.
+const STORAGE_KEY = Symbol.for("antler.trace.storage");
+type GlobalWithTrace = typeof globalThis & { [STORAGE_KEY]?: AsyncLocalStorage<TraceStore> };
+
+function storage(): AsyncLocalStorage<TraceStore> {
+  const g = globalThis as GlobalWithTrace;
+  let als = g[STORAGE_KEY];
+  if (!als) {
+    als = new AsyncLocalStorage<TraceStore>();
+    g[STORAGE_KEY] = als;
+  }
+  return als;
+}
+
+export function generateTraceId(): string {
+  return randomUUID().replaceAll("-", "");
+}
+
+/** Returns the id if it is usable (printable ASCII 0x20–0x7E, 1–512 chars, not blank), otherwise `null`. */
+export function normalizeTraceId(value: unknown): string | null {
+  if (typeof value !== "string") return null;
+  if (value.length === 0 || value.length > MAX_TRACE_ID_LENGTH) return null;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return null;
+  }
+  if (value.trim().length === 0) return null;
+  return value;
+}
+
+/** The ambient id, or `null` outside any trace scope. Only logging should need the nullable form. */
+export function getCurrentTraceId(): string | null {
+  return storage().getStore()?.traceId ?? null;
+}
+
+/** The ambient id; outside a scope, a fresh id (not bound anywhere). */
+export function ensureTraceId(): string {
+  return getCurrentTraceId() ?? generateTraceId();
+}
+
+/**
+ * The first usable carrier, otherwise the ambient id, otherwise a fresh one. For ids that travel as data
+ * (runtime context, metadata) across boundaries that AsyncLocalStorage does not follow.
+ */
+export function resolveTraceId(...carriers: unknown[]): string {
+  for (const carrier of carriers) {
+    const id = normalizeTraceId(carrier);
+    if (id) return id;
+  }
+  return ensureTraceId();
+}
+
+/**
+ * Runs `fn` in a trace scope for a boundary crossing or a non-HTTP entry point: the given id if usable,
+ * otherwise the surrounding scope's id (inherit), otherwise a fresh one.
+ */
+export function ensureTraceContext<T>(fn: (traceId: string) => T): T;
+export function ensureTraceContext<T>(traceId: string | null | undefined, fn: (traceId: string) => T): T;
+export function ensureTraceContext<T>(idOrFn: string | null | undefined | ((traceId: string) => T), maybeFn?: (traceId: string) => T): T {
+  const fn = typeof idOrFn === "function" ? idOrFn : maybeFn;
+  if (!fn) throw new TypeError("ensureTraceContext needs a function to run");
+  const requested = typeof idOrFn === "function" ? null : normalizeTraceId(idOrFn);
+  const traceId = requested ?? getCurrentTraceId() ?? generateTraceId();
+  return bind(traceId, fn);
+}
+
+/**
+ * Runs `fn` in a fresh request scope. It never inherits the surrounding id: an unusable header must not
+ * fall back to whatever request ran before on this async chain. A usable id is kept; anything else is replaced.
+ */
+export function requestTraceContext<T>(fn: (traceId: string) => T): T;
+export function requestTraceContext<T>(headerValue: unknown, fn: (traceId: string) => T): T;
+export function requestTraceContext<T>(valueOrFn: unknown, maybeFn?: (traceId: string) => T): T {
+  const fn = typeof valueOrFn === "function" && !maybeFn ? (valueOrFn as (traceId: string) => T) : maybeFn;
+  if (!fn) throw new TypeError("requestTraceContext needs a function to run");
+  const value = fn === valueOrFn ? undefined : valueOrFn;
+  return bind(normalizeTraceId(value) ?? generateTraceId(), fn);
+}
+
+function bind<T>(traceId: string, fn: (traceId: string) => T): T {
+  return storage().run({ traceId }, fn, traceId);
+}

@@ -1,0 +1,110 @@
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { main } from "../src/cli/main.js";
+import { tempDir, writeFiles } from "./fixtures.js";
+
+async function cli(args: string[], cwd: string) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (c) => (out += c));
+  stderr.on("data", (c) => (err += c));
+  const code = await main(args, { stdout, stderr, cwd, env: {} });
+  return { code, out, err };
+}
+
+const PLUGIN = `export default ({ definePlugin, defineTool, z }) => definePlugin({
+  name: "greeter", version: "2.0.0", kernel: "^0.1.0",
+  configSchema: z.object({ greeting: z.string() }),
+  setup(ctx) {
+    ctx.tools.add(defineTool({ name: "greet", description: "Greets someone.", schema: z.object({ who: z.string() }), run: ({ who }) => ctx.config.greeting + " " + who }));
+    ctx.commands.add({ name: "greeter say", summary: "prints the greeting", run: (args, io) => { io.stdout.write(ctx.config.greeting + " " + args.join(" ") + "\\n"); return 0; } });
+  },
+});`;
+
+describe("antler CLI", () => {
+  it("config check exits 0 for a valid config", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hi }\n",
+    });
+    const { code, out } = await cli(["config", "check"], dir);
+    expect(code).toBe(0);
+    expect(out).toMatch(/config\.yaml is valid: 1 plugin\(s\), 1 tool\(s\)/);
+  });
+
+  it("config check exits 1 with the line number and a suggestion for a misspelt key", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "bad.yaml": "logging:\n  level: info\nsandbx:\n  allow_host_bash: true\n" });
+    const { code, err } = await cli(["config", "check", "bad.yaml"], dir);
+    expect(code).toBe(1);
+    expect(err).toContain(`${join(dir, "bad.yaml")}:3:1 sandbx: unknown key "sandbx"`);
+    expect(err).toContain('did you mean "sandbox"?');
+  });
+
+  it("config check exits 1 with plugins[i].config.<key> for a bad plugin config", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config:\n      greeting: 5\n",
+    });
+    const { code, err } = await cli(["config", "check"], dir);
+    expect(code).toBe(1);
+    expect(err).toMatch(/config\.yaml:4:17 plugins\[0\]\.config\.greeting: .*expected string/i);
+  });
+
+  it("config schema prints JSON Schema with plugin configs composed in", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hi }\n",
+    });
+    const { code, out } = await cli(["config", "schema"], dir);
+    expect(code).toBe(0);
+    const schema = JSON.parse(out);
+    expect(schema.additionalProperties).toBe(false);
+    expect(Object.keys(schema.properties)).toContain("models");
+    const greeter = schema.properties.plugins.items.anyOf[0];
+    expect(greeter.properties.path).toEqual({ const: "./greeter.js" });
+    expect(greeter.properties.config.properties.greeting).toEqual({ type: "string" });
+  });
+
+  it("plugins list shows name, version, source and contributions", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hi }\n",
+    });
+    const { code, out } = await cli(["plugins", "list"], dir);
+    expect(code).toBe(0);
+    expect(out).toContain("greeter@2.0.0  (path:./greeter.js)");
+    expect(out).toMatch(/tools\s+greet/);
+    expect(out).toMatch(/commands\s+greeter say/);
+  });
+
+  it("dispatches commands contributed by plugins", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hello }\n",
+    });
+    const { code, out } = await cli(["greeter", "say", "world"], dir);
+    expect(code).toBe(0);
+    expect(out).toBe("hello world\n");
+  });
+
+  it("exits 2 with usage for an unknown command", async () => {
+    const { code, err } = await cli(["frobnicate"], tempDir());
+    expect(code).toBe(2);
+    expect(err).toContain('unknown command "frobnicate"');
+    expect(err).toContain("config check");
+  });
+});

@@ -1,0 +1,222 @@
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  AntlerError,
+  type ConfigIssue,
+  contentSignature,
+  createKernel,
+  discoverConfigPath,
+  isStale,
+  parseConfigText,
+  REDACTED,
+  redactSecrets,
+  SignatureCache,
+  validateKernelConfig,
+} from "../src/index.js";
+import { tempDir, writeFiles } from "./fixtures.js";
+
+function issuesOf(err: unknown): ConfigIssue[] {
+  expect(err).toBeInstanceOf(AntlerError);
+  return (err as AntlerError).details.issues as ConfigIssue[];
+}
+
+async function bootError(configText: string) {
+  return createKernel({ configText, env: {}, discover: false }).then(
+    () => {
+      throw new Error("expected the boot to fail");
+    },
+    (err: unknown) => err as AntlerError,
+  );
+}
+
+describe("config.yaml validation", () => {
+  it("rejects a misspelt top-level key with line, column and a suggestion", async () => {
+    const err = await bootError("recursion_limit: 50\nmodles:\n  - name: a\n    provider: openai\n");
+    expect(err.code).toBe("ANTLER_ERR_CONFIG_INVALID");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path: "modles", line: 2, column: 1, suggestion: "models" });
+    expect(err.message).toContain('did you mean "models"');
+  });
+
+  it("rejects a misspelt nested key and points at it", async () => {
+    const err = await bootError("logging:\n  enhance:\n    enabeld: true\n");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path: "logging.enhance.enabeld", line: 3, column: 5, suggestion: "enabled" });
+  });
+
+  it("reports a wrong type with the path of the value", async () => {
+    const err = await bootError("models:\n  - name: a\n    provider: openai\n    temperature: hot\n");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path: "models[0].temperature", line: 4, column: 18 });
+  });
+
+  it("reports every plugin config problem under plugins[i].config with its line", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "p.mjs": `export default ({ definePlugin, z }) => definePlugin({
+        name: "demo-plugin", version: "1.0.0", kernel: "^0.1.0",
+        configSchema: z.object({ max_results: z.number().int().default(5), nested: z.object({ mode: z.enum(["a", "b"]) }).optional() }),
+        setup() {},
+      });`,
+    });
+    const yaml = `plugins:\n  - path: ./p.mjs\n    config:\n      max_resluts: 3\n      nested:\n        mode: c\n`;
+    const err = await createKernel({ configText: yaml, cwd: dir, discover: false, env: {} }).catch((e: AntlerError) => e);
+    const issues = issuesOf(err);
+    expect(issues.map((i) => i.path).sort()).toEqual(["plugins[0].config.max_resluts", "plugins[0].config.nested.mode"]);
+    const typo = issues.find((i) => i.path.endsWith("max_resluts"));
+    expect(typo).toMatchObject({ line: 4, column: 7, suggestion: "max_results" });
+  });
+
+  it("gives a YAML syntax error with its line", () => {
+    const err = (() => {
+      try {
+        parseConfigText("models:\n  - name: a\n   provider: x\n", { env: {} });
+      } catch (e) {
+        return e as AntlerError;
+      }
+    })();
+    expect(err?.code).toBe("ANTLER_ERR_CONFIG_PARSE");
+    expect(err?.message).toMatch(/config:3:\d+/);
+  });
+
+  it("rejects duplicate keys instead of silently keeping the last", () => {
+    expect(() => parseConfigText("recursion_limit: 1\nrecursion_limit: 2\n", { env: {} })).toThrow(/not valid YAML/);
+  });
+
+  it("applies defaults for omitted sections", () => {
+    const config = validateKernelConfig(parseConfigText("{}", { env: {} }));
+    expect(config.recursion_limit).toBe(1000);
+    expect(config.sandbox.allow_host_bash).toBe(false);
+    expect(config.logging.enhance.enabled).toBe(false);
+    expect(config.storage.backend).toBe("sqlite");
+  });
+});
+
+describe("config variables", () => {
+  const env = { API_KEY: "sk-test", HOST: "db.internal", PORT: "6543", EMPTY: "" };
+
+  it("substitutes $VAR, ${VAR} and ${VAR:-default} inside strings", () => {
+    const doc = parseConfigText(
+      [
+        "models:",
+        "  - name: a",
+        "    provider: openai",
+        "    api_key: $API_KEY",
+        "    base_url: http://${HOST}:${PORT}/v1",
+        "    model: ${MODEL:-gpt-4o-mini}",
+        "    description: costs $$5",
+      ].join("\n"),
+      { env },
+    );
+    const model = validateKernelConfig(doc).models[0];
+    expect(model).toMatchObject({
+      api_key: "sk-test",
+      base_url: "http://db.internal:6543/v1",
+      model: "gpt-4o-mini",
+      description: "costs $5",
+    });
+  });
+
+  it("types a value that is one whole reference, so numbers stay numbers", () => {
+    const doc = parseConfigText("recursion_limit: ${LIMIT:-250}\n", { env: {} });
+    expect(validateKernelConfig(doc).recursion_limit).toBe(250);
+  });
+
+  it("fails on a missing variable without default, naming the YAML path and line", () => {
+    let err: AntlerError | undefined;
+    try {
+      parseConfigText("models:\n  - name: a\n    provider: openai\n    api_key: ${OPENAI_API_KEY}\n", { env });
+    } catch (e) {
+      err = e as AntlerError;
+    }
+    expect(err?.code).toBe("ANTLER_ERR_CONFIG_ENV_MISSING");
+    expect(issuesOf(err)[0]).toMatchObject({ path: "models[0].api_key", line: 4 });
+    expect(err?.message).toContain("OPENAI_API_KEY");
+  });
+});
+
+describe("config discovery", () => {
+  it("prefers the explicit path, then ANTLER_CONFIG, then ./config.yaml, else embedded defaults", () => {
+    const dir = tempDir();
+    writeFiles(dir, { "config.yaml": "{}", "other.yaml": "{}", "env.yaml": "{}" });
+    expect(discoverConfigPath({ explicit: "other.yaml", env: { ANTLER_CONFIG: "env.yaml" }, cwd: dir })).toBe(join(dir, "other.yaml"));
+    expect(discoverConfigPath({ env: { ANTLER_CONFIG: "env.yaml" }, cwd: dir })).toBe(join(dir, "env.yaml"));
+    expect(discoverConfigPath({ env: {}, cwd: dir })).toBe(join(dir, "config.yaml"));
+    expect(discoverConfigPath({ env: {}, cwd: tempDir() })).toBeNull();
+  });
+
+  it("fails clearly when an explicit or ANTLER_CONFIG path does not exist", () => {
+    const dir = tempDir();
+    expect(() => discoverConfigPath({ explicit: "nope.yaml", env: {}, cwd: dir })).toThrow(/does not exist/);
+    expect(() => discoverConfigPath({ env: { ANTLER_CONFIG: "gone.yaml" }, cwd: dir })).toThrow(/ANTLER_CONFIG/);
+  });
+});
+
+describe("content signatures", () => {
+  it("detects an edit even when mtime and size are unchanged", () => {
+    const dir = tempDir();
+    const file = join(dir, "ext.json");
+    writeFileSync(file, '{"a":1}');
+    const fixed = new Date("2026-01-01T00:00:00Z");
+    utimesSync(file, fixed, fixed);
+    const before = contentSignature(file);
+    expect(isStale(before, file)).toBe(false);
+    writeFileSync(file, '{"a":2}');
+    utimesSync(file, fixed, fixed);
+    const after = contentSignature(file);
+    expect(after?.mtimeMs).toBe(before?.mtimeMs);
+    expect(after?.size).toBe(before?.size);
+    expect(isStale(before, file)).toBe(true);
+  });
+
+  it("SignatureCache reloads only when the file changes, and on reset", () => {
+    const dir = tempDir();
+    const file = join(dir, "servers.json");
+    writeFileSync(file, "1");
+    const cache = new SignatureCache((path) => Number(readFileSync(path, "utf8")));
+    expect(cache.get(file)).toBe(1);
+    expect(cache.get(file)).toBe(1);
+    expect(cache.loadCount).toBe(1);
+    writeFileSync(file, "22");
+    expect(cache.get(file)).toBe(22);
+    expect(cache.loadCount).toBe(2);
+    cache.reset();
+    cache.get(file);
+    expect(cache.loadCount).toBe(3);
+  });
+
+  it("treats a missing file as its own signature", () => {
+    expect(contentSignature(join(tempDir(), "missing"))).toBeNull();
+    expect(isStale(null, join(tempDir(), "missing"))).toBe(false);
+  });
+});
+
+describe("redactSecrets", () => {
+  it("scrubs secret keys, URL credentials and token shapes, and leaves the rest", () => {
+    const input = {
+      api_key: "sk-abcdefghijklmnopqrstuv",
+      apiKey: "x",
+      accessToken: "t",
+      password: "hunter2",
+      DATABASE_URL: "postgres://u:p@h/db",
+      max_tokens: 4096,
+      token_budget: { enabled: true },
+      headers: { Authorization: "Bearer abcdefghijklmnop", Accept: "json" },
+      notes: "connect with postgres://admin:s3cret@db:5432/app then use key sk-abcdefghijklmnopqrstuv",
+      nested: [{ client_secret: "zzz", name: "ok" }],
+    };
+    const out = redactSecrets(input);
+    expect(out.api_key).toBe(REDACTED);
+    expect(out.apiKey).toBe(REDACTED);
+    expect(out.accessToken).toBe(REDACTED);
+    expect(out.password).toBe(REDACTED);
+    expect(out.DATABASE_URL).toBe(REDACTED);
+    expect(out.max_tokens).toBe(4096);
+    expect(out.token_budget).toEqual({ enabled: true });
+    expect(out.headers).toEqual({ Authorization: REDACTED, Accept: "json" });
+    expect(out.notes).toBe(`connect with postgres://admin:${REDACTED}@db:5432/app then use key ${REDACTED}`);
+    expect(out.nested).toEqual([{ client_secret: REDACTED, name: "ok" }]);
+    expect(input.password).toBe("hunter2");
+  });
+});

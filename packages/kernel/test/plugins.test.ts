@@ -1,0 +1,218 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type AntlerError, type AntlerPlugin, createKernel, definePlugin, defineTool } from "../src/index.js";
+import { tempDir, writeFiles } from "./fixtures.js";
+
+const plugin = (name: string, extra: Partial<AntlerPlugin> = {}): AntlerPlugin =>
+  definePlugin({ name, version: "1.0.0", kernel: "^0.1.0", setup() {}, ...extra } as Parameters<typeof definePlugin>[0]) as AntlerPlugin;
+
+async function failure(promise: Promise<unknown>): Promise<AntlerError> {
+  return promise.then(
+    () => {
+      throw new Error("expected a failure");
+    },
+    (e: unknown) => e as AntlerError,
+  );
+}
+
+// A complete third-party plugin as a plain .js file with no imports of its own: it receives the kernel's
+// authoring API (definePlugin, defineTool, z) because it default-exports a function.
+const WORD_COUNT_PLUGIN = `
+export default ({ definePlugin, defineTool, z }) =>
+  definePlugin({
+    name: "acme-word-count",
+    version: "1.2.0",
+    kernel: "^0.1.0",
+    configSchema: z.object({ label: z.string().default("words"), max_words: z.number().int().positive() }),
+    setup(ctx) {
+      ctx.tools.add(
+        defineTool({
+          name: "word_count",
+          description: "Counts the words in a text.",
+          schema: z.object({ text: z.string() }),
+          run: ({ text }) => {
+            const n = text.trim().split(/\\s+/).filter(Boolean).length;
+            return n > ctx.config.max_words ? "too long" : ctx.config.label + ": " + n;
+          },
+        }),
+        { group: "text" },
+      );
+    },
+  });
+`;
+
+describe("loading plugins from config.yaml", () => {
+  it("loads a plain .js plugin from outside the repository by path; it gets its validated config and its tool is available", async () => {
+    const dir = tempDir("antler-thirdparty-");
+    writeFiles(dir, {
+      "plugins/word-count.js": WORD_COUNT_PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./plugins/word-count.js\n    config:\n      max_words: 50\n",
+    });
+    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {} });
+    expect(kernel.plugins.map((p) => [p.name, p.origin.kind, p.origin.where])).toEqual([["acme-word-count", "path", "plugins[0]"]]);
+    const tools = await kernel.getAvailableTools();
+    expect(tools.map((t) => t.name)).toEqual(["word_count"]);
+    expect(await tools[0]?.invoke({ text: "one two three" })).toBe("words: 3");
+    await expect(tools[0]?.invoke({ text: 42 } as never)).rejects.toThrow(/did not match expected schema|expected string/i);
+    await kernel.close();
+  });
+
+  it("resolves a package name from the config folder, including ESM-only packages", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "node_modules/acme-esm-plugin/package.json": JSON.stringify({
+        name: "acme-esm-plugin",
+        type: "module",
+        exports: { ".": { import: "./index.js" } },
+      }),
+      "node_modules/acme-esm-plugin/index.js": `export default ({ definePlugin }) => definePlugin({ name: "acme-esm", version: "0.3.0", kernel: ">=0.1.0", setup() {} });`,
+      "config.yaml": "plugins:\n  - acme-esm-plugin\n",
+    });
+    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {} });
+    expect(kernel.plugins[0]).toMatchObject({ name: "acme-esm", version: "0.3.0", origin: { kind: "package", spec: "acme-esm-plugin" } });
+    await kernel.close();
+  });
+
+  it("skips entries with enabled: false", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "p.mjs": "throw new Error('must not be imported')",
+      "config.yaml": "plugins:\n  - path: ./p.mjs\n    enabled: false\n",
+    });
+    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {} });
+    expect(kernel.plugins).toEqual([]);
+  });
+
+  it("names the entry when a package is not installed", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "config.yaml": "plugins:\n  - package: '@acme/not-installed'\n" });
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_NOT_FOUND");
+    expect(err.message).toContain("plugins[0].package");
+  });
+
+  it("rejects a module without a default export, listing what it does export", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "p.mjs": "export const plugin = {};", "config.yaml": "plugins:\n  - path: ./p.mjs\n" });
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_NO_DEFAULT_EXPORT");
+    expect(err.message).toContain("plugins[0]");
+    expect(err.message).toContain("plugin");
+  });
+
+  it("rejects a kernel range this kernel does not satisfy, naming the entry", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "a.mjs": `export default ({ definePlugin }) => definePlugin({ name: "a", version: "1.0.0", kernel: "^0.1.0", setup() {} });`,
+      "old.mjs": `export default ({ definePlugin }) => definePlugin({ name: "old", version: "1.0.0", kernel: "^2.0.0", setup() {} });`,
+      "config.yaml": "plugins:\n  - path: ./a.mjs\n  - path: ./old.mjs\n",
+    });
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_KERNEL_MISMATCH");
+    expect(err.message).toMatch(/^plugins\[1\]: plugin "old" needs kernel \^2\.0\.0/);
+  });
+
+  it("rejects an invalid manifest with the broken field", async () => {
+    const err = await failure(
+      createKernel({ plugins: [{ name: "x", version: "one", kernel: "^0.1.0", setup() {} } as AntlerPlugin], discover: false }),
+    );
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_INVALID_MANIFEST");
+    expect(err.message).toContain("version");
+  });
+});
+
+describe("plugin order and dependencies", () => {
+  it("orders plugins so that dependencies set up first, otherwise keeping the given order", async () => {
+    const order: string[] = [];
+    const p = (name: string, dependsOn: string[] = []) => plugin(name, { dependsOn, setup: () => void order.push(name) });
+    await createKernel({ plugins: [p("c", ["b"]), p("a"), p("b", ["a"]), p("d")], discover: false });
+    expect(order).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("rejects a duplicate name, naming both entries", async () => {
+    const err = await failure(createKernel({ plugins: [plugin("same"), plugin("same")], discover: false }));
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_DUPLICATE");
+    expect(err.message).toContain("code plugins[1]");
+    expect(err.message).toContain("code plugins[0]");
+  });
+
+  it("rejects a missing dependency and says how to add it", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "p.mjs": `export default ({ definePlugin }) => definePlugin({ name: "needs-mcp", version: "1.0.0", kernel: "^0.1.0", dependsOn: ["@antler/plugin-mcp"], setup() {} });`,
+      "config.yaml": "plugins:\n  - path: ./p.mjs\n",
+    });
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_MISSING_DEPENDENCY");
+    expect(err.message).toContain("plugins[0]");
+    expect(err.message).toContain("@antler/plugin-mcp");
+  });
+
+  it("rejects a dependency cycle and shows it", async () => {
+    const err = await failure(
+      createKernel({
+        plugins: [plugin("x", { dependsOn: ["y"] }), plugin("y", { dependsOn: ["z"] }), plugin("z", { dependsOn: ["x"] })],
+        discover: false,
+      }),
+    );
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_DEPENDENCY_CYCLE");
+    expect(err.message).toMatch(/x → y → z → x/);
+  });
+});
+
+describe("plugin setup", () => {
+  it("passes code plugins their validated config with defaults applied", async () => {
+    let seen: unknown;
+    const p = definePlugin({
+      name: "cfg",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      configSchema: z.object({ retries: z.number().default(3), url: z.string() }),
+      setup(ctx) {
+        seen = ctx.config;
+      },
+    });
+    await createKernel({ plugins: [{ plugin: p, config: { url: "http://x" } }], discover: false });
+    expect(seen).toEqual({ retries: 3, url: "http://x" });
+  });
+
+  it("rejects a setup that returns a promise: setup must be synchronous", async () => {
+    const err = await failure(createKernel({ plugins: [plugin("async", { setup: (async () => {}) as never })], discover: false }));
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_SETUP_ASYNC");
+    expect(err.message).toContain("hooks.start");
+  });
+
+  it("wraps a throwing setup with the plugin's name and entry", async () => {
+    const err = await failure(
+      createKernel({
+        plugins: [
+          plugin("boom", {
+            setup() {
+              throw new Error("kaput");
+            },
+          }),
+        ],
+        discover: false,
+      }),
+    );
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_SETUP_FAILED");
+    expect(err.message).toMatch(/code plugins\[0\] \(boom\): setup of plugin "boom" threw: kaput/);
+  });
+
+  it("records each plugin's contributions", async () => {
+    const p = definePlugin({
+      name: "contrib",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.tools.add(defineTool({ name: "t1", description: "d", schema: z.object({}), run: () => "ok" }));
+        ctx.commands.add({ name: "contrib hello", summary: "says hello", run: () => 0 });
+        ctx.hooks.start.tap(() => {});
+      },
+    });
+    const kernel = await createKernel({ plugins: [p], discover: false });
+    expect(kernel.plugins[0]?.contributions).toMatchObject({ tools: ["t1"], commands: ["contrib hello"], hooks: ["start"] });
+  });
+});

@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { INTERNAL_PRINCIPAL, sanitizeRunContext, TRACE_METADATA_KEY } from "../src/index.js";
+
+describe("server-owned runtime context", () => {
+  const caller = { non_interactive: true, sandbox_id: "someone-elses", [TRACE_METADATA_KEY]: "forged", locale: "de", user_id: "admin" };
+
+  it("drops server-owned keys sent by an ordinary caller and stamps the server's trace id", () => {
+    const { context, dropped } = sanitizeRunContext(caller, { principal: { kind: "user", userId: "alice" }, traceId: "server-trace" });
+    expect(context).toEqual({ locale: "de", [TRACE_METADATA_KEY]: "server-trace", user_id: "alice" });
+    expect(dropped.sort()).toEqual([TRACE_METADATA_KEY, "non_interactive", "sandbox_id", "user_id"].sort());
+  });
+
+  it("accepts server-owned keys from the internal principal, except the trace id, which is always replaced", () => {
+    const { context, dropped } = sanitizeRunContext(caller, { principal: INTERNAL_PRINCIPAL, traceId: "server-trace" });
+    expect(context).toMatchObject({ non_interactive: true, sandbox_id: "someone-elses", [TRACE_METADATA_KEY]: "server-trace" });
+    expect(dropped).toEqual([TRACE_METADATA_KEY]);
+  });
+});

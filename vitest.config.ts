@@ -1,0 +1,35 @@
+import { defineConfig } from "vitest/config";
+
+// Tests import workspace packages from their TypeScript sources through the "source" export condition,
+// so `vitest` never runs against a stale dist/.
+const shared = {
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"] } },
+};
+
+export default defineConfig({
+  ...shared,
+  test: {
+    projects: [
+      {
+        ...shared,
+        test: {
+          name: "unit",
+          include: ["packages/**/test/**/*.test.ts", "examples/**/test/**/*.test.ts"],
+          exclude: ["**/*.int.test.ts", "**/node_modules/**", "**/dist/**"],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        ...shared,
+        test: {
+          name: "int",
+          include: ["packages/**/test/**/*.int.test.ts", "examples/**/test/**/*.int.test.ts"],
+          exclude: ["**/node_modules/**", "**/dist/**"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
