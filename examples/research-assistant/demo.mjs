@@ -1,32 +1,26 @@
-// The example distribution: boots Antler from config.yaml, prints its plugins, tools and config check,
-// then runs one tool call inside a traced run. Later issues grow this into the full offline agent demo.
-import { dirname, join, relative } from "node:path";
+// The offline demo: one research turn through the full pipeline. The model's replies come from a cassette;
+// the todo list, the notes search, the report writer, present_files, SQLite checkpoints and the thread
+// registry are all real. Prints the path of the report it produced.
+import { randomUUID } from "node:crypto";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createKernel } from "@antler/kernel";
+import { AntlerClient, DEFAULT_USER_ID, resolveVirtualPath, TurnRenderer, threadPaths } from "@antler/kernel";
+import { PROMPT } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const configPath = join(here, "config.yaml");
-
-const kernel = await createKernel({ configPath });
+const client = await AntlerClient.create({ configPath: join(here, "config.yaml") });
 try {
-  await kernel.start();
-  console.log(`Config check: ${relative(process.cwd(), configPath)} is valid`);
-  console.log("\nPlugins:");
-  for (const p of kernel.plugins) console.log(`  ${p.name}@${p.version}  (${p.origin.kind}: ${p.origin.spec})`);
-  const entries = await kernel.assembleTools();
-  console.log("\nTools:");
-  for (const e of entries) console.log(`  ${e.tool.name.padEnd(14)} group=${e.group ?? "-"}  from ${e.plugin}`);
-
-  const report = await kernel.run(
-    async ({ traceId }) => {
-      kernel.logger.info({ tool: "word_count" }, "calling a tool inside a traced run");
-      const wordCount = entries.find((e) => e.tool.name === "word_count")?.tool;
-      const result = await wordCount.invoke({ text: "Antler is a small TypeScript agent kernel with plugins." });
-      return { traceId, result };
-    },
-    { threadId: "demo" },
-  );
-  console.log(`\nRun ${report.traceId}: word_count → ${report.result}`);
+  const threadId = `demo-${randomUUID().slice(0, 8)}`;
+  console.log(`Antler research assistant (offline: cassette model)\n\n> ${PROMPT}\n`);
+  const renderer = new TurnRenderer(process.stdout);
+  for await (const event of client.stream(PROMPT, { threadId })) renderer.handle(event);
+  const turn = renderer.finish();
+  if (turn.artifacts.length === 0) throw new Error("the agent presented no files");
+  const paths = threadPaths(client.kernel.paths.baseDir, DEFAULT_USER_ID, threadId);
+  console.log("\nPresented files:");
+  for (const artifact of turn.artifacts) console.log(`  ${artifact}\n  → ${resolveVirtualPath(paths, artifact, ["outputs"])}`);
+  const thread = await client.getThread(threadId);
+  console.log(`\nThread "${thread.title}" (${threadId}), trace ${turn.traceId}: ${turn.toolCalls} tool calls, ${turn.toolErrors} failed.`);
 } finally {
-  await kernel.close();
+  await client.close();
 }

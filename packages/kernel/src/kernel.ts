@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
+import { assertNoBuiltinName, builtinPlugins } from "./builtins/plugins.js";
 import { type ConfigIssue, formatPath, locate, type PathSegment } from "./config/issues.js";
 import {
   type ConfigDocument,
@@ -13,13 +15,31 @@ import {
   validateKernelConfig,
   validateSection,
 } from "./config/load.js";
-import type { KernelConfig, KernelConfigInput } from "./config/schema.js";
+import type { KernelConfig, KernelConfigInput, ModelConfig } from "./config/schema.js";
 import { findUnknownKeys } from "./config/strict.js";
 import { type Provider, type RunScopeHandle, type Scope, ServiceRegistry, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
-import { createKernelHooks, type HookName, type HookTiming, type KernelHooks, type RunInfo, stageNumber } from "./hooks.js";
+import {
+  createKernelHooks,
+  type HookName,
+  type HookTiming,
+  type KernelHooks,
+  type RunInfo,
+  type RunOutcome,
+  STAGES,
+  stageNumber,
+} from "./hooks.js";
 import { importConfiguredPlugins, orderPlugins, type PluginCandidate, type PluginOrigin, validateManifest } from "./loader.js";
 import { createLogger, type Logger } from "./logging.js";
+import { type ModelInfo, type ModelProvider, modelInfo } from "./models.js";
+import { composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
+import type {
+  MiddlewareAssemblyContext,
+  MiddlewareEntry,
+  MiddlewareFactory,
+  MiddlewarePlacement,
+  MiddlewareSpec,
+} from "./pipeline/types.js";
 import type {
   AntlerPlugin,
   CliCommand,
@@ -32,7 +52,7 @@ import type {
   ToolProvider,
 } from "./plugin.js";
 import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
-import { ensureTraceContext } from "./trace.js";
+import { ensureTraceContext, resolveTraceId } from "./trace.js";
 
 export const KERNEL_OWNER = "@antler/kernel";
 
@@ -54,6 +74,8 @@ export interface CreateKernelOptions {
   env?: Env | undefined;
   /** Use this logger instead of building one from `logging:`. */
   logger?: Logger | undefined;
+  /** Load the kernel's built-in plugins (default chain, built-in tools, cassette models). Default true. */
+  builtins?: boolean | undefined;
 }
 
 export interface LoadedPluginInfo {
@@ -75,6 +97,15 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
 }
 
+export interface ActiveRun {
+  readonly context: RunContext;
+  /** Rejects with RUN_CANCELLED when the run's signal aborts. */
+  readonly cancelled: Promise<never>;
+  abort(reason?: unknown): void;
+  /** Fires runError (for "error") and runEnd, then disposes the run scope. Idempotent. */
+  end(outcome: RunOutcome, error?: unknown): Promise<void>;
+}
+
 export interface RunContext extends RunInfo {
   readonly scope: Scope;
   readonly signal: AbortSignal;
@@ -93,13 +124,16 @@ export class Kernel {
   private readonly services = new ServiceRegistry();
   private readonly pluginInfos: LoadedPluginInfo[] = [];
   private readonly commandList: Array<CliCommand & { plugin: string }> = [];
+  private readonly providers = new Map<string, { provider: ModelProvider; plugin: string }>();
+  private readonly env: Env;
   private readonly hookTimings: HookTiming[] = [];
   private state: KernelState = "booted";
   private closing: Promise<void> | undefined;
 
   /** @internal use `createKernel` */
-  constructor(config: KernelConfig, paths: PluginPaths, logger: Logger) {
+  constructor(config: KernelConfig, paths: PluginPaths, logger: Logger, env: Env = process.env) {
     this.config = config;
+    this.env = env;
     this.paths = paths;
     this.logger = logger;
     this.hooks = createKernelHooks((timing) => this.recordTiming(timing));
@@ -206,6 +240,25 @@ export class Kernel {
       tools: Object.freeze({
         add: (tool: ToolProvider, options: ToolContribution = {}) => this.addTool(name, tool, options, contributions, where),
       }),
+      models: Object.freeze({
+        addProvider: (provider: ModelProvider) => {
+          const existing = this.providers.get(provider.id);
+          if (existing) {
+            throw new AntlerError(
+              ErrorCodes.PLUGIN_SETUP_FAILED,
+              `model provider "${provider.id}" is already registered by ${existing.plugin}`,
+              { where },
+            );
+          }
+          this.providers.set(provider.id, { provider, plugin: name });
+          contributions.providers.push(`model:${provider.id}`);
+        },
+        create: (model?: string) => this.createModel(model),
+      }),
+      middleware: Object.freeze({
+        add: (middleware: MiddlewareSpec | MiddlewareFactory, placement: MiddlewarePlacement = {}) =>
+          this.addMiddleware(name, middleware, placement, contributions),
+      }),
       commands: Object.freeze({
         add: (command: CliCommand) => {
           const words = command.name.trim().split(/\s+/).join(" ");
@@ -241,6 +294,97 @@ export class Kernel {
       if (!tool) return entries;
       return [...entries, { tool, plugin, source, group: options.group }];
     });
+  }
+
+  /** The configured models, safe to show (no keys). */
+  listModels(): ModelInfo[] {
+    return this.config.models.map(modelInfo);
+  }
+
+  /** The `models:` entry by name; without a name, `default_model` or the first entry. */
+  modelConfig(name?: string): ModelConfig {
+    const models = this.config.models;
+    const wanted = name ?? this.config.default_model ?? models[0]?.name;
+    const found = models.find((m) => m.name === wanted);
+    if (!found) {
+      throw new AntlerError(
+        ErrorCodes.MODEL_NOT_FOUND,
+        wanted === undefined ? "no models are configured" : `model "${wanted}" is not configured`,
+        {
+          where: "models",
+          hint: models.length
+            ? `Configured models: ${models.map((m) => m.name).join(", ")}.`
+            : "Add an entry under `models:` in config.yaml (provider: openai | anthropic | cassette | ...).",
+        },
+      );
+    }
+    return found;
+  }
+
+  /** Builds the chat model for a `models:` entry through the provider a plugin registered. */
+  async createModel(name?: string): Promise<BaseChatModel> {
+    const config = this.modelConfig(name);
+    const entry = this.providers.get(config.provider);
+    if (!entry) {
+      const known = [...this.providers.keys()];
+      throw new AntlerError(
+        ErrorCodes.MODEL_PROVIDER_NOT_FOUND,
+        `model "${config.name}" uses provider "${config.provider}", which no plugin registered`,
+        {
+          where: `models[${this.config.models.indexOf(config)}].provider`,
+          hint: known.length
+            ? `Registered providers: ${known.join(", ")}. Enable the plugin for "${config.provider}" (e.g. @antler/plugin-${config.provider}).`
+            : `Enable the plugin that provides it (e.g. @antler/plugin-${config.provider}) in config.yaml \`plugins:\`.`,
+        },
+      );
+    }
+    return entry.provider.create(config, {
+      paths: this.paths,
+      logger: this.logger.child({ model: config.name }),
+      env: this.env,
+      createModel: (other) => this.createModel(other),
+    });
+  }
+
+  private addMiddleware(
+    plugin: string,
+    middleware: MiddlewareSpec | MiddlewareFactory,
+    placement: MiddlewarePlacement,
+    contributions: PluginContributions,
+  ): void {
+    // Kernel built-ins keep bare names (Title, Clarification); everyone else is namespaced by plugin.
+    const builtin = plugin.startsWith(`${KERNEL_OWNER}/`);
+    const qualified = builtin ? middleware.name : `${plugin}/${middleware.name}`;
+    contributions.middlewares.push(qualified);
+    this.hooks.assembleMiddleware.tapPromise({ name: plugin, stage: builtin ? STAGES.first : STAGES.normal }, async (entries, context) => {
+      const spec =
+        "create" in middleware && typeof middleware.create === "function"
+          ? await middleware.create(context)
+          : (middleware as MiddlewareSpec);
+      if (!spec) return entries;
+      return [...entries, { name: qualified, plugin, placement, spec }];
+    });
+  }
+
+  /** The ordered middleware chain for one agent build: built-ins in default order, plugin middleware placed. */
+  async assembleMiddleware(context: Partial<MiddlewareAssemblyContext> = {}): Promise<MiddlewareEntry[]> {
+    const full: MiddlewareAssemblyContext = Object.freeze({
+      modelName: context.modelName,
+      modelInfo: context.modelInfo,
+      model: context.model,
+      subagent: context.subagent ?? false,
+      context: Object.freeze({ ...(context.context ?? {}) }),
+    });
+    const entries = await this.hooks.assembleMiddleware.promise([], full);
+    const isBuiltin = (e: MiddlewareEntry) =>
+      e.plugin.startsWith(`${KERNEL_OWNER}/`) && (DEFAULT_CHAIN as readonly string[]).includes(e.name);
+    const builtins = entries
+      .filter(isBuiltin)
+      .sort((a, b) => DEFAULT_CHAIN.indexOf(a.name as never) - DEFAULT_CHAIN.indexOf(b.name as never));
+    return composeChain(
+      builtins,
+      entries.filter((e) => !isBuiltin(e)),
+    );
   }
 
   /** Runs every `start` tap in stage order. If one fails, the kernel is closed and the error rethrown. */
@@ -303,44 +447,63 @@ export class Kernel {
    */
   async run<T>(fn: (run: RunContext) => Promise<T> | T, options: RunOptions = {}): Promise<T> {
     return ensureTraceContext(options.traceId, async (traceId) => {
-      const runId = options.runId ?? randomUUID();
-      const handle: RunScopeHandle = this.services.createRunScope(runId);
-      const controller = new AbortController();
-      const onAbort = () => controller.abort(options.signal?.reason);
-      if (options.signal?.aborted) controller.abort(options.signal.reason);
-      else options.signal?.addEventListener("abort", onAbort, { once: true });
-      const info: RunInfo = Object.freeze({ runId, traceId, threadId: options.threadId, userId: options.userId });
-      const ctx: RunContext = Object.freeze({ ...info, scope: handle.scope, signal: controller.signal });
-      const cancelled = new Promise<never>((_, reject) => {
-        const fail = () =>
-          reject(
-            new AntlerError(ErrorCodes.RUN_CANCELLED, `run ${runId} was cancelled`, {
-              details: { runId, traceId, reason: String(controller.signal.reason ?? "") },
-            }),
-          );
-        if (controller.signal.aborted) fail();
-        else controller.signal.addEventListener("abort", fail, { once: true });
-      });
-      cancelled.catch(() => {});
+      const run = await this.beginRun({ ...options, traceId });
       try {
-        await Promise.race([this.hooks.runStart.promise(info), cancelled]);
-        const work = Promise.resolve().then(() => fn(ctx));
-        const result = await Promise.race([work, cancelled]);
-        await this.hooks.runEnd.promise(info, "success");
+        const result = await Promise.race([Promise.resolve().then(() => fn(run.context)), run.cancelled]);
+        await run.end("success");
         return result;
       } catch (err) {
-        const wasCancelled = controller.signal.aborted;
-        if (!wasCancelled)
-          await this.hooks.runError.promise(info, err).catch((e: unknown) => this.logger.error({ err: e }, "runError hook failed"));
-        await this.hooks.runEnd
-          .promise(info, wasCancelled ? "cancelled" : "error")
-          .catch((e: unknown) => this.logger.error({ err: e }, "runEnd hook failed"));
+        await run.end(run.context.signal.aborted ? "cancelled" : "error", err);
         throw err;
-      } finally {
-        options.signal?.removeEventListener("abort", onAbort);
-        await handle.dispose().catch((e: unknown) => this.logger.error({ err: e, runId }, "disposing run scope failed"));
       }
     });
+  }
+
+  /**
+   * The lower-level form of `run` for work that cannot be one function call (a stream that yields between
+   * steps). Call inside a trace scope; always call `end` exactly once.
+   */
+  async beginRun(options: RunOptions = {}): Promise<ActiveRun> {
+    const traceId = resolveTraceId(options.traceId);
+    const runId = options.runId ?? randomUUID();
+    const handle: RunScopeHandle = this.services.createRunScope(runId);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+    const info: RunInfo = Object.freeze({ runId, traceId, threadId: options.threadId, userId: options.userId });
+    const context: RunContext = Object.freeze({ ...info, scope: handle.scope, signal: controller.signal });
+    const cancelled = new Promise<never>((_, reject) => {
+      const fail = () =>
+        reject(
+          new AntlerError(ErrorCodes.RUN_CANCELLED, `run ${runId} was cancelled`, {
+            details: { runId, traceId, reason: String(controller.signal.reason ?? "") },
+          }),
+        );
+      if (controller.signal.aborted) fail();
+      else controller.signal.addEventListener("abort", fail, { once: true });
+    });
+    cancelled.catch(() => {});
+    let ended = false;
+    const end = async (outcome: RunOutcome, error?: unknown) => {
+      if (ended) return;
+      ended = true;
+      options.signal?.removeEventListener("abort", onAbort);
+      try {
+        if (outcome === "error")
+          await this.hooks.runError.promise(info, error).catch((e: unknown) => this.logger.error({ err: e }, "runError hook failed"));
+        await this.hooks.runEnd.promise(info, outcome).catch((e: unknown) => this.logger.error({ err: e }, "runEnd hook failed"));
+      } finally {
+        await handle.dispose().catch((e: unknown) => this.logger.error({ err: e, runId }, "disposing run scope failed"));
+      }
+    };
+    try {
+      await Promise.race([this.hooks.runStart.promise(info), cancelled]);
+    } catch (err) {
+      await end(controller.signal.aborted ? "cancelled" : "error", err);
+      throw err;
+    }
+    return { context, cancelled, abort: (reason?: unknown) => controller.abort(reason), end };
   }
 
   /** Tool entries with provenance, after the group filter and duplicate resolution. */
@@ -375,14 +538,21 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
   const logger = options.logger ?? createLogger({ level: config.logging.level, enhance: config.logging.enhance });
 
   const candidates: PluginCandidate[] = [];
+  if (options.builtins !== false) {
+    for (const plugin of builtinPlugins())
+      candidates.push({ plugin, origin: { kind: "builtin", spec: plugin.name, where: `built-in ${plugin.name}` }, rawConfig: undefined });
+  }
   for (const [j, entry] of (options.plugins ?? []).entries()) {
     const plugin = "setup" in entry ? entry : entry.plugin;
     const rawConfig = "setup" in entry ? undefined : entry.config;
     const label = typeof (plugin as { name?: unknown })?.name === "string" ? plugin.name : `#${j}`;
     const where = `code plugins[${j}] (${label})`;
+    assertNoBuiltinName(label, where);
     candidates.push({ plugin: validateManifest(plugin, where), origin: { kind: "code", spec: label, where }, rawConfig });
   }
-  candidates.push(...(await importConfiguredPlugins(config.plugins, document.dir)));
+  const configured = await importConfiguredPlugins(config.plugins, document.dir);
+  for (const c of configured) assertNoBuiltinName(c.plugin.name, c.origin.where);
+  candidates.push(...configured);
   const ordered = orderPlugins(candidates);
 
   const pluginConfigs = validatePluginConfigs(ordered, document);
@@ -391,7 +561,7 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
     configFile: document.path,
     baseDir: resolve(document.dir, config.base_dir),
   });
-  const kernel = new Kernel(config, paths, logger);
+  const kernel = new Kernel(config, paths, logger, env);
   for (const candidate of ordered) kernel.installPlugin(candidate, pluginConfigs.get(candidate));
   kernel.hooks.boot.call();
   logger.debug({ plugins: ordered.map((c) => c.plugin.name) }, "kernel booted");

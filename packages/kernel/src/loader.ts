@@ -5,8 +5,10 @@ import { pathToFileURL } from "node:url";
 import semver from "semver";
 import { z } from "zod";
 import type { PluginEntryConfig } from "./config/schema.js";
+import { emitCustomEvent } from "./custom-events.js";
 import { createToken } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
+import { resolveVirtualPath, threadPaths } from "./paths.js";
 import { type AntlerPlugin, definePlugin, isBrandedPlugin } from "./plugin.js";
 import { defineTool } from "./tools.js";
 import { KERNEL_VERSION } from "./version.js";
@@ -35,7 +37,15 @@ export interface PluginCandidate {
  * What a function default export receives, so that a plugin written as a single plain `.js` file with no
  * dependencies of its own can still use zod and the plugin helpers of the kernel that loads it.
  */
-export const pluginAuthoringApi = Object.freeze({ definePlugin, defineTool, createToken, z });
+export const pluginAuthoringApi = Object.freeze({
+  definePlugin,
+  defineTool,
+  createToken,
+  z,
+  threadPaths,
+  resolveVirtualPath,
+  emitCustomEvent,
+});
 export type PluginAuthoringApi = typeof pluginAuthoringApi;
 
 const manifestSchema = z.object({
@@ -99,6 +109,15 @@ export async function importConfiguredPlugins(entries: readonly PluginEntryConfi
     out.push({ plugin, origin: { kind: isPath ? "path" : "package", spec, where, file }, rawConfig: normalized.config, entryIndex: index });
   }
   return out;
+}
+
+/** Resolves a module named in config.yaml: a path (relative to the config folder) or a package name. */
+export function resolveConfiguredModule(spec: string, configDir: string, where: string): string {
+  return looksLikePath(spec) ? resolvePluginPath(spec, configDir, where) : resolvePluginPackage(spec, configDir, where);
+}
+
+export async function importConfiguredModule(spec: string, configDir: string, where: string): Promise<Record<string, unknown>> {
+  return importModule(resolveConfiguredModule(spec, configDir, where), spec, where);
 }
 
 function resolvePluginPath(spec: string, configDir: string, where: string): string {

@@ -1,10 +1,18 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
 import type { KernelConfig } from "./config/schema.js";
 import type { Provider, Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 import type { HookName, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
-import type { MiddlewareAssemblyContext, MiddlewareEntry } from "./pipeline/types.js";
+import type { ModelProvider } from "./models.js";
+import type {
+  MiddlewareAssemblyContext,
+  MiddlewareEntry,
+  MiddlewareFactory,
+  MiddlewarePlacement,
+  MiddlewareSpec,
+} from "./pipeline/types.js";
 import type { AntlerTool, ToolAssemblyContext, ToolEntry, ToolSource } from "./tools.js";
 
 const PLUGIN_BRAND = Symbol.for("antler.plugin");
@@ -128,6 +136,13 @@ export interface PluginContext<C = unknown> {
   provide<T>(token: Token<T>, provider: Provider<T>): void;
   readonly tools: { add(tool: ToolProvider, options?: ToolContribution): void };
   readonly commands: { add(command: CliCommand): void };
+  /** Register a model provider (picked by `provider:` in `models:`), or build a configured model at run time. */
+  readonly models: { addProvider(provider: ModelProvider): void; create(name?: string): Promise<BaseChatModel> };
+  /**
+   * Add middleware to the agent pipeline: a spec, or a factory decided per agent build. Names are namespaced
+   * `<plugin>/<name>`. Placement: `{ before | after: "<name>" }`, `{ stage }`, or `{ replace, override: true }`.
+   */
+  readonly middleware: { add(middleware: MiddlewareSpec | MiddlewareFactory, placement?: MiddlewarePlacement): void };
 }
 
 /** What a plugin contributed, for `antler plugins list` and diagnostics. */

@@ -34,7 +34,7 @@ describe("antler CLI", () => {
     });
     const { code, out } = await cli(["config", "check"], dir);
     expect(code).toBe(0);
-    expect(out).toMatch(/config\.yaml is valid: 1 plugin\(s\), 1 tool\(s\)/);
+    expect(out).toMatch(/config\.yaml is valid: 1 plugin\(s\) \(\+\d+ built-in\), \d+ tool\(s\)/);
   });
 
   it("config check exits 1 with the line number and a suggestion for a misspelt key", async () => {

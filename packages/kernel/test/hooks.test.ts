@@ -92,6 +92,7 @@ describe("kernel hooks", () => {
           ),
         ],
         discover: false,
+        builtins: false,
       });
       await kernel.start();
       await kernel.getAvailableTools();

@@ -50,7 +50,7 @@ describe("loading plugins from config.yaml", () => {
       "package.json": '{"type":"module"}',
       "config.yaml": "plugins:\n  - path: ./plugins/word-count.js\n    config:\n      max_words: 50\n",
     });
-    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {} });
+    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false });
     expect(kernel.plugins.map((p) => [p.name, p.origin.kind, p.origin.where])).toEqual([["acme-word-count", "path", "plugins[0]"]]);
     const tools = await kernel.getAvailableTools();
     expect(tools.map((t) => t.name)).toEqual(["word_count"]);
@@ -70,7 +70,7 @@ describe("loading plugins from config.yaml", () => {
       "node_modules/acme-esm-plugin/index.js": `export default ({ definePlugin }) => definePlugin({ name: "acme-esm", version: "0.3.0", kernel: ">=0.1.0", setup() {} });`,
       "config.yaml": "plugins:\n  - acme-esm-plugin\n",
     });
-    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {} });
+    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false });
     expect(kernel.plugins[0]).toMatchObject({ name: "acme-esm", version: "0.3.0", origin: { kind: "package", spec: "acme-esm-plugin" } });
     await kernel.close();
   });
@@ -81,14 +81,14 @@ describe("loading plugins from config.yaml", () => {
       "p.mjs": "throw new Error('must not be imported')",
       "config.yaml": "plugins:\n  - path: ./p.mjs\n    enabled: false\n",
     });
-    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {} });
+    const kernel = await createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false });
     expect(kernel.plugins).toEqual([]);
   });
 
   it("names the entry when a package is not installed", async () => {
     const dir = tempDir();
     writeFiles(dir, { "config.yaml": "plugins:\n  - package: '@acme/not-installed'\n" });
-    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false }));
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_NOT_FOUND");
     expect(err.message).toContain("plugins[0].package");
   });
@@ -96,7 +96,7 @@ describe("loading plugins from config.yaml", () => {
   it("rejects a module without a default export, listing what it does export", async () => {
     const dir = tempDir();
     writeFiles(dir, { "p.mjs": "export const plugin = {};", "config.yaml": "plugins:\n  - path: ./p.mjs\n" });
-    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false }));
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_NO_DEFAULT_EXPORT");
     expect(err.message).toContain("plugins[0]");
     expect(err.message).toContain("plugin");
@@ -109,14 +109,18 @@ describe("loading plugins from config.yaml", () => {
       "old.mjs": `export default ({ definePlugin }) => definePlugin({ name: "old", version: "1.0.0", kernel: "^2.0.0", setup() {} });`,
       "config.yaml": "plugins:\n  - path: ./a.mjs\n  - path: ./old.mjs\n",
     });
-    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false }));
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_KERNEL_MISMATCH");
     expect(err.message).toMatch(/^plugins\[1\]: plugin "old" needs kernel \^2\.0\.0/);
   });
 
   it("rejects an invalid manifest with the broken field", async () => {
     const err = await failure(
-      createKernel({ plugins: [{ name: "x", version: "one", kernel: "^0.1.0", setup() {} } as AntlerPlugin], discover: false }),
+      createKernel({
+        plugins: [{ name: "x", version: "one", kernel: "^0.1.0", setup() {} } as AntlerPlugin],
+        discover: false,
+        builtins: false,
+      }),
     );
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_INVALID_MANIFEST");
     expect(err.message).toContain("version");
@@ -127,12 +131,12 @@ describe("plugin order and dependencies", () => {
   it("orders plugins so that dependencies set up first, otherwise keeping the given order", async () => {
     const order: string[] = [];
     const p = (name: string, dependsOn: string[] = []) => plugin(name, { dependsOn, setup: () => void order.push(name) });
-    await createKernel({ plugins: [p("c", ["b"]), p("a"), p("b", ["a"]), p("d")], discover: false });
+    await createKernel({ plugins: [p("c", ["b"]), p("a"), p("b", ["a"]), p("d")], discover: false, builtins: false });
     expect(order).toEqual(["a", "b", "c", "d"]);
   });
 
   it("rejects a duplicate name, naming both entries", async () => {
-    const err = await failure(createKernel({ plugins: [plugin("same"), plugin("same")], discover: false }));
+    const err = await failure(createKernel({ plugins: [plugin("same"), plugin("same")], discover: false, builtins: false }));
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_DUPLICATE");
     expect(err.message).toContain("code plugins[1]");
     expect(err.message).toContain("code plugins[0]");
@@ -144,7 +148,7 @@ describe("plugin order and dependencies", () => {
       "p.mjs": `export default ({ definePlugin }) => definePlugin({ name: "needs-mcp", version: "1.0.0", kernel: "^0.1.0", dependsOn: ["@antler/plugin-mcp"], setup() {} });`,
       "config.yaml": "plugins:\n  - path: ./p.mjs\n",
     });
-    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {} }));
+    const err = await failure(createKernel({ configPath: join(dir, "config.yaml"), env: {}, builtins: false }));
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_MISSING_DEPENDENCY");
     expect(err.message).toContain("plugins[0]");
     expect(err.message).toContain("@antler/plugin-mcp");
@@ -155,6 +159,7 @@ describe("plugin order and dependencies", () => {
       createKernel({
         plugins: [plugin("x", { dependsOn: ["y"] }), plugin("y", { dependsOn: ["z"] }), plugin("z", { dependsOn: ["x"] })],
         discover: false,
+        builtins: false,
       }),
     );
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_DEPENDENCY_CYCLE");
@@ -174,12 +179,14 @@ describe("plugin setup", () => {
         seen = ctx.config;
       },
     });
-    await createKernel({ plugins: [{ plugin: p, config: { url: "http://x" } }], discover: false });
+    await createKernel({ plugins: [{ plugin: p, config: { url: "http://x" } }], discover: false, builtins: false });
     expect(seen).toEqual({ retries: 3, url: "http://x" });
   });
 
   it("rejects a setup that returns a promise: setup must be synchronous", async () => {
-    const err = await failure(createKernel({ plugins: [plugin("async", { setup: (async () => {}) as never })], discover: false }));
+    const err = await failure(
+      createKernel({ plugins: [plugin("async", { setup: (async () => {}) as never })], discover: false, builtins: false }),
+    );
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_SETUP_ASYNC");
     expect(err.message).toContain("hooks.start");
   });
@@ -195,6 +202,7 @@ describe("plugin setup", () => {
           }),
         ],
         discover: false,
+        builtins: false,
       }),
     );
     expect(err.code).toBe("ANTLER_ERR_PLUGIN_SETUP_FAILED");
@@ -212,7 +220,7 @@ describe("plugin setup", () => {
         ctx.hooks.start.tap(() => {});
       },
     });
-    const kernel = await createKernel({ plugins: [p], discover: false });
+    const kernel = await createKernel({ plugins: [p], discover: false, builtins: false });
     expect(kernel.plugins[0]?.contributions).toMatchObject({ tools: ["t1"], commands: ["contrib hello"], hooks: ["start"] });
   });
 });

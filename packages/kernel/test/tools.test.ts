@@ -13,6 +13,7 @@ const adds = (name: string, tools: Array<[string, ToolContribution?]>) =>
 describe("getAvailableTools", () => {
   it("assembles config tools, built-ins, MCP, ACP and subagent tools in that order, whatever the plugin order", async () => {
     const kernel = await createTestKernel({
+      builtins: false,
       plugins: [
         adds("subagents", [["task", { source: "subagent" }]]),
         adds("acp", [["invoke_acp_agent", { source: "acp" }]]),
@@ -32,6 +33,7 @@ describe("getAvailableTools", () => {
 
   it("filters only config tools by group", async () => {
     const kernel = await createTestKernel({
+      builtins: false,
       plugins: [
         adds("configured", [
           ["web_search", { source: "config", group: "web" }],
@@ -44,7 +46,10 @@ describe("getAvailableTools", () => {
   });
 
   it("keeps the first of two tools with one name and warns naming both plugins", async () => {
-    const kernel = await createTestKernel({ plugins: [adds("first-plugin", [["web_search"]]), adds("second-plugin", [["web_search"]])] });
+    const kernel = await createTestKernel({
+      builtins: false,
+      plugins: [adds("first-plugin", [["web_search"]]), adds("second-plugin", [["web_search"]])],
+    });
     const entries = await kernel.assembleTools();
     expect(entries.map((e) => [e.tool.name, e.plugin])).toEqual([["web_search", "first-plugin"]]);
     const warning = kernel.logs.find((l) => l.level === "warn");
@@ -54,6 +59,7 @@ describe("getAvailableTools", () => {
 
   it("lets a factory decide per assembly, e.g. from the model name or run context", async () => {
     const kernel = await createTestKernel({
+      builtins: false,
       plugins: [
         p("vision", (ctx) => ctx.tools.add((a) => (a.modelName === "gpt-4o" ? tool("view_image") : null))),
         p("clarify", (ctx) => ctx.tools.add((a) => (a.context.non_interactive ? null : tool("ask_clarification")))),
@@ -66,6 +72,7 @@ describe("getAvailableTools", () => {
   it("passes the assembly options to plugins that tap assembleTools directly", async () => {
     const seen: unknown[] = [];
     const kernel = await createTestKernel({
+      builtins: false,
       plugins: [
         p("mcp", (ctx) =>
           ctx.hooks.assembleTools.tap((tools, a) => {

@@ -1,12 +1,18 @@
+import { randomUUID } from "node:crypto";
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { AntlerClient } from "../client/client.js";
 import { composedConfigJsonSchema } from "../config/json-schema.js";
 import { isAntlerError } from "../errors.js";
 import { createKernel, type Kernel } from "../kernel.js";
 import { createLogger } from "../logging.js";
+import { DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "../paths.js";
 import type { CliCommand, CliIO } from "../plugin.js";
 import { KERNEL_VERSION } from "../version.js";
+import { TurnRenderer, type TurnSummary } from "./render.js";
 
 export interface CliEnvironment {
+  stdin?: NodeJS.ReadableStream;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
   cwd?: string;
@@ -17,7 +23,7 @@ interface KernelCommand {
   name: string;
   summary: string;
   usage: string;
-  run(args: string[], io: Omit<CliIO, "kernel">): Promise<number>;
+  run(args: string[], io: Omit<CliIO, "kernel"> & { stdin?: NodeJS.ReadableStream | undefined }): Promise<number>;
 }
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -42,7 +48,107 @@ function takeConfigFlag(args: string[]): { configPath: string | undefined; rest:
   return { configPath: typeof values.config === "string" ? values.config : undefined, rest: positionals, json: values.json === true };
 }
 
+function runOptions(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { config: { type: "string", short: "c" }, thread: { type: "string", short: "t" }, model: { type: "string", short: "m" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  return {
+    configPath: values.config,
+    threadId: values.thread,
+    model: values.model,
+    prompt: positionals.join(" ").trim(),
+  };
+}
+
+async function openClient(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<AntlerClient> {
+  return AntlerClient.create({
+    configPath,
+    cwd: io.cwd,
+    env: io.env,
+    logger: createLogger({ level: io.env.ANTLER_LOG_LEVEL ?? "warn", destination: io.stderr }),
+  });
+}
+
+async function streamTurn(
+  client: AntlerClient,
+  prompt: string,
+  options: { threadId: string | undefined; model: string | undefined },
+  io: Omit<CliIO, "kernel">,
+) {
+  const renderer = new TurnRenderer(io.stdout);
+  let summary: TurnSummary;
+  try {
+    for await (const event of client.stream(prompt, { threadId: options.threadId, model: options.model })) renderer.handle(event);
+  } finally {
+    summary = renderer.finish();
+  }
+  if (summary.artifacts.length > 0) {
+    write(io.stdout, "\nPresented files:");
+    for (const artifact of summary.artifacts) {
+      const host = summary.threadId ? hostPathOf(client, summary.threadId, artifact) : undefined;
+      write(io.stdout, `  ${artifact}${host ? `  →  ${host}` : ""}`);
+    }
+  }
+  write(io.stderr, `thread ${summary.threadId ?? "?"} · trace ${summary.traceId ?? "?"}`);
+  return summary;
+}
+
+function hostPathOf(client: AntlerClient, threadId: string, virtualPath: string): string | undefined {
+  try {
+    return resolveVirtualPath(threadPaths(client.kernel.paths.baseDir, DEFAULT_USER_ID, threadId), virtualPath);
+  } catch {
+    return undefined;
+  }
+}
+
 const kernelCommands: KernelCommand[] = [
+  {
+    name: "run",
+    summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
+    usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name]',
+    async run(args, io) {
+      const options = runOptions(args);
+      if (!options.prompt) {
+        write(io.stderr, 'antler run: give a prompt, e.g. antler run "Summarize README.md"');
+        return 2;
+      }
+      const client = await openClient(options.configPath, io);
+      try {
+        await streamTurn(client, options.prompt, options, io);
+        return 0;
+      } finally {
+        await client.close();
+      }
+    },
+  },
+  {
+    name: "chat",
+    summary: "Chat interactively on one thread (/exit to leave).",
+    usage: "antler chat [--thread id] [--config path] [--model name]",
+    async run(args, io) {
+      const options = runOptions(args);
+      const client = await openClient(options.configPath, io);
+      const threadId = options.threadId ?? randomUUID();
+      const rl = createInterface({ input: io.stdin ?? process.stdin, output: io.stdout, terminal: false });
+      write(io.stdout, `Thread ${threadId}. Type /exit to leave.`);
+      try {
+        io.stdout.write("> ");
+        for await (const line of rl) {
+          const prompt = line.trim();
+          if (prompt === "/exit" || prompt === "/quit") break;
+          if (prompt) await streamTurn(client, prompt, { threadId, model: options.model }, io);
+          io.stdout.write("> ");
+        }
+        return 0;
+      } finally {
+        rl.close();
+        await client.close();
+      }
+    },
+  },
   {
     name: "config check",
     summary: "Validate config.yaml and every plugin's config; exit 1 with path, line and a suggestion when invalid.",
@@ -53,9 +159,10 @@ const kernelCommands: KernelCommand[] = [
       try {
         const tools = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
         const where = kernel.paths.configFile ?? "(embedded defaults: no config.yaml found)";
+        const builtins = kernel.plugins.filter((p) => p.origin.kind === "builtin").length;
         write(
           io.stdout,
-          `✓ ${where} is valid: ${kernel.plugins.length} plugin(s), ${tools.length} tool(s), ${kernel.config.models.length} model(s)`,
+          `✓ ${where} is valid: ${kernel.plugins.length - builtins} plugin(s) (+${builtins} built-in), ${tools.length} tool(s), ${kernel.config.models.length} model(s)`,
         );
         return 0;
       } finally {
@@ -141,6 +248,7 @@ function matchCommand<T extends { name: string }>(
 /** Runs the `antler` CLI and resolves to its exit code. Never calls process.exit. */
 export async function main(argv: readonly string[], environment: CliEnvironment = {}): Promise<number> {
   const io = {
+    stdin: environment.stdin,
     stdout: environment.stdout ?? process.stdout,
     stderr: environment.stderr ?? process.stderr,
     cwd: environment.cwd ?? process.cwd(),

@@ -13,7 +13,7 @@ export function composedConfigJsonSchema(plugins: readonly LoadedPluginInfo[] = 
   const properties = root.properties as Record<string, JsonSchema>;
   const generic = (properties.plugins as JsonSchema).items as JsonSchema;
   const specific: JsonSchema[] = [];
-  for (const info of plugins) {
+  for (const info of plugins.filter((p) => p.origin.kind !== "builtin")) {
     const config = info.configSchema
       ? (z.toJSONSchema(info.configSchema, { io: "input", unrepresentable: "any" }) as JsonSchema)
       : { type: "null" };

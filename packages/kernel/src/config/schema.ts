@@ -76,6 +76,36 @@ export const subagentsSectionSchema = z.strictObject({
   custom_agents: z.record(z.string(), customSubagentSchema).default({}),
 });
 
+// Sections of the built-in middleware plugins (the default chain).
+export const titleSectionSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  max_words: z.number().int().positive().default(6),
+  max_chars: z.number().int().positive().default(60),
+  model_name: z.string().optional().describe("Model for titles; default: the run's model. Falls back to a local title."),
+});
+export const summarizationSectionSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  model_name: z.string().optional(),
+  trigger_tokens: z.number().int().positive().default(12_000),
+  keep_messages: z.number().int().positive().default(10),
+});
+export const loopDetectionSectionSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  warn_threshold: z.number().int().positive().default(3),
+  hard_limit: z.number().int().positive().default(5),
+  window_size: z.number().int().positive().default(20),
+});
+export const toggleSectionSchema = z.strictObject({ enabled: z.boolean().default(true) });
+export const todoSectionSchema = z.strictObject({ enabled: z.boolean().default(false).describe("Plan mode: the write_todos tool.") });
+export const uploadsSectionSchema = z.strictObject({
+  max_files: z.number().int().positive().default(10),
+  max_file_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(50 * 1024 * 1024),
+});
+
 export const pluginEntrySchema = z.union([
   z.string().min(1),
   z
@@ -101,6 +131,14 @@ export const kernelConfigSchema = z.strictObject({
   logging: loggingSectionSchema.default(loggingSectionSchema.parse({})),
   storage: storageSectionSchema.default(storageSectionSchema.parse({})),
   subagents: subagentsSectionSchema.default(subagentsSectionSchema.parse({})),
+  system_prompt: z.string().optional().describe("Replaces the lead agent's default system prompt."),
+  title: titleSectionSchema.default(titleSectionSchema.parse({})),
+  summarization: summarizationSectionSchema.default(summarizationSectionSchema.parse({})),
+  loop_detection: loopDetectionSectionSchema.default(loopDetectionSectionSchema.parse({})),
+  todo: todoSectionSchema.default(todoSectionSchema.parse({})),
+  token_usage: toggleSectionSchema.default({ enabled: true }),
+  llm_error_handling: toggleSectionSchema.default({ enabled: true }),
+  uploads: uploadsSectionSchema.default(uploadsSectionSchema.parse({})),
   plugins: z.array(pluginEntrySchema).default([]),
 });
 

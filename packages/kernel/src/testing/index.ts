@@ -1,2 +1,37 @@
+export { type RecordFromScriptOptions, recordCassetteFromScript } from "../cassette/record-from-script.js";
 export { type CapturedLogs, captureLogs, createTestKernel, type TestKernelOptions } from "./kernel.js";
+export {
+  type ChatCompletionRequest,
+  chatCompletionRequestSchema,
+  type OpenAICompatibleServer,
+  type OpenAIServerHandler,
+  type OpenAIServerOptions,
+  type OpenAIServerReply,
+  type RecordedRequest,
+  startOpenAICompatibleServer,
+} from "./openai-server.js";
 export { type PluginConformanceOptions, runPluginConformance } from "./plugin-conformance.js";
+export {
+  type Script,
+  type ScriptedCall,
+  type ScriptedCallOptions,
+  ScriptedChatModel,
+  type ScriptedChatModelOptions,
+  type ScriptedStep,
+  type ScriptedToolCall,
+  type ScriptFunction,
+  scriptedModel,
+  scriptedToolCallId,
+} from "./scripted-model.js";
+export { scriptedModelsPlugin } from "./scripted-provider.js";
+export {
+  CHROMIUM_PATH,
+  chromiumPath,
+  createPostgresTestSchema,
+  describeWithChromium,
+  describeWithPostgres,
+  POSTGRES_TEST_URL_ENV,
+  type PostgresTestSchema,
+  postgresTestUrl,
+  usePostgresSchema,
+} from "./services.js";

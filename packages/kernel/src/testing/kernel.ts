@@ -32,6 +32,8 @@ export interface TestKernelOptions {
   logger?: Logger;
   /** Call `kernel.start()` before returning. Default true. */
   start?: boolean;
+  /** Load the kernel's built-in plugins. Default true. */
+  builtins?: boolean;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     cwd: options.cwd,
     env: options.env ?? {},
     logger: options.logger ?? captured?.logger,
+    builtins: options.builtins,
   });
   if (options.start !== false) await kernel.start();
   return Object.assign(kernel, { logs: captured?.lines ?? [] });

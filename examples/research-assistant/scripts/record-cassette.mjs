@@ -1,0 +1,71 @@
+// Re-records cassettes/research-session.jsonl from a scripted session. The answers below are a script, not a
+// model's output: the cassette only captures the exact requests the real client makes in this distribution
+// and the scripted replies. Run: node scripts/record-cassette.mjs (after a build).
+import { rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AntlerClient } from "@antler/kernel";
+import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { PROMPT, REPORT } from "../session.mjs";
+
+const here = join(dirname(fileURLToPath(import.meta.url)), "..");
+const report = `# Building a reliable agent harness
+
+## Keep state durable
+Checkpoint the graph state after every step, so a thread resumes after a crash or a restart. Use SQLite
+when embedded and PostgreSQL for fleets, and key checkpoints by user as well as thread.
+
+## Put cross-cutting behaviour in middleware
+Error handling, loop detection, summarization and clarification belong in middleware, not prompts.
+Prefer wrap-style hooks; fuse node-style hooks so the per-turn cost stays flat. A failing tool should
+become an error message the model can read.
+
+## Treat tools as an attack surface
+Validate arguments against schemas, confine file tools to the thread's folders, and screen every URL.
+
+_Sources: notes/checkpointing.md, notes/middleware.md, notes/tools.md._
+`;
+
+const todos = (a, b, c) => [
+  { content: "Search the research notes", status: a },
+  { content: "Write the report", status: b },
+  { content: "Present the report", status: c },
+];
+
+const steps = [
+  { text: "I'll plan this first.", toolCalls: [{ name: "write_todos", args: { todos: todos("in_progress", "pending", "pending") } }] },
+  { toolCalls: [{ name: "search_notes", args: { query: "checkpoint middleware tools safety" } }] },
+  {
+    text: "The notes cover state, middleware and tool safety. Writing the report.",
+    toolCalls: [
+      { name: "write_todos", args: { todos: todos("completed", "in_progress", "pending") } },
+      { name: "write_report", args: { filename: REPORT, markdown: report } },
+    ],
+  },
+  { toolCalls: [{ name: "word_count", args: { text: report } }] },
+  {
+    toolCalls: [
+      { name: "write_todos", args: { todos: todos("completed", "completed", "completed") } },
+      { name: "present_files", args: { filepaths: [`/mnt/user-data/outputs/${REPORT}`] } },
+    ],
+  },
+  {
+    text: `Done. The report is in /mnt/user-data/outputs/${REPORT}: three sections (durable state, middleware, tool safety), drawn from your three notes.`,
+  },
+  // The Title middleware's own model call, after the first exchange.
+  { text: "Reliable agent harness report" },
+].map((step, i) => ({ ...step, id: `research-${i}`, usage: { input_tokens: 400 + 50 * i, output_tokens: 60 } }));
+
+await rm(join(here, "cassettes", "research-session.jsonl"), { force: true });
+await rm(join(here, ".antler-record"), { recursive: true, force: true });
+const client = await AntlerClient.create({
+  configPath: join(here, "config.record.yaml"),
+  plugins: [scriptedModelsPlugin({ scripted: steps })],
+});
+try {
+  const answer = await client.chat(PROMPT, { threadId: "recording" });
+  console.log(`recorded ${steps.length} exchanges; final answer: ${answer}`);
+} finally {
+  await client.close();
+  await rm(join(here, ".antler-record"), { recursive: true, force: true });
+}

@@ -1,0 +1,186 @@
+import { resolve } from "node:path";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { createAgent, type ReactAgent } from "langchain";
+import { clarificationMiddleware } from "./builtins/clarification.js";
+import { danglingToolCallMiddleware } from "./builtins/dangling-tool-call.js";
+import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "./builtins/error-handling.js";
+import { loopDetectionMiddleware } from "./builtins/loop-detection.js";
+import { summarizationMiddleware } from "./builtins/summarization.js";
+import { threadDataMiddleware } from "./builtins/thread-data.js";
+import { titleMiddleware } from "./builtins/title.js";
+import { todoMiddleware } from "./builtins/todo.js";
+import { tokenUsageMiddleware } from "./builtins/token-usage.js";
+import { uploadsMiddleware } from "./builtins/uploads.js";
+import { viewImageMiddleware } from "./builtins/view-image.js";
+import { AntlerError, ErrorCodes } from "./errors.js";
+import { type BuiltinMiddlewareName, composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
+import { type CompiledPipeline, compilePipeline } from "./pipeline/fuse.js";
+import type { MiddlewareEntry, MiddlewarePlacement, MiddlewareSpec } from "./pipeline/types.js";
+import type { AntlerTool } from "./tools.js";
+
+/** The default chain's switches for `createAntlerAgent`: `true` = built-in, `false` = off, a spec = replacement. */
+export interface AgentFeatures {
+  threadData?: boolean | MiddlewareSpec;
+  uploads?: boolean | MiddlewareSpec;
+  danglingToolCall?: boolean | MiddlewareSpec;
+  llmErrorHandling?: boolean | MiddlewareSpec;
+  toolErrorHandling?: boolean | MiddlewareSpec;
+  summarization?: boolean | MiddlewareSpec;
+  todo?: boolean | MiddlewareSpec;
+  title?: boolean | MiddlewareSpec;
+  viewImage?: boolean | MiddlewareSpec;
+  loopDetection?: boolean | MiddlewareSpec;
+  tokenUsage?: boolean | MiddlewareSpec;
+  clarification?: boolean | MiddlewareSpec;
+}
+
+const FEATURE_OF: Record<keyof AgentFeatures, BuiltinMiddlewareName> = {
+  threadData: "ThreadData",
+  uploads: "Uploads",
+  danglingToolCall: "DanglingToolCall",
+  llmErrorHandling: "LLMErrorHandling",
+  toolErrorHandling: "ToolErrorHandling",
+  summarization: "Summarization",
+  todo: "Todo",
+  title: "Title",
+  viewImage: "ViewImage",
+  loopDetection: "LoopDetection",
+  tokenUsage: "TokenUsage",
+  clarification: "Clarification",
+};
+
+/** On unless switched off; summarization, todo, title and view-image are opt-in (they cost model calls or need a vision model). */
+const DEFAULT_ON: ReadonlySet<keyof AgentFeatures> = new Set([
+  "threadData",
+  "uploads",
+  "danglingToolCall",
+  "llmErrorHandling",
+  "toolErrorHandling",
+  "loopDetection",
+  "tokenUsage",
+  "clarification",
+]);
+
+export interface ExtraMiddleware {
+  spec: MiddlewareSpec;
+  placement?: MiddlewarePlacement;
+  /** Namespace for the middleware's name (`<plugin>/<name>`). Default "app". */
+  plugin?: string;
+}
+
+export interface CreateAntlerAgentOptions {
+  model: BaseChatModel;
+  tools?: readonly AntlerTool[];
+  systemPrompt?: string;
+  /** Switch default-chain middlewares on or off, or replace one with your own spec. */
+  features?: AgentFeatures;
+  /** More middleware, placed by `before`/`after`/`stage` (default stage: normal, just before Clarification). */
+  extraMiddleware?: ReadonlyArray<MiddlewareSpec | ExtraMiddleware>;
+  /** Full takeover: exactly this chain, in this order. Cannot be combined with `features` or `extraMiddleware`. */
+  middleware?: readonly MiddlewareSpec[];
+  checkpointer?: BaseCheckpointSaver;
+  /** Data folder for thread user-data (ThreadData, Uploads, ViewImage). Default `./.antler`. */
+  baseDir?: string;
+  /** LangGraph recursion limit; the default of 25 is far too low for real agents. Default 1000. */
+  recursionLimit?: number;
+  name?: string;
+}
+
+export interface AntlerAgent {
+  /** The LangChain agent, with the recursion limit applied. */
+  readonly agent: ReactAgent;
+  readonly pipeline: CompiledPipeline;
+}
+
+/** The built-in spec for a default-chain name, built with the given options. */
+export function builtinMiddleware(name: BuiltinMiddlewareName, options: { baseDir: string; model?: BaseChatModel }): MiddlewareSpec {
+  switch (name) {
+    case "ThreadData":
+      return threadDataMiddleware({ baseDir: options.baseDir });
+    case "Uploads":
+      return uploadsMiddleware({ baseDir: options.baseDir });
+    case "DanglingToolCall":
+      return danglingToolCallMiddleware();
+    case "LLMErrorHandling":
+      return llmErrorHandlingMiddleware();
+    case "ToolErrorHandling":
+      return toolErrorHandlingMiddleware();
+    case "Summarization":
+      return summarizationMiddleware({ model: options.model });
+    case "Todo":
+      return todoMiddleware();
+    case "Title":
+      return titleMiddleware({ model: options.model });
+    case "ViewImage":
+      return viewImageMiddleware({ baseDir: options.baseDir });
+    case "LoopDetection":
+      return loopDetectionMiddleware();
+    case "TokenUsage":
+      return tokenUsageMiddleware();
+    case "Clarification":
+      return clarificationMiddleware();
+  }
+}
+
+export function builtinEntry(name: BuiltinMiddlewareName, spec: MiddlewareSpec, plugin = "@antler/kernel"): MiddlewareEntry {
+  return { name, plugin, placement: {}, spec };
+}
+
+/**
+ * Builds an agent in code, with Antler's middleware pipeline around LangChain's `createAgent`, and without a
+ * config file or kernel. The reference for distributions that compose Antler themselves.
+ */
+export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgent {
+  const baseDir = resolve(options.baseDir ?? ".antler");
+  let chain: MiddlewareEntry[];
+  if (options.middleware) {
+    if (options.features || options.extraMiddleware) {
+      throw new AntlerError(
+        ErrorCodes.PIPELINE_INVALID,
+        "`middleware` takes over the whole chain and cannot be combined with `features` or `extraMiddleware`",
+        {
+          where: "createAntlerAgent",
+          hint: "Either list every middleware in `middleware`, or use `features` + `extraMiddleware`.",
+        },
+      );
+    }
+    chain = options.middleware.map((spec) => ({ name: spec.name, plugin: "app", placement: {}, spec }));
+    const seen = new Set<string>();
+    for (const e of chain) {
+      if (seen.has(e.name))
+        throw new AntlerError(ErrorCodes.PIPELINE_INVALID, `middleware "${e.name}" appears twice in \`middleware\``, {
+          where: "createAntlerAgent",
+        });
+      seen.add(e.name);
+    }
+  } else {
+    const features = options.features ?? {};
+    const builtins: MiddlewareEntry[] = [];
+    for (const name of DEFAULT_CHAIN) {
+      const key = (Object.keys(FEATURE_OF) as Array<keyof AgentFeatures>).find((k) => FEATURE_OF[k] === name) as keyof AgentFeatures;
+      const setting = features[key] ?? DEFAULT_ON.has(key);
+      if (setting === false) continue;
+      const spec = setting === true ? builtinMiddleware(name, { baseDir, model: options.model }) : setting;
+      builtins.push(builtinEntry(name, spec));
+    }
+    const extras = (options.extraMiddleware ?? []).map((item): MiddlewareEntry => {
+      const extra: ExtraMiddleware = "spec" in item ? item : { spec: item };
+      const plugin = extra.plugin ?? "app";
+      return { name: `${plugin}/${extra.spec.name}`, plugin, placement: extra.placement ?? {}, spec: extra.spec };
+    });
+    chain = composeChain(builtins, extras);
+  }
+  const pipeline = compilePipeline(chain);
+  const toolNames = new Set((options.tools ?? []).map((t) => t.name));
+  const tools = [...(options.tools ?? []), ...pipeline.tools.filter((t) => !toolNames.has(t.name))];
+  const agent = createAgent({
+    model: options.model,
+    tools,
+    middleware: pipeline.middleware,
+    ...(options.systemPrompt ? { systemPrompt: options.systemPrompt } : {}),
+    ...(options.checkpointer ? { checkpointer: options.checkpointer } : {}),
+    ...(options.name ? { name: options.name } : {}),
+  } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
+  return { agent: agent.withConfig({ recursionLimit: options.recursionLimit ?? 1000 }) as ReactAgent, pipeline };
+}

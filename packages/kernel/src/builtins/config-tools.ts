@@ -1,0 +1,73 @@
+import { isStructuredTool } from "@langchain/core/tools";
+import { AntlerError, ErrorCodes } from "../errors.js";
+import { importConfiguredModule } from "../loader.js";
+import { type AntlerPlugin, definePlugin } from "../plugin.js";
+import type { AntlerTool, ToolEntry } from "../tools.js";
+import { KERNEL_VERSION } from "../version.js";
+
+const PLUGIN = "@antler/kernel/config-tools";
+
+/**
+ * Tools listed under `tools:` in config.yaml: `use: "<package or ./path>:<export>"` names a LangChain tool, or a
+ * factory `(options) => tool` called with the entry's `options`. Modules load on the first tool assembly
+ * (never during setup), once. The entry's `group` feeds `getAvailableTools({ groups })`.
+ */
+export function configToolsPlugin(): AntlerPlugin {
+  return definePlugin({
+    name: PLUGIN,
+    version: KERNEL_VERSION,
+    kernel: `^${KERNEL_VERSION}`,
+    description: "Tools declared under `tools:` in config.yaml.",
+    setup(ctx) {
+      const entries = ctx.kernelConfig.tools;
+      if (entries.length === 0) return;
+      let loaded: Promise<Array<{ tool: AntlerTool; group: string | undefined }>> | undefined;
+      const load = async () => {
+        const out: Array<{ tool: AntlerTool; group: string | undefined }> = [];
+        for (const [i, entry] of entries.entries()) {
+          const where = `tools[${i}].use`;
+          const cut = entry.use.lastIndexOf(":");
+          if (cut <= 0 || cut === entry.use.length - 1) {
+            throw new AntlerError(ErrorCodes.CONFIG_INVALID, `"${entry.use}" does not name an export`, {
+              where,
+              hint: 'Write "<package or ./path>:<export>", e.g. "./tools/search.js:webSearch".',
+            });
+          }
+          const mod = await importConfiguredModule(entry.use.slice(0, cut), ctx.paths.configDir, where);
+          const exported = mod[entry.use.slice(cut + 1)];
+          const candidate: unknown = isStructuredTool(exported as never)
+            ? exported
+            : typeof exported === "function"
+              ? await (exported as (o: unknown) => unknown)(entry.options ?? {})
+              : undefined;
+          if (!isStructuredTool(candidate as never)) {
+            throw new AntlerError(ErrorCodes.TOOL_INVALID, `"${entry.use}" is not a tool or a factory that returns one`, {
+              where,
+              hint: "Export a LangChain tool (tool(...) or defineTool(...)), or a function (options) => tool.",
+            });
+          }
+          const tool = candidate as AntlerTool;
+          if (tool.name !== entry.name) {
+            ctx.logger.warn(
+              { configured: entry.name, actual: tool.name },
+              `tools[${i}] is named "${entry.name}" but the tool calls itself "${tool.name}"; using "${tool.name}"`,
+            );
+          }
+          out.push({ tool, group: entry.group });
+        }
+        return out;
+      };
+      ctx.hooks.assembleTools.tap(
+        async (tools) => {
+          loaded ??= load();
+          const resolved = await loaded.catch((err: unknown) => {
+            loaded = undefined; // a fixed file can load on the next assembly
+            throw err;
+          });
+          return [...tools, ...resolved.map((r): ToolEntry => ({ tool: r.tool, plugin: PLUGIN, source: "config", group: r.group }))];
+        },
+        { stage: "first" },
+      );
+    },
+  }) as AntlerPlugin;
+}

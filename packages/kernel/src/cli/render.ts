@@ -1,0 +1,110 @@
+import type { StreamEvent } from "../client/events.js";
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+export interface TurnSummary {
+  text: string;
+  artifacts: string[];
+  traceId: string | undefined;
+  threadId: string | undefined;
+  toolCalls: number;
+  toolErrors: number;
+}
+
+/**
+ * Renders one streamed turn for a terminal: text as it arrives, each tool call with a spinner while it runs
+ * and its outcome when it returns, and the presented files at the end. Without a TTY it prints plain lines.
+ */
+export class TurnRenderer {
+  private readonly pending = new Map<string, { name: string; line: string }>();
+  private spinnerTimer: NodeJS.Timeout | undefined;
+  private frame = 0;
+  private atLineStart = true;
+  private readonly summary: TurnSummary = { text: "", artifacts: [], traceId: undefined, threadId: undefined, toolCalls: 0, toolErrors: 0 };
+
+  constructor(
+    private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
+    private readonly options: { tty?: boolean } = {},
+  ) {}
+
+  private get tty(): boolean {
+    return this.options.tty ?? this.out.isTTY === true;
+  }
+
+  handle(event: StreamEvent): void {
+    if (event.type === "messages-tuple") {
+      const d = event.data;
+      if (d.type === "ai" && "tool_calls" in d) {
+        for (const call of d.tool_calls) this.startTool(call.id, call.name, call.args);
+      } else if (d.type === "ai") {
+        this.clearSpinnerLine();
+        this.out.write(d.content);
+        this.summary.text += d.content;
+        this.atLineStart = d.content.endsWith("\n");
+      } else if (d.type === "tool") {
+        this.finishTool(d.tool_call_id, d.name, d.status, d.content);
+      }
+    } else if (event.type === "values") {
+      this.summary.artifacts = event.data.artifacts;
+    } else if (event.type === "end") {
+      this.summary.traceId = event.data.trace_id;
+      this.summary.threadId = event.data.thread_id;
+    }
+  }
+
+  private newline(): void {
+    if (!this.atLineStart) this.out.write("\n");
+    this.atLineStart = true;
+  }
+
+  private startTool(id: string, name: string, args: Record<string, unknown>): void {
+    this.newline();
+    const shownArgs = JSON.stringify(args);
+    const line = `${name}(${shownArgs.length > 80 ? `${shownArgs.slice(0, 77)}...` : shownArgs})`;
+    this.pending.set(id, { name, line });
+    this.summary.toolCalls += 1;
+    if (!this.tty) {
+      this.out.write(`→ ${line}\n`);
+      return;
+    }
+    this.renderSpinner();
+    this.spinnerTimer ??= setInterval(() => this.renderSpinner(), 80);
+    this.spinnerTimer.unref?.();
+  }
+
+  private renderSpinner(): void {
+    const running = [...this.pending.values()];
+    if (running.length === 0) return;
+    this.frame = (this.frame + 1) % SPINNER.length;
+    this.out.write(`\r\x1b[2K${SPINNER[this.frame]} ${running.map((r) => r.name).join(", ")}`);
+  }
+
+  private clearSpinnerLine(): void {
+    if (this.tty && this.pending.size > 0) this.out.write("\r\x1b[2K");
+  }
+
+  private finishTool(id: string, name: string | undefined, status: "success" | "error", content: string): void {
+    const call = this.pending.get(id);
+    this.pending.delete(id);
+    if (status === "error") this.summary.toolErrors += 1;
+    const mark = status === "error" ? "✗" : "✓";
+    const detail = status === "error" ? `: ${content.split("\n")[0]?.slice(0, 160)}` : "";
+    this.clearSpinnerLine();
+    this.out.write(`${mark} ${call?.line ?? name ?? id}${detail}\n`);
+    this.atLineStart = true;
+    if (this.pending.size === 0 && this.spinnerTimer) {
+      clearInterval(this.spinnerTimer);
+      this.spinnerTimer = undefined;
+    } else if (this.tty) {
+      this.renderSpinner();
+    }
+  }
+
+  finish(): TurnSummary {
+    if (this.spinnerTimer) clearInterval(this.spinnerTimer);
+    this.spinnerTimer = undefined;
+    this.clearSpinnerLine();
+    this.newline();
+    return this.summary;
+  }
+}

@@ -1,0 +1,308 @@
+import { randomUUID } from "node:crypto";
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { ReactAgent } from "langchain";
+import { AntlerError, ErrorCodes } from "../errors.js";
+import { type CreateKernelOptions, createKernel, type Kernel } from "../kernel.js";
+import type { ModelInfo } from "../models.js";
+import { assertSafeId, DEFAULT_USER_ID, threadPaths } from "../paths.js";
+import { type Principal, sanitizeRunContext } from "../run-context.js";
+import { type Artifact, readArtifact } from "../storage/artifacts.js";
+import { type Checkpointer, createCheckpointer } from "../storage/checkpointer.js";
+import { type AntlerDatabase, createDatabase } from "../storage/database.js";
+import { createThreadStore, type ThreadRecord, type ThreadStore } from "../storage/threads.js";
+import { saveUpload, type UploadRecord } from "../storage/uploads.js";
+import { ensureTraceContext } from "../trace.js";
+import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage } from "./events.js";
+import { buildLeadAgent } from "./lead-agent.js";
+
+export interface AntlerClientOptions {
+  /** A booted kernel. The client starts it if it is not started yet. */
+  kernel: Kernel;
+  /** Use this checkpointer instead of the one `storage:` in config describes. */
+  checkpointer?: BaseCheckpointSaver;
+  /** The effective user when a call names none. Default "default". */
+  userId?: string;
+  /** Close the kernel when the client closes. */
+  ownsKernel?: boolean;
+}
+
+export interface RunCallOptions {
+  /** Omitted: a new thread. */
+  threadId?: string;
+  userId?: string;
+  /** A `models:` name; default `default_model` or the first model. */
+  model?: string;
+  /** Caller context. Server-owned keys (trace id, non_interactive, sandbox ids) are dropped unless the principal is internal. */
+  context?: Record<string, unknown>;
+  /** Who is calling. Default: the user; only in-process callers such as the scheduler may be `INTERNAL_PRINCIPAL`. */
+  principal?: Principal;
+  /** A trace id carried in from outside (a header); unusable ids are replaced. */
+  traceId?: string;
+  signal?: AbortSignal;
+}
+
+export interface ThreadDetails extends ThreadRecord {
+  messages: SerializedMessage[];
+  artifacts: string[];
+  summary_text: string | null;
+  todos: unknown[] | null;
+}
+
+/** In-process twin of the HTTP gateway: the same runs, threads, uploads and artifacts, without HTTP. */
+export class AntlerClient {
+  readonly kernel: Kernel;
+  private readonly defaultUser: string;
+  private readonly ownsKernel: boolean;
+  private readonly givenCheckpointer: BaseCheckpointSaver | undefined;
+  private storage:
+    | Promise<{ checkpointer: Checkpointer | null; saver: BaseCheckpointSaver; database: AntlerDatabase; threads: ThreadStore }>
+    | undefined;
+  private readonly agents = new Map<string, Promise<ReactAgent>>();
+  private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
+
+  constructor(options: AntlerClientOptions) {
+    this.kernel = options.kernel;
+    this.defaultUser = assertSafeId("user", options.userId ?? DEFAULT_USER_ID);
+    this.ownsKernel = options.ownsKernel ?? false;
+    this.givenCheckpointer = options.checkpointer;
+  }
+
+  /** Boots and starts a kernel from config (file, text or object) and wraps it; `close()` closes both. */
+  static async create(options: CreateKernelOptions & { userId?: string; checkpointer?: BaseCheckpointSaver } = {}): Promise<AntlerClient> {
+    const kernel = await createKernel(options);
+    await kernel.start();
+    return new AntlerClient({ kernel, ownsKernel: true, userId: options.userId, checkpointer: options.checkpointer });
+  }
+
+  private openStorage() {
+    this.storage ??= (async () => {
+      const { storage } = this.kernel.config;
+      const baseDir = this.kernel.paths.baseDir;
+      const checkpointer = this.givenCheckpointer ? null : await createCheckpointer(storage, { baseDir, logger: this.kernel.logger });
+      const database = await createDatabase(storage, { baseDir, logger: this.kernel.logger });
+      return {
+        checkpointer,
+        saver: this.givenCheckpointer ?? (checkpointer as Checkpointer).saver,
+        database,
+        threads: createThreadStore(database),
+      };
+    })();
+    return this.storage;
+  }
+
+  /** Drops every cached agent; the next run rebuilds (after memory, skill or MCP config changes). */
+  resetAgent(): void {
+    this.agents.clear();
+  }
+
+  listModels(): ModelInfo[] {
+    return this.kernel.listModels();
+  }
+
+  /** Runs one turn and returns the final AI text. */
+  async chat(message: string, options: RunCallOptions = {}): Promise<string> {
+    let text = "";
+    for await (const event of this.stream(message, options)) {
+      if (event.type === "values") text = lastAiText(event.data.messages, text);
+    }
+    return text;
+  }
+
+  /**
+   * Runs one turn and yields `values`, `messages-tuple`, `custom` and `end` events. The trace scope is bound
+   * around each step of the underlying stream, never across a `yield`, so the consumer's code between events
+   * runs in its own context.
+   */
+  async *stream(message: string, options: RunCallOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
+    const modelName = this.kernel.modelConfig(options.model).name;
+    const { saver, threads } = await this.openStorage();
+    if (this.kernel.status === "booted") await this.kernel.start();
+    const run = await ensureTraceContext(options.traceId, () =>
+      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: options.traceId }),
+    );
+    const { traceId, runId } = run.context;
+    const bind = <T>(fn: () => T): T => ensureTraceContext(traceId, fn);
+    let outcome: "success" | "error" | "cancelled" = "cancelled";
+    let failure: unknown;
+    let iterator: AsyncIterator<unknown> | undefined;
+    try {
+      const principal = options.principal ?? { kind: "user" as const, userId };
+      const { context } = sanitizeRunContext(options.context, {
+        principal,
+        traceId,
+        server: { thread_id: threadId, user_id: userId, model_name: modelName },
+      });
+      const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
+      // Checkpoints are keyed per user, so two users' thread ids can never meet.
+      const configurable = { thread_id: checkpointThreadId(userId, threadId) };
+      const before = await (agent as unknown as { getState(c: unknown): Promise<{ values: unknown }> })
+        .getState({ configurable })
+        .catch(() => undefined);
+      const existing = ((before?.values as { messages?: Array<{ id?: string }> } | undefined)?.messages ?? [])
+        .map((m) => m.id)
+        .filter((id): id is string => !!id);
+      await threads.touch(userId, threadId);
+      const translator = new StreamTranslator(existing);
+      const stream = await bind(() =>
+        agent.stream(
+          { messages: [new HumanMessage(message)] } as never,
+          {
+            configurable,
+            context,
+            streamMode: ["values", "messages", "custom"],
+            recursionLimit: this.kernel.config.recursion_limit,
+            signal: run.context.signal,
+            metadata: { antler_trace_id: traceId, run_id: runId, user_id: userId },
+          } as never,
+        ),
+      );
+      iterator = (stream as unknown as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+      for (;;) {
+        const step = await bind(() => Promise.race([(iterator as AsyncIterator<unknown>).next(), run.cancelled]));
+        if (step.done) break;
+        const [mode, data] = step.value as [string, unknown];
+        for (const event of translator.translate(mode, data)) yield event;
+      }
+      const values = translator.finalValues;
+      if (values?.title) await threads.touch(userId, threadId, { title: values.title });
+      outcome = "success";
+      yield {
+        type: "end",
+        data: { thread_id: threadId, run_id: runId, trace_id: traceId, usage: translator.usage, stop_reason: values?.stop_reason ?? null },
+      };
+    } catch (err) {
+      outcome = run.context.signal.aborted ? "cancelled" : "error";
+      failure = err;
+      throw err;
+    } finally {
+      // Reached on success, on error, and when the consumer stops iterating early (a cancel).
+      if (outcome === "cancelled") run.abort("stream closed");
+      const open = iterator;
+      if (open?.return) {
+        await bind(async () => {
+          await open.return?.();
+        }).catch(() => undefined);
+      }
+      await run.end(outcome, failure);
+    }
+  }
+
+  private async agentFor(
+    userId: string,
+    modelName: string,
+    context: Record<string, unknown>,
+    saver: BaseCheckpointSaver,
+  ): Promise<ReactAgent> {
+    const modelConfig = this.kernel.modelConfig(modelName);
+    const info = this.kernel.listModels().find((m) => m.name === modelName);
+    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: this.kernel.config.subagents.enabled });
+    // What changes the built agent: who (prompts and files are per user), the model, the tool set, and the
+    // run flags that switch middleware or tools on and off.
+    const key = JSON.stringify([
+      userId,
+      modelConfig.name,
+      tools.map((t) => t.name),
+      context.non_interactive === true,
+      context.is_bootstrap === true,
+      context.agent_name ?? null,
+      context.plan_mode ?? null,
+    ]);
+    let agent = this.agents.get(key);
+    if (!agent) {
+      agent = (async () => {
+        let model = this.models.get(modelName);
+        if (!model) {
+          model = this.kernel.createModel(modelName);
+          this.models.set(modelName, model);
+        }
+        const built = await buildLeadAgent({
+          kernel: this.kernel,
+          model: await model,
+          modelName,
+          modelInfo: info,
+          checkpointer: saver,
+          context,
+          tools,
+        });
+        return built.agent;
+      })();
+      agent.catch(() => {
+        this.agents.delete(key);
+        this.models.delete(modelName);
+      });
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  async listThreads(options: { limit?: number; offset?: number; userId?: string } = {}): Promise<ThreadRecord[]> {
+    const { threads } = await this.openStorage();
+    return threads.list(assertSafeId("user", options.userId ?? this.defaultUser), options);
+  }
+
+  /** A thread's record and current state; another user's thread is THREAD_NOT_FOUND. */
+  async getThread(threadId: string, options: { userId?: string } = {}): Promise<ThreadDetails> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, saver } = await this.openStorage();
+    const record = await threads.require(userId, assertSafeId("thread", threadId));
+    const tuple = await saver.getTuple({ configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } });
+    const values = (tuple?.checkpoint.channel_values ?? {}) as Record<string, unknown>;
+    const messages = (values.messages as Parameters<typeof serializeMessage>[0][] | undefined) ?? [];
+    return {
+      ...record,
+      messages: messages.map(serializeMessage),
+      artifacts: (values.artifacts as string[] | undefined) ?? [],
+      summary_text: (values.summary_text as string | null | undefined) ?? null,
+      todos: (values.todos as unknown[] | undefined) ?? null,
+    };
+  }
+
+  /** Copies a local file into the thread's uploads; directories are rejected before anything is copied. */
+  async uploadFile(threadId: string, localPath: string, options: { userId?: string } = {}): Promise<UploadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    const paths = threadPaths(this.kernel.paths.baseDir, userId, assertSafeId("thread", threadId));
+    const record = await saveUpload(paths, localPath, {
+      maxBytes: this.kernel.config.uploads.max_file_bytes,
+      maxFiles: this.kernel.config.uploads.max_files,
+    });
+    await threads.touch(userId, threadId);
+    return record;
+  }
+
+  /** A file the agent produced (bytes and MIME type), by its virtual path; only for the thread's owner. */
+  async getArtifact(threadId: string, virtualPath: string, options: { userId?: string } = {}): Promise<Artifact> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    if (!(await threads.get(userId, assertSafeId("thread", threadId)))) {
+      throw new AntlerError(ErrorCodes.ARTIFACT_NOT_FOUND, `no artifact ${virtualPath} in thread ${threadId}`, {
+        hint: "Check the thread id and the path.",
+      });
+    }
+    return readArtifact(threadPaths(this.kernel.paths.baseDir, userId, threadId), virtualPath);
+  }
+
+  async close(): Promise<void> {
+    this.agents.clear();
+    const storage = await this.storage?.catch(() => undefined);
+    this.storage = undefined;
+    await storage?.checkpointer?.close();
+    await storage?.database.close();
+    if (this.ownsKernel) await this.kernel.close();
+  }
+}
+
+export function checkpointThreadId(userId: string, threadId: string): string {
+  return `${userId}/${threadId}`;
+}
+
+function lastAiText(messages: readonly SerializedMessage[], fallback: string): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.type === "ai") return m.content;
+  }
+  return fallback;
+}

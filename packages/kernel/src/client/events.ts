@@ -1,0 +1,245 @@
+import { AIMessage, AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+
+/** Token usage, summed once per AI message id. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export interface SerializedToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface SerializedMessage {
+  type: "human" | "ai" | "tool" | "system";
+  id: string | undefined;
+  content: string;
+  tool_calls?: SerializedToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  status?: "success" | "error";
+  /** A tool's native artifact, kept when present (e.g. `human_input` of ask_clarification). */
+  artifact?: unknown;
+  additional_kwargs?: Record<string, unknown>;
+}
+
+/** A state snapshot. `summary_text` is always present (null when there is none). */
+export interface ValuesEvent {
+  type: "values";
+  data: {
+    title: string | null;
+    messages: SerializedMessage[];
+    artifacts: string[];
+    summary_text: string | null;
+    todos: unknown[] | null;
+    stop_reason: string | null;
+  };
+}
+
+/** One streamed piece of a message: an AI text delta, an AI message's tool calls (once), or a tool result (once). */
+export interface MessagesTupleEvent {
+  type: "messages-tuple";
+  data:
+    | { type: "ai"; id: string; content: string }
+    | { type: "ai"; id: string; content: ""; tool_calls: SerializedToolCall[] }
+    | {
+        type: "tool";
+        id: string | undefined;
+        tool_call_id: string;
+        name: string | undefined;
+        content: string;
+        status: "success" | "error";
+        artifact?: unknown;
+      };
+}
+
+export interface CustomEvent {
+  type: "custom";
+  data: Record<string, unknown>;
+}
+
+export interface EndEvent {
+  type: "end";
+  data: { thread_id: string; run_id: string; trace_id: string; usage: Usage; stop_reason: string | null };
+}
+
+export type StreamEvent = ValuesEvent | MessagesTupleEvent | CustomEvent | EndEvent;
+
+export function messageText(content: BaseMessage["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block) => {
+      if (typeof block === "string") return block;
+      const b = block as { type?: string; text?: unknown };
+      return b.type === "text" && typeof b.text === "string" ? b.text : "";
+    })
+    .join("");
+}
+
+export function serializeMessage(message: BaseMessage): SerializedMessage {
+  const type = message.getType() as string;
+  const out: SerializedMessage = {
+    type: (type === "human" || type === "ai" || type === "tool" || type === "system" ? type : "system") as SerializedMessage["type"],
+    id: message.id,
+    content: messageText(message.content),
+  };
+  if (AIMessage.isInstance(message) && message.tool_calls?.length) {
+    out.tool_calls = message.tool_calls.map((c) => ({ id: c.id ?? "", name: c.name, args: c.args }));
+  }
+  if (ToolMessage.isInstance(message)) {
+    out.tool_call_id = message.tool_call_id;
+    out.name = message.name;
+    out.status = message.status === "error" ? "error" : "success";
+    if (message.artifact !== undefined && message.artifact !== null) out.artifact = message.artifact;
+  }
+  if (message.additional_kwargs && Object.keys(message.additional_kwargs).length > 0)
+    out.additional_kwargs = { ...message.additional_kwargs };
+  return out;
+}
+
+interface ChunkMetadata {
+  langgraph_node?: string;
+  tags?: string[];
+}
+
+/**
+ * Turns LangGraph's `["values", "messages", "custom"]` stream into Antler's StreamEvents with the seed's
+ * semantics: AI text as deltas per message id; each tool call and each tool result exactly once; every
+ * `values` carries `summary_text`; usage summed once per AI message id, only for messages of this run.
+ */
+export class StreamTranslator {
+  private readonly emittedToolCalls = new Set<string>();
+  private readonly emittedToolResults = new Set<string>();
+  private readonly streamedText = new Map<string, string>();
+  private readonly usageById = new Map<string, Usage>();
+  private readonly preexisting: Set<string>;
+  private lastValues: ValuesEvent["data"] | undefined;
+
+  constructor(existingMessageIds: Iterable<string> = []) {
+    this.preexisting = new Set(existingMessageIds);
+  }
+
+  translate(mode: string, data: unknown): StreamEvent[] {
+    if (mode === "messages") return this.fromMessages(data as [BaseMessage, ChunkMetadata]);
+    if (mode === "values") return this.fromValues(data as Record<string, unknown>);
+    if (mode === "custom")
+      return [{ type: "custom", data: (data && typeof data === "object" ? data : { value: data }) as Record<string, unknown> }];
+    return [];
+  }
+
+  private fromMessages([message, metadata]: [BaseMessage, ChunkMetadata]): StreamEvent[] {
+    // Model calls made by middleware (titles, summaries) are tagged nostream by LangGraph convention, and only
+    // the agent's model and tool nodes speak to the user.
+    if (metadata?.tags?.includes("nostream")) return [];
+    const node = metadata?.langgraph_node;
+    if (node !== undefined && node !== "model_request" && node !== "tools") return [];
+    const out: StreamEvent[] = [];
+    if (AIMessageChunk.isInstance(message) || AIMessage.isInstance(message)) {
+      const id = message.id;
+      if (!id) return [];
+      const text = messageText(message.content);
+      if (text) {
+        this.streamedText.set(id, (this.streamedText.get(id) ?? "") + text);
+        out.push({ type: "messages-tuple", data: { type: "ai", id, content: text } });
+      }
+      this.noteUsage(message);
+    } else if (ToolMessage.isInstance(message)) {
+      out.push(...this.toolResult(message));
+    }
+    return out;
+  }
+
+  private fromValues(state: Record<string, unknown>): StreamEvent[] {
+    const messages = (state.messages as BaseMessage[] | undefined) ?? [];
+    const out: StreamEvent[] = [];
+    for (const m of messages) {
+      if (m.id && this.preexisting.has(m.id)) continue;
+      if (AIMessage.isInstance(m)) {
+        this.noteUsage(m);
+        const calls = (m.tool_calls ?? []).filter((c) => c.id && !this.emittedToolCalls.has(c.id));
+        if (calls.length > 0 && m.id) {
+          for (const c of calls) this.emittedToolCalls.add(c.id as string);
+          out.push({
+            type: "messages-tuple",
+            data: { type: "ai", id: m.id, content: "", tool_calls: calls.map((c) => ({ id: c.id as string, name: c.name, args: c.args })) },
+          });
+        }
+        // A model that did not stream (or whose chunks were filtered) still gets its text out, once.
+        const text = messageText(m.content);
+        if (m.id && text && !this.streamedText.has(m.id)) {
+          this.streamedText.set(m.id, text);
+          out.push({ type: "messages-tuple", data: { type: "ai", id: m.id, content: text } });
+        }
+      } else if (ToolMessage.isInstance(m)) {
+        out.push(...this.toolResult(m));
+      }
+    }
+    const values: ValuesEvent["data"] = {
+      title: (state.title as string | undefined) ?? null,
+      messages: messages.map(serializeMessage),
+      artifacts: (state.artifacts as string[] | undefined) ?? [],
+      summary_text: (state.summary_text as string | null | undefined) ?? null,
+      todos: (state.todos as unknown[] | undefined) ?? null,
+      stop_reason: (state.stop_reason as string | null | undefined) ?? null,
+    };
+    this.lastValues = values;
+    out.push({ type: "values", data: values });
+    return out;
+  }
+
+  private toolResult(message: ToolMessage): StreamEvent[] {
+    const key = message.tool_call_id || message.id;
+    if (!key || this.emittedToolResults.has(key)) return [];
+    if (message.id && this.preexisting.has(message.id)) return [];
+    this.emittedToolResults.add(key);
+    const data: MessagesTupleEvent["data"] = {
+      type: "tool",
+      id: message.id,
+      tool_call_id: message.tool_call_id,
+      name: message.name,
+      content: messageText(message.content),
+      status: message.status === "error" ? "error" : "success",
+      ...(message.artifact !== undefined && message.artifact !== null ? { artifact: message.artifact } : {}),
+    };
+    return [{ type: "messages-tuple", data }];
+  }
+
+  private noteUsage(message: AIMessage | AIMessageChunk): void {
+    const u = message.usage_metadata;
+    if (!message.id || !u || this.preexisting.has(message.id)) return;
+    // Chunks and the final message both carry usage; the final figure per id wins, counted once.
+    this.usageById.set(message.id, {
+      input_tokens: u.input_tokens ?? 0,
+      output_tokens: u.output_tokens ?? 0,
+      total_tokens: u.total_tokens ?? (u.input_tokens ?? 0) + (u.output_tokens ?? 0),
+    });
+  }
+
+  get usage(): Usage {
+    const total: Usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+    for (const u of this.usageById.values()) {
+      total.input_tokens += u.input_tokens;
+      total.output_tokens += u.output_tokens;
+      total.total_tokens += u.total_tokens;
+    }
+    return total;
+  }
+
+  get finalValues(): ValuesEvent["data"] | undefined {
+    return this.lastValues;
+  }
+
+  /** The text of the last AI message of this run. */
+  get finalText(): string {
+    const messages = this.lastValues?.messages ?? [];
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (m?.type === "ai" && (!m.id || !this.preexisting.has(m.id))) return m.content;
+    }
+    return "";
+  }
+}

@@ -1,0 +1,34 @@
+import { dispatchCustomEvent } from "@langchain/core/callbacks/dispatch";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { getWriter } from "@langchain/langgraph";
+
+/** A custom stream event. Antler's own events always have a non-empty `type`. */
+export type CustomEventPayload = { type: string; [key: string]: unknown };
+
+/**
+ * Emits a custom event to everyone who listens. The LangGraph stream writer goes first and is authoritative
+ * (it feeds `stream()` consumers, the gateway and UIs); LangChain callbacks (`streamEvents` consumers) are
+ * second and best-effort, so a failing callback never breaks the stream. Payloads without a `type` go to the
+ * writer only. Call from inside a graph node or tool; outside a run it is a no-op.
+ */
+export async function emitCustomEvent(payload: CustomEventPayload | Record<string, unknown>, config?: RunnableConfig): Promise<void> {
+  const write = writerFrom(config);
+  write?.(payload);
+  const type = (payload as { type?: unknown }).type;
+  if (typeof type !== "string" || type.length === 0) return;
+  try {
+    await dispatchCustomEvent(type, payload, config);
+  } catch {
+    // No callback manager in scope, or a callback threw: the writer already delivered the event.
+  }
+}
+
+function writerFrom(config: RunnableConfig | undefined): ((chunk: unknown) => void) | undefined {
+  const fromConfig = (config as { writer?: (chunk: unknown) => void } | undefined)?.writer;
+  if (fromConfig) return fromConfig;
+  try {
+    return getWriter();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,109 @@
+import { realpathSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { AntlerError, ErrorCodes } from "./errors.js";
+
+/** The folders the agent sees, as virtual paths. Tools speak these; hosts map them to real folders. */
+export const VIRTUAL_ROOT = "/mnt/user-data";
+export const VIRTUAL_DIRS = {
+  workspace: `${VIRTUAL_ROOT}/workspace`,
+  uploads: `${VIRTUAL_ROOT}/uploads`,
+  outputs: `${VIRTUAL_ROOT}/outputs`,
+} as const;
+export type UserDataDir = keyof typeof VIRTUAL_DIRS;
+
+export const DEFAULT_USER_ID = "default";
+
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
+
+/** User and thread ids become folder names, so they must be plain, bounded and free of path syntax. */
+export function assertSafeId(kind: "user" | "thread", id: string): string {
+  if (typeof id !== "string" || !SAFE_ID.test(id) || id.includes("..")) {
+    throw new AntlerError(ErrorCodes.PATH_UNSAFE, `${kind} id ${JSON.stringify(id)} is not usable as a folder name`, {
+      hint: "Use 1–128 characters of letters, digits, '.', '_', '@' and '-', starting with a letter or digit.",
+    });
+  }
+  return id;
+}
+
+/** Host folders of one thread: `<base>/users/<user>/threads/<thread>/user-data/{workspace,uploads,outputs}`. */
+export interface ThreadPaths {
+  readonly userId: string;
+  readonly threadId: string;
+  readonly threadDir: string;
+  readonly userData: string;
+  readonly workspace: string;
+  readonly uploads: string;
+  readonly outputs: string;
+}
+
+export function threadPaths(baseDir: string, userId: string, threadId: string): ThreadPaths {
+  const threadDir = join(resolve(baseDir), "users", assertSafeId("user", userId), "threads", assertSafeId("thread", threadId));
+  const userData = join(threadDir, "user-data");
+  return Object.freeze({
+    userId,
+    threadId,
+    threadDir,
+    userData,
+    workspace: join(userData, "workspace"),
+    uploads: join(userData, "uploads"),
+    outputs: join(userData, "outputs"),
+  });
+}
+
+/** True when `child` is `parent` or inside it (string check; combine with realpath for symlinks). */
+export function isWithin(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/**
+ * Maps a virtual path under `/mnt/user-data/<dir>` to its host path for this thread. Refuses anything that
+ * is not under one of the allowed virtual folders, and anything whose real path (symlinks resolved) leaves it.
+ */
+export function resolveVirtualPath(
+  paths: ThreadPaths,
+  virtualPath: string,
+  allowed: readonly UserDataDir[] = ["workspace", "uploads", "outputs"],
+): string {
+  if (typeof virtualPath !== "string" || virtualPath.includes("\0")) {
+    throw new AntlerError(ErrorCodes.PATH_UNSAFE, "path contains a NUL byte", { where: JSON.stringify(virtualPath) });
+  }
+  const normalized = virtualPath.startsWith("/") ? resolve(virtualPath) : virtualPath;
+  for (const dir of allowed) {
+    const root = VIRTUAL_DIRS[dir];
+    if (normalized === root || normalized.startsWith(`${root}/`)) {
+      const hostRoot = paths[dir];
+      const host = resolve(hostRoot, `.${normalized.slice(root.length)}`);
+      if (!isWithin(hostRoot, host)) break;
+      let real = host;
+      try {
+        real = realpathSync(host);
+      } catch {
+        // not there yet (a file about to be written): the lexical check above is what applies
+      }
+      let realRoot = hostRoot;
+      try {
+        realRoot = realpathSync(hostRoot);
+      } catch {
+        // root not created yet
+      }
+      if (!isWithin(realRoot, real)) break;
+      return host;
+    }
+  }
+  const where = allowed.map((d) => VIRTUAL_DIRS[d]).join(", ");
+  throw new AntlerError(ErrorCodes.PATH_UNSAFE, `path ${JSON.stringify(virtualPath)} is outside ${where}`, {
+    hint: `Use a path under ${where}.`,
+  });
+}
+
+/** The virtual path of a host path inside this thread's user-data, or null if it is elsewhere. */
+export function toVirtualPath(paths: ThreadPaths, hostPath: string): string | null {
+  for (const dir of Object.keys(VIRTUAL_DIRS) as UserDataDir[]) {
+    if (isWithin(paths[dir], hostPath)) {
+      const rel = relative(paths[dir], hostPath).split(sep).join("/");
+      return rel ? `${VIRTUAL_DIRS[dir]}/${rel}` : VIRTUAL_DIRS[dir];
+    }
+  }
+  return null;
+}

@@ -1,0 +1,91 @@
+import { type Kysely, sql } from "kysely";
+import { AntlerError, ErrorCodes } from "../errors.js";
+import { describeCause } from "./backend.js";
+import type { AntlerDatabase } from "./database.js";
+
+/**
+ * One schema change. `name` is recorded in `antler_migrations` and must never change once shipped; prefix it
+ * with the feature that owns it (`threads/001-create`, `batch/001-items`) so features can add migrations
+ * independently. `up` receives a database bound to the migration's transaction: build DDL with `db.schema`
+ * (portable), and use `db.withTables<...>()` for typed data changes.
+ */
+export interface Migration {
+  readonly name: string;
+  up(db: Kysely<unknown>): Promise<void>;
+}
+
+export const MIGRATIONS_TABLE = "antler_migrations";
+
+// Namespaces Antler's advisory locks: pg_advisory_xact_lock(classid, objid) with objid = hash of the schema,
+// so migrations in different schemas of one database do not wait for each other.
+const MIGRATION_LOCK_CLASS = 0x616e_746d; // "antm"
+
+/**
+ * Applies, in list order, every migration whose name is not yet recorded, and returns the names it applied.
+ * Idempotent. The whole run is one transaction holding a lock, so two processes starting at once apply each
+ * migration exactly once: the second waits, then finds nothing to do. Names recorded by other features'
+ * lists are left alone, so each feature may call this with only its own migrations.
+ *
+ * The lock is the one unavoidable dialect fork: PostgreSQL takes a transaction-scoped advisory lock; SQLite
+ * uses BEGIN IMMEDIATE, which takes the database write lock up front (and waits `busy_timeout` for it).
+ */
+export async function runMigrations(database: AntlerDatabase, migrations: readonly Migration[]): Promise<string[]> {
+  const seen = new Set<string>();
+  for (const migration of migrations) {
+    if (!migration.name || seen.has(migration.name)) {
+      throw new AntlerError(ErrorCodes.KERNEL_START_FAILED, `migration name ${JSON.stringify(migration.name)} is empty or listed twice`, {
+        where: MIGRATIONS_TABLE,
+        hint: "Give every migration a unique, stable name such as `feature/001-what-it-does`.",
+      });
+    }
+    seen.add(migration.name);
+  }
+  return database.db.connection().execute(async (conn) => {
+    if (database.dialect === "postgres") {
+      await sql`begin`.execute(conn);
+      await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_CLASS)}, hashtext(coalesce(current_schema(), '')))`.execute(conn);
+    } else {
+      await sql`begin immediate`.execute(conn);
+    }
+    try {
+      await conn.schema
+        .createTable(MIGRATIONS_TABLE)
+        .ifNotExists()
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("applied_at", "text", (c) => c.notNull())
+        .execute();
+      const done = new Set((await conn.selectFrom(MIGRATIONS_TABLE).select("name").execute()).map((row) => row.name));
+      const applied: string[] = [];
+      for (const migration of migrations) {
+        if (done.has(migration.name)) continue;
+        try {
+          await migration.up(conn as unknown as Kysely<unknown>);
+        } catch (cause) {
+          throw new AntlerError(ErrorCodes.KERNEL_START_FAILED, `database migration ${migration.name} failed: ${describeCause(cause)}`, {
+            where: `${MIGRATIONS_TABLE}:${migration.name}`,
+            hint: "Nothing from this run was applied (it is one transaction). Fix the migration or the database, then start again.",
+            cause,
+          });
+        }
+        await conn.insertInto(MIGRATIONS_TABLE).values({ name: migration.name, applied_at: new Date().toISOString() }).execute();
+        applied.push(migration.name);
+      }
+      await sql`commit`.execute(conn);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** Names already recorded, oldest first. */
+export async function appliedMigrations(database: AntlerDatabase): Promise<string[]> {
+  const rows = await database.db
+    .selectFrom(MIGRATIONS_TABLE)
+    .select(["name", "applied_at"])
+    .orderBy("applied_at")
+    .orderBy("name")
+    .execute();
+  return rows.map((row) => row.name);
+}

@@ -1,0 +1,308 @@
+import diagnosticsChannel from "node:diagnostics_channel";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+import { createAgent, fakeModel } from "langchain";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { patchDanglingToolCalls } from "../src/builtins/dangling-tool-call.js";
+import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "../src/builtins/error-handling.js";
+import { loopDetectionMiddleware } from "../src/builtins/loop-detection.js";
+import { ensureTraceContext } from "../src/index.js";
+import { composeChain, DEFAULT_CHAIN } from "../src/pipeline/compose.js";
+import { compilePipeline, MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "../src/pipeline/fuse.js";
+import type { MiddlewareEntry, MiddlewareSpec } from "../src/pipeline/types.js";
+
+const builtin = (name: string, spec: Partial<MiddlewareSpec> = {}): MiddlewareEntry => ({
+  name,
+  plugin: "@antler/kernel",
+  placement: {},
+  spec: { name, ...spec },
+});
+const defaults = () => DEFAULT_CHAIN.map((n) => builtin(n));
+const plugin = (
+  name: string,
+  placement: MiddlewareEntry["placement"] = {},
+  spec: Partial<MiddlewareSpec> = {},
+  owner = "acme",
+): MiddlewareEntry => ({
+  name: `${owner}/${name}`,
+  plugin: owner,
+  placement,
+  spec: { name, ...spec },
+});
+
+function runAgent(chain: MiddlewareEntry[], model: ReturnType<typeof fakeModel>, tools: Parameters<typeof createAgent>[0]["tools"] = []) {
+  const compiled = compilePipeline(chain);
+  const agent = createAgent({
+    model,
+    tools: [...(tools ?? []), ...compiled.tools],
+    middleware: compiled.middleware,
+    checkpointer: new MemorySaver(),
+  });
+  type Result = { messages: BaseMessage[] } & Record<string, unknown>;
+  const invoke = (text: string, thread = "t1") =>
+    agent.invoke(
+      { messages: [new HumanMessage(text)] },
+      { configurable: { thread_id: thread }, recursionLimit: 100 },
+    ) as unknown as Promise<Result>;
+  const state = (thread = "t1") =>
+    (agent as unknown as { getState(c: unknown): Promise<{ values: Record<string, unknown> }> }).getState({
+      configurable: { thread_id: thread },
+    });
+  return { compiled, agent, invoke, state };
+}
+
+describe("composing the chain", () => {
+  it("places plugin middleware by stage: first is outermost, early after error handling, normal and late before Clarification", () => {
+    const chain = composeChain(defaults(), [
+      plugin("late-one", { stage: "late" }),
+      plugin("normal-one"),
+      plugin("early-one", { stage: "early" }),
+      plugin("first-one", { stage: "first" }),
+      plugin("early-two", { stage: "early" }),
+    ]);
+    const names = chain.map((e) => e.name);
+    expect(names[0]).toBe("acme/first-one");
+    expect(names.slice(names.indexOf("ToolErrorHandling") + 1, names.indexOf("ToolErrorHandling") + 3)).toEqual([
+      "acme/early-one",
+      "acme/early-two",
+    ]);
+    expect(names.slice(-3)).toEqual(["acme/normal-one", "acme/late-one", "Clarification"]);
+  });
+
+  it("places middleware before or after a named one, including another plugin's", () => {
+    const chain = composeChain(defaults(), [
+      plugin("b", { after: "acme/a" }),
+      plugin("a", { before: "Title" }),
+      plugin("c", { after: "Uploads" }),
+    ]);
+    const names = chain.map((e) => e.name);
+    expect(names.indexOf("acme/b")).toBe(names.indexOf("acme/a") + 1);
+    expect(names.indexOf("Title")).toBe(names.indexOf("acme/b") + 1);
+    expect(names.indexOf("acme/c")).toBe(names.indexOf("Uploads") + 1);
+  });
+
+  it("replaces a built-in only with override: true, at its position, and anchors still find it", () => {
+    expect(() => composeChain(defaults(), [plugin("my-title", { replace: "Title" })])).toThrow(/without override: true/);
+    const chain = composeChain(defaults(), [
+      plugin("my-title", { replace: "Title", override: true }),
+      plugin("after-title", { after: "Title" }),
+    ]);
+    const names = chain.map((e) => e.name);
+    expect(names).not.toContain("Title");
+    expect(names.indexOf("acme/my-title")).toBe(DEFAULT_CHAIN.indexOf("Title"));
+    expect(names.indexOf("acme/after-title")).toBe(names.indexOf("acme/my-title") + 1);
+  });
+
+  it("keeps Clarification last and refuses to place anything after it", () => {
+    expect(() => composeChain(defaults(), [plugin("x", { after: "Clarification" })])).toThrow(/cannot be placed after Clarification/);
+    expect(composeChain(defaults(), [plugin("x", { before: "Clarification" })]).at(-1)?.name).toBe("Clarification");
+  });
+
+  it("rejects an unknown anchor, naming what exists", () => {
+    expect(() => composeChain(defaults(), [plugin("x", { after: "Sandbx" })])).toThrow(/anchored to "Sandbx".*Known: ThreadData/s);
+  });
+
+  it("asserts requires: a middleware placed before what it needs fails the build", () => {
+    expect(() => composeChain(defaults(), [plugin("needs-data", { stage: "first" }, { requires: ["ThreadData"] })])).toThrow(
+      /requires ThreadData to come before it/,
+    );
+  });
+
+  it("is deterministic: the same contributions give the same order", () => {
+    const make = () =>
+      composeChain(defaults(), [plugin("a"), plugin("b", { stage: "early" }), plugin("c", { before: "Todo" })]).map((e) => e.name);
+    expect(make()).toEqual(make());
+  });
+});
+
+describe("compiling the pipeline", () => {
+  it("fuses every node-style hook into one middleware and keeps wrap hooks as their own, in chain order", () => {
+    const chain = composeChain(
+      [
+        builtin("A", { beforeModel: () => undefined, wrapModelCall: (r, h) => h(r) }),
+        builtin("B", { afterModel: () => undefined }),
+        builtin("C", { wrapToolCall: (r, h) => h(r) }),
+      ],
+      [],
+    );
+    const { middleware } = compilePipeline(chain);
+    expect(middleware.map((m) => m.name)).toEqual(["AntlerPipeline", "A", "C"]);
+  });
+
+  it("runs before-hooks in chain order and after-hooks in reverse, each seeing earlier updates through the reducers", async () => {
+    const seen: string[] = [];
+    const spec = (name: string): Partial<MiddlewareSpec> => ({
+      beforeModel: (state) => {
+        seen.push(`before ${name} sees ${JSON.stringify(state.artifacts ?? [])}`);
+        return { artifacts: [`${name}.md`, "shared.md"] };
+      },
+      afterModel: () => void seen.push(`after ${name}`),
+    });
+    const model = fakeModel().respond(new AIMessage({ content: "done", id: "m1" }));
+    const { invoke, state: stateOf } = runAgent(
+      [builtin("One", spec("one")), builtin("Two", spec("two")), builtin("Three", spec("three"))],
+      model,
+    );
+    await invoke("hi");
+    expect(seen).toEqual([
+      "before one sees []",
+      'before two sees ["one.md","shared.md"]',
+      'before three sees ["one.md","shared.md","two.md"]',
+      "after three",
+      "after two",
+      "after one",
+    ]);
+    const state = await stateOf();
+    expect(state.values.artifacts).toEqual(["one.md", "shared.md", "two.md", "three.md"]);
+  });
+
+  it("stops at the first jumpTo and ends the turn without calling the model", async () => {
+    const calls: string[] = [];
+    const model = fakeModel().respond(new AIMessage("never"));
+    const { invoke } = runAgent(
+      [
+        builtin("Gate", { beforeModel: { canJumpTo: ["end"], hook: () => ({ jumpTo: "end", title: "gated" }) } }),
+        builtin("Later", { beforeModel: () => void calls.push("later") }),
+      ],
+      model,
+    );
+    const result = await invoke("hi");
+    expect(calls).toEqual([]);
+    expect(model.callCount).toBe(0);
+    expect(result.title).toBe("gated");
+  });
+
+  it("refuses a jump the hook did not declare", async () => {
+    const { invoke } = runAgent([builtin("Rogue", { beforeModel: () => ({ jumpTo: "end" }) })], fakeModel().respond(new AIMessage("x")));
+    await expect(invoke("hi")).rejects.toThrow(/jumped to "end" without declaring it/);
+  });
+
+  it("rejects one state key claimed by two middlewares with different schemas, naming both", () => {
+    const chain = [
+      builtin("One", { state: { shared: z.string().optional() } }),
+      builtin("Two", { state: { shared: z.number().optional() } }),
+    ];
+    expect(() => compilePipeline(chain)).toThrow(/"shared" is claimed by One and by Two/);
+  });
+
+  it("publishes one span per middleware hook, attributed to its middleware", async () => {
+    const spans: MiddlewareSpan[] = [];
+    const listen = (m: unknown) => void spans.push(m as MiddlewareSpan);
+    diagnosticsChannel.subscribe(MIDDLEWARE_SPAN_CHANNEL, listen);
+    try {
+      const { invoke } = runAgent([builtin("Spanned", { beforeModel: () => undefined })], fakeModel().respond(new AIMessage("ok")));
+      await ensureTraceContext("trace-span", () => invoke("hi"));
+      expect(spans).toEqual([expect.objectContaining({ middleware: "Spanned", hook: "beforeModel", ok: true, traceId: "trace-span" })]);
+    } finally {
+      diagnosticsChannel.unsubscribe(MIDDLEWARE_SPAN_CHANNEL, listen);
+    }
+  });
+});
+
+describe("error handling middleware", () => {
+  const boom = tool(
+    () => {
+      throw new Error("disk on fire");
+    },
+    { name: "boom", description: "always fails", schema: z.object({}) },
+  );
+  const add = tool(({ a, b }) => String(a + b), { name: "add", description: "adds", schema: z.object({ a: z.number(), b: z.number() }) });
+
+  it("turns a thrown tool into an error ToolMessage with structured metadata, and the run goes on", async () => {
+    const model = fakeModel()
+      .respondWithTools([{ name: "boom", args: {}, id: "c1" }])
+      .respond(new AIMessage("recovered"));
+    const { invoke } = runAgent([builtin("ToolErrorHandling", toolErrorHandlingMiddleware())], model, [boom]);
+    const result = await ensureTraceContext("trace-tool", () => invoke("go"));
+    const failed = result.messages.find((m: unknown) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect(failed.status).toBe("error");
+    expect(failed.content).toBe("Error: boom failed: disk on fire");
+    expect(failed.additional_kwargs.antler_tool_meta).toMatchObject({
+      status: "error",
+      recoverable_by_model: true,
+      trace_id: "trace-tool",
+    });
+    expect(result.messages.at(-1)?.content).toBe("recovered");
+  });
+
+  it("reports invalid tool arguments as such", async () => {
+    const model = fakeModel()
+      .respondWithTools([{ name: "add", args: { a: "one", b: 2 }, id: "c1" }])
+      .respond(new AIMessage("ok"));
+    const { invoke } = runAgent([builtin("ToolErrorHandling", toolErrorHandlingMiddleware())], model, [add]);
+    const result = await invoke("go");
+    const failed = result.messages.find((m: unknown) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect(failed.content).toMatch(/^Error: the arguments for add are invalid/);
+    expect(failed.additional_kwargs.antler_tool_meta).toMatchObject({ error_type: "invalid_arguments" });
+  });
+
+  it("turns a model failure into an assistant message that carries the trace id", async () => {
+    const model = fakeModel().alwaysThrow(new Error("429 Too Many Requests"));
+    const { invoke } = runAgent([builtin("LLMErrorHandling", llmErrorHandlingMiddleware())], model);
+    const result = await ensureTraceContext("trace-llm", () => invoke("go"));
+    const last = result.messages.at(-1) as AIMessage;
+    expect(last.content).toContain("429 Too Many Requests");
+    expect(last.content).toContain("trace-llm");
+    expect(last.additional_kwargs).toMatchObject({ antler_error_fallback: true, trace_id: "trace-llm" });
+  });
+});
+
+describe("loop detection", () => {
+  it("warns at 3 identical calls and at 5 withdraws tools and forces a final answer with stop reason loop_capped", async () => {
+    const lookup = tool(() => "same result", { name: "lookup", description: "looks up", schema: z.object({ q: z.string() }) });
+    let model = fakeModel();
+    for (let i = 0; i < 5; i++) model = model.respondWithTools([{ name: "lookup", args: { q: "x" }, id: `c${i}` }]);
+    model = model.respond(new AIMessage({ content: "Final: x is unknown.", id: "final" }));
+    const { invoke } = runAgent([builtin("LoopDetection", loopDetectionMiddleware())], model, [lookup]);
+    const result = await invoke("find x");
+    expect(model.callCount).toBe(6);
+    const requests = model.calls.map((c) => c.messages.map((m) => String(m.content)).join("\n"));
+    expect(requests[2]).not.toContain("Warning: you have called lookup");
+    expect(requests[3]).toContain("Warning: you have called lookup with the same arguments 3 times");
+    expect(requests[5]).toContain("Tools are no longer available");
+    const results = result.messages.filter((m: unknown) => ToolMessage.isInstance(m)) as ToolMessage[];
+    expect(results.map((m) => m.content)).toEqual([
+      ...Array(4).fill("same result"),
+      expect.stringMatching(/^Not run: lookup was called with the same arguments 5 times/),
+    ]);
+    expect(result.messages.at(-1)?.content).toBe("Final: x is unknown.");
+    expect(result.stop_reason).toBe("loop_capped");
+  });
+
+  it("does not carry repeats over from an earlier run", async () => {
+    const lookup = tool(() => "r", { name: "lookup", description: "looks up", schema: z.object({ q: z.string() }) });
+    let model = fakeModel();
+    for (let turn = 0; turn < 2; turn++) {
+      for (let i = 0; i < 3; i++) model = model.respondWithTools([{ name: "lookup", args: { q: "x" }, id: `t${turn}c${i}` }]);
+      model = model.respond(new AIMessage(`answer ${turn}`));
+    }
+    const { invoke } = runAgent([builtin("LoopDetection", loopDetectionMiddleware())], model, [lookup]);
+    await invoke("first");
+    const second = await invoke("second");
+    expect(second.stop_reason ?? null).toBeNull();
+    expect(second.messages.at(-1)?.content).toBe("answer 1");
+  });
+});
+
+describe("dangling tool calls", () => {
+  it("adds a placeholder result after an unanswered tool call, and leaves answered ones alone", () => {
+    const messages = [
+      new HumanMessage("go"),
+      new AIMessage({
+        content: "",
+        tool_calls: [
+          { name: "a", args: {}, id: "x" },
+          { name: "b", args: {}, id: "y" },
+        ],
+      }),
+      new ToolMessage({ content: "ok", tool_call_id: "x" }),
+      new HumanMessage("again"),
+    ];
+    const patched = patchDanglingToolCalls(messages);
+    expect(patched.map((m) => m.getType())).toEqual(["human", "ai", "tool", "tool", "human"]);
+    expect((patched[2] as ToolMessage).tool_call_id).toBe("y");
+    expect((patched[2] as ToolMessage).status).toBe("error");
+  });
+});
