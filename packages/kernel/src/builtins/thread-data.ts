@@ -1,4 +1,5 @@
 import { mkdir } from "node:fs/promises";
+import { Command } from "@langchain/langgraph";
 import { DEFAULT_USER_ID, threadPaths } from "../paths.js";
 import type { HookRuntime, MiddlewareSpec } from "../pipeline/types.js";
 
@@ -9,28 +10,39 @@ export function runIdentity(runtime: Pick<HookRuntime, "context" | "configurable
   return { userId: ctx.user_id ?? DEFAULT_USER_ID, threadId };
 }
 
+interface ThreadData {
+  workspace_path: string;
+  uploads_path: string;
+  outputs_path: string;
+}
+
 /**
  * Creates the thread's `user-data/{workspace,uploads,outputs}` folders under `<baseDir>/users/<user>/threads/<thread>/`
- * before the agent runs, and records their host paths in `thread_data`.
+ * and records their host paths in `thread_data`. Wrap-style: it acts on the first model call of a thread (tools
+ * only run after one) and costs nothing afterwards, instead of a `beforeAgent` graph step on every turn.
  */
 export function threadDataMiddleware(options: { baseDir: string }): MiddlewareSpec {
+  // Folders already created by this process; a thread's first turn pays for three mkdirs, later ones nothing,
+  // even on agents without a checkpointer (where `thread_data` never persists).
+  const ensured = new Set<string>();
   return {
     name: "ThreadData",
-    async beforeAgent(state, runtime) {
-      const { userId, threadId } = runIdentity(runtime);
-      if (!threadId) return undefined;
+    async wrapModelCall(request, handler) {
+      const { userId, threadId } = runIdentity(request.runtime);
+      if (!threadId) return handler(request);
       const paths = threadPaths(options.baseDir, userId, threadId);
-      await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
-      const data = { workspace_path: paths.workspace, uploads_path: paths.uploads, outputs_path: paths.outputs };
-      const current = state.thread_data as typeof data | undefined;
-      if (
-        current?.workspace_path === data.workspace_path &&
-        current.outputs_path === data.outputs_path &&
-        current.uploads_path === data.uploads_path
-      ) {
-        return undefined;
+      const current = request.state.thread_data as ThreadData | undefined;
+      if (current?.workspace_path === paths.workspace && current.uploads_path === paths.uploads && current.outputs_path === paths.outputs) {
+        return handler(request);
       }
-      return { thread_data: data };
+      if (!ensured.has(paths.userData)) {
+        await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
+        if (ensured.size >= 10_000) ensured.clear();
+        ensured.add(paths.userData);
+      }
+      await handler(request);
+      const data: ThreadData = { workspace_path: paths.workspace, uploads_path: paths.uploads, outputs_path: paths.outputs };
+      return new Command({ update: { thread_data: data } });
     },
   };
 }

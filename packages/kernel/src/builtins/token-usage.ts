@@ -1,4 +1,5 @@
 import { AIMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import type { Logger } from "../logging.js";
 import type { MiddlewareSpec } from "../pipeline/types.js";
 
@@ -12,18 +13,18 @@ interface Usage {
 export function tokenUsageMiddleware(options: { logger?: Logger } = {}): MiddlewareSpec {
   return {
     name: "TokenUsage",
-    afterModel(state, runtime) {
-      const last = state.messages[state.messages.length - 1];
-      if (!last || !AIMessage.isInstance(last) || !last.usage_metadata) return undefined;
-      const u = last.usage_metadata;
-      const prior = (state.token_usage as Usage | undefined) ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+    async wrapModelCall(request, handler) {
+      const result = await handler(request);
+      if (!AIMessage.isInstance(result) || !result.usage_metadata) return result;
+      const u = result.usage_metadata;
+      const prior = (request.state.token_usage as Usage | undefined) ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
       const next: Usage = {
         input_tokens: prior.input_tokens + (u.input_tokens ?? 0),
         output_tokens: prior.output_tokens + (u.output_tokens ?? 0),
         total_tokens: prior.total_tokens + (u.total_tokens ?? (u.input_tokens ?? 0) + (u.output_tokens ?? 0)),
       };
-      options.logger?.debug({ usage: u, thread_id: runtime.context?.thread_id, message_id: last.id }, "model usage");
-      return { token_usage: next };
+      options.logger?.debug({ usage: u, thread_id: request.runtime.context?.thread_id, message_id: result.id }, "model usage");
+      return new Command({ update: { token_usage: next } });
     },
   };
 }

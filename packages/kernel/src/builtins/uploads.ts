@@ -1,10 +1,12 @@
-import { readdir, stat } from "node:fs/promises";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import { z } from "zod";
 import { threadPaths, VIRTUAL_DIRS } from "../paths.js";
 import type { MiddlewareSpec } from "../pipeline/types.js";
 import { runIdentity } from "./thread-data.js";
+import { turnNumber } from "./turn.js";
 
 interface UploadedFile {
   filename: string;
@@ -12,47 +14,65 @@ interface UploadedFile {
   size: number;
 }
 
-const newUploadsField = z.array(z.object({ filename: z.string(), virtual_path: z.string(), size: z.number() })).optional();
+const uploadedFile = z.object({ filename: z.string(), virtual_path: z.string(), size: z.number() });
+/** Per-turn bookkeeping: which turn was scanned, the folder's mtime then, and the files new in that turn. */
+const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fresh: z.array(uploadedFile) }).optional();
 
 /**
- * Tells the model about files uploaded since the previous turn. The list is added to the model request
- * (a `<current_uploads>` note after the conversation), never written into the message history, so the
- * checkpointed thread stays exactly what the user and the model said.
+ * Tells the model about files uploaded since the previous turn. The list goes into each model request of the
+ * turn (a `<current_uploads>` note after the conversation), never into the message history, so the thread
+ * stays exactly what the user and the model said. The uploads folder is scanned once per turn, and only when
+ * its mtime changed.
  */
 export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec {
   return {
     name: "Uploads",
     requires: ["ThreadData"],
-    state: { _new_uploads: newUploadsField },
-    async beforeAgent(state, runtime) {
-      const { userId, threadId } = runIdentity(runtime);
-      if (!threadId) return undefined;
+    state: { _uploads: uploadsTurnField },
+    async wrapModelCall(request, handler) {
+      const turn = turnNumber(request.state.messages);
+      const tracked = request.state._uploads as z.output<typeof uploadsTurnField>;
+      if (tracked?.turn === turn) return handler(withUploadsNote(request, tracked.fresh));
+      const { userId, threadId } = runIdentity(request.runtime);
+      if (!threadId) return handler(request);
       const dir = threadPaths(options.baseDir, userId, threadId).uploads;
-      let names: string[];
-      try {
-        names = (await readdir(dir)).filter((n) => !n.startsWith("."));
-      } catch {
-        names = [];
+      // Synchronous on purpose: one stat of a small folder costs microseconds, while the async form's thread-pool
+      // round trip cost more than everything else this middleware does, on every turn.
+      const dirMtime = statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      if (tracked && tracked.dir_mtime === dirMtime) {
+        await handler(request);
+        return new Command({ update: { _uploads: { turn, dir_mtime: dirMtime, fresh: [] } } });
       }
-      const files: UploadedFile[] = [];
-      for (const filename of names.sort()) {
-        const info = await stat(join(dir, filename)).catch(() => null);
-        if (info?.isFile()) files.push({ filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size });
-      }
-      const known = new Set(((state.uploaded_files as UploadedFile[] | undefined) ?? []).map((f) => f.virtual_path));
+      const files = listFiles(dir);
+      const known = new Set(((request.state.uploaded_files as UploadedFile[] | undefined) ?? []).map((f) => f.virtual_path));
       const fresh = files.filter((f) => !known.has(f.virtual_path));
-      const previousFresh = (state._new_uploads as UploadedFile[] | undefined) ?? [];
-      if (fresh.length === 0 && previousFresh.length === 0 && files.length === known.size) return undefined;
-      return { uploaded_files: files, _new_uploads: fresh };
-    },
-    wrapModelCall(request, handler) {
-      const fresh = (request.state._new_uploads as UploadedFile[] | undefined) ?? [];
-      if (fresh.length === 0) return handler(request);
-      const lines = fresh.map((f) => `- ${f.virtual_path} (${f.size} bytes)`).join("\n");
-      const note = new HumanMessage({
-        content: `<current_uploads>\nThe user uploaded these files for this turn; read them with your file tools if they matter:\n${lines}\n</current_uploads>`,
-      });
-      return handler({ ...request, messages: [...request.messages, note] });
+      await handler(withUploadsNote(request, fresh));
+      return new Command({ update: { uploaded_files: files, _uploads: { turn, dir_mtime: dirMtime, fresh } } });
     },
   };
+}
+
+/** Only runs when the folder changed; it holds at most `uploads.max_files` entries. */
+function listFiles(dir: string): UploadedFile[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => !n.startsWith("."));
+  } catch {
+    return [];
+  }
+  const files: UploadedFile[] = [];
+  for (const filename of names.sort()) {
+    const info = statSync(join(dir, filename), { throwIfNoEntry: false });
+    if (info?.isFile()) files.push({ filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size });
+  }
+  return files;
+}
+
+function withUploadsNote<R extends { messages: unknown[] }>(request: R, fresh: readonly UploadedFile[]): R {
+  if (fresh.length === 0) return request;
+  const lines = fresh.map((f) => `- ${f.virtual_path} (${f.size} bytes)`).join("\n");
+  const note = new HumanMessage({
+    content: `<current_uploads>\nThe user uploaded these files for this turn; read them with your file tools if they matter:\n${lines}\n</current_uploads>`,
+  });
+  return { ...request, messages: [...request.messages, note] };
 }

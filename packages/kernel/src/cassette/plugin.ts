@@ -12,6 +12,8 @@ import { loadCassette } from "./format.js";
 import { CassetteChatModel, CassetteRecorder } from "./model.js";
 import type { NormalizationDirs } from "./normalize.js";
 
+const RECORD_FROM_REQUIRED = "is required when mode is record: name the real model to record from";
+
 /** `options:` of a `provider: cassette` model entry. */
 export const cassetteOptionsSchema = z
   .strictObject({
@@ -25,7 +27,7 @@ export const cassetteOptionsSchema = z
       ctx.addIssue({
         code: "custom",
         path: ["record_from"],
-        message: "is required when mode is record: name the real model to record from",
+        message: RECORD_FROM_REQUIRED,
       });
     }
   });
@@ -48,14 +50,16 @@ export function parseCassetteOptions(raw: unknown, where: string): CassetteOptio
   const problems = result.error.issues.flatMap((issue) => {
     const base: PathSegment[] = ["options", ...issue.path.filter((p): p is string | number => typeof p !== "symbol")];
     if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => `${where}.${formatPath([...base, key])}: unknown key; allowed: path, mode, record_from, note`);
+      return issue.keys.map(
+        (key) => `${where}.${formatPath([...base, key])}: unknown key; allowed: ${Object.keys(cassetteOptionsSchema.shape).join(", ")}`,
+      );
     }
     const missing = issue.code === "invalid_type" && valueAt(raw, issue.path) === undefined;
     const message = missing ? "is required" : issue.message;
     return [`${where}.${formatPath(base)}: ${message}`];
   });
   // The refinement only runs once the object itself is valid; report a missing record_from alongside the rest.
-  const recordFromProblem = `${where}.options.record_from: is required when mode is record: name the real model to record from`;
+  const recordFromProblem = `${where}.options.record_from: ${RECORD_FROM_REQUIRED}`;
   if (valueAt(raw, ["mode"]) === "record" && valueAt(raw, ["record_from"]) === undefined && !problems.includes(recordFromProblem)) {
     problems.push(recordFromProblem);
   }

@@ -1,14 +1,26 @@
 import diagnosticsChannel from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { BaseMessage } from "@langchain/core/messages";
-import { messagesStateReducer, StateSchema } from "@langchain/langgraph";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
+import { Command, getCurrentTaskInput, isCommand, messagesStateReducer, StateSchema } from "@langchain/langgraph";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 import { AntlerError, ErrorCodes } from "../errors.js";
 import type { AntlerTool } from "../tools.js";
 import { getCurrentTraceId } from "../trace.js";
 import { runContextSchema } from "./context.js";
 import { reducerOf, threadStateFields } from "./state.js";
-import type { AgentState, HookRuntime, JumpTarget, MiddlewareEntry, NodeHook, NodeHookFn, StateField, StateUpdate } from "./types.js";
+import type {
+  AgentState,
+  HookRuntime,
+  JumpTarget,
+  MiddlewareEntry,
+  ModelCallRequest,
+  NodeHook,
+  NodeHookFn,
+  StateField,
+  StateUpdate,
+  ToolCallRequestOf,
+} from "./types.js";
 
 /** One span per middleware hook call, published on diagnostics_channel under this name. */
 export const MIDDLEWARE_SPAN_CHANNEL = "antler:middleware";
@@ -25,7 +37,7 @@ type NodeHookName = "beforeAgent" | "beforeModel" | "afterModel" | "afterAgent";
 const NODE_HOOKS: readonly NodeHookName[] = ["beforeAgent", "beforeModel", "afterModel", "afterAgent"];
 
 export interface CompiledPipeline {
-  /** LangChain middleware for `createAgent`: the fused node-hook middleware first, then wrap-hook middlewares in chain order. */
+  /** LangChain middleware for `createAgent`: the state schema and node hooks, then the composed wrap hooks. */
   readonly middleware: AgentMiddleware[];
   /** Tools that middlewares bring (e.g. `write_todos`, `ask_clarification`). */
   readonly tools: AntlerTool[];
@@ -64,11 +76,14 @@ export function composeStateFields(chain: readonly MiddlewareEntry[]): Record<st
 }
 
 /**
- * Compiles an ordered chain into LangChain middleware. Node-style hooks of every spec become ONE middleware
- * (one graph node per hook kind instead of one per spec; see reference/pipeline-notes.md): `before*` hooks run
- * in chain order and `after*` hooks in reverse, each seeing the earlier hooks' updates applied through the
- * graph's own reducers, and the first `jumpTo` ends the sequence. Wrap-style hooks stay separate middlewares,
- * so LangChain's composition (first is outermost) applies unchanged.
+ * Compiles an ordered chain into ONE LangChain middleware (see reference/pipeline-notes.md).
+ * - Node-style hooks get one graph node per hook kind instead of one per spec: `before*` hooks run in chain
+ *   order and `after*` hooks in reverse, each seeing the earlier hooks' updates applied through the graph's own
+ *   reducers, and the first `jumpTo` ends the sequence.
+ * - Wrap-style hooks are composed here with LangChain's own rules (the first in the chain is outermost; a
+ *   `Command` returned by an inner hook reaches the outer hooks as the AI message, and its update is kept),
+ *   into a second middleware without state or context schemas, because LangChain parses both for every
+ *   wrapping middleware on every call; the hooks read the full state from the node's input instead.
  */
 export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipeline {
   const stateFields = composeStateFields(chain);
@@ -95,18 +110,16 @@ export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipe
   }
 
   const middleware: AgentMiddleware[] = [createMiddleware(fusedConfig as Parameters<typeof createMiddleware>[0]) as AgentMiddleware];
-  for (const entry of chain) {
-    const { wrapModelCall, wrapToolCall } = entry.spec;
-    if (!wrapModelCall && !wrapToolCall) continue;
+  const modelWrappers = chain.filter((e) => e.spec.wrapModelCall);
+  const toolWrappers = chain.filter((e) => e.spec.wrapToolCall);
+  if (modelWrappers.length > 0 || toolWrappers.length > 0) {
+    // No stateSchema and no contextSchema on purpose: LangChain would parse both on every call for this
+    // middleware. The hooks get the full thread state from the node's input instead, and the raw run context.
     middleware.push(
       createMiddleware({
-        name: entry.name,
-        // LangChain hands a wrap hook only the state keys its own middleware declares; declaring the composed
-        // schema (the same instance, so createAgent merges nothing twice) lets every wrap hook read the thread state.
-        stateSchema,
-        contextSchema: runContextSchema,
-        ...(wrapModelCall ? { wrapModelCall } : {}),
-        ...(wrapToolCall ? { wrapToolCall } : {}),
+        name: "AntlerPipelineWraps",
+        ...(modelWrappers.length > 0 ? { wrapModelCall: fuseModelWrappers(modelWrappers, reducers) } : {}),
+        ...(toolWrappers.length > 0 ? { wrapToolCall: fuseToolWrappers(toolWrappers) } : {}),
       } as Parameters<typeof createMiddleware>[0]) as AgentMiddleware,
     );
   }
@@ -184,6 +197,78 @@ function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers
     for (const [key, values] of writes) update[key] = values.length === 1 ? values[0] : current[key];
     if (jump !== undefined) update.jumpTo = jump;
     return update;
+  };
+}
+
+/** The whole thread state of the running node; LangChain hands a wrap hook only what its middleware declared. */
+function fullState(declared: AgentState): AgentState {
+  try {
+    return { ...(getCurrentTaskInput() as AgentState), ...declared };
+  } catch {
+    return declared;
+  }
+}
+
+type ModelWrap = NonNullable<MiddlewareEntry["spec"]["wrapModelCall"]>;
+type ToolWrap = NonNullable<MiddlewareEntry["spec"]["wrapToolCall"]>;
+
+/** Folds the updates of several Commands into one, applying the state reducers for keys written twice. */
+function mergeCommands(
+  commands: readonly Command[],
+  reducers: Map<string, (a: unknown, b: unknown) => unknown>,
+  lead?: AIMessage,
+): Command {
+  const messages: BaseMessage[] = lead ? [lead] : [];
+  const update: Record<string, unknown> = {};
+  let goto: Command["goto"] | undefined;
+  for (const command of commands) {
+    for (const [key, value] of Object.entries((command.update ?? {}) as Record<string, unknown>)) {
+      if (key === "messages") messages.push(...((Array.isArray(value) ? value : [value]) as BaseMessage[]));
+      else if (key in update && reducers.has(key))
+        update[key] = (reducers.get(key) as (a: unknown, b: unknown) => unknown)(update[key], value);
+      else update[key] = value;
+    }
+    if (command.goto !== undefined && (!Array.isArray(command.goto) || command.goto.length > 0)) goto = command.goto;
+  }
+  if (messages.length > 0) update.messages = messages;
+  return new Command({ update, ...(goto !== undefined ? { goto } : {}) });
+}
+
+function fuseModelWrappers(entries: readonly MiddlewareEntry[], reducers: Map<string, (a: unknown, b: unknown) => unknown>): ModelWrap {
+  const wraps = entries.map((e) => e.spec.wrapModelCall as ModelWrap);
+  return async (incoming, handler) => {
+    const request = { ...incoming, state: fullState(incoming.state) };
+    const commands: Command[] = [];
+    let lastAi: AIMessage | undefined;
+    const call = async (index: number, req: ModelCallRequest): Promise<AIMessage | Command> => {
+      const wrap = wraps[index];
+      const result = wrap ? await wrap(req, (next) => call(index + 1, next)) : await handler(req);
+      if (isCommand(result)) {
+        commands.push(result);
+        // Outer hooks see the AI message, as LangChain does for separate middlewares.
+        if (lastAi) return lastAi;
+        return result;
+      }
+      if (AIMessage.isInstance(result)) lastAi = result;
+      return result;
+    };
+    const top = await call(0, request);
+    if (commands.length === 0) return top;
+    // The framework adds the base model's reply itself; leading with the final AI message (same id) makes a
+    // replacement by an inner hook win.
+    return mergeCommands(commands, reducers, lastAi);
+  };
+}
+
+function fuseToolWrappers(entries: readonly MiddlewareEntry[]): ToolWrap {
+  const wraps = entries.map((e) => e.spec.wrapToolCall as ToolWrap);
+  return (incoming, handler) => {
+    const request = { ...incoming, state: fullState(incoming.state) };
+    const call = async (index: number, req: ToolCallRequestOf): Promise<ToolMessage | Command> => {
+      const wrap = wraps[index];
+      return wrap ? wrap(req, (next) => call(index + 1, next)) : handler(req);
+    };
+    return call(0, request);
   };
 }
 

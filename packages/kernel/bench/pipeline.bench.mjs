@@ -1,0 +1,178 @@
+// Agent-runtime benchmarks, each against a baseline measured in the same run (interleaved). Run `pnpm bench`
+// after a build. Machines here are noisy: read the ratios, not the absolute milliseconds.
+//   (a) per-turn overhead of the full default pipeline vs bare createAgent (same scripted model and tools)
+//   (b) throughput of 200 concurrent runs against a model that waits 20 ms, vs bare createAgent
+//   (c) heap per idle thread (memory checkpointer), Antler vs bare
+//   (d) per-turn cost with 0, 10 and 30 no-op plugin middlewares using node-style hooks
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+import { createAgent } from "langchain";
+import { z } from "zod";
+import { createAntlerAgent } from "../dist/index.js";
+import { ScriptedChatModel } from "../dist/testing/index.js";
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 150);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const baseDir = mkdtempSync(join(tmpdir(), "antler-bench-"));
+
+// One tool call, then a final answer: two model calls and one tool call per turn, whatever came before.
+const script =
+  (delayMs = 0) =>
+  (messages) => {
+    const last = messages.at(-1);
+    return ToolMessage.isInstance(last)
+      ? { text: "The answer is 3.", delayMs, usage: { input_tokens: 20, output_tokens: 5 } }
+      : { toolCalls: [{ name: "add", args: { a: 1, b: 2 } }], delayMs, usage: { input_tokens: 10, output_tokens: 3 } };
+  };
+const add = tool(({ a, b }) => String(a + b), {
+  name: "add",
+  description: "Adds two numbers.",
+  schema: z.object({ a: z.number(), b: z.number() }),
+});
+
+// Per-turn figures follow reference/pipeline-notes.md: no checkpointer (each turn starts from its own input,
+// so history growth does not swamp the comparison), thread ids cycling through a pool whose folders exist.
+// Throughput (b) uses a fresh thread per run; heap (c) keeps every thread in a MemorySaver.
+function bare(delayMs, checkpointer) {
+  return createAgent({ model: new ScriptedChatModel(script(delayMs)), tools: [add], ...(checkpointer ? { checkpointer } : {}) }).withConfig(
+    { recursionLimit: 1000 },
+  );
+}
+function antler(delayMs, extraMiddleware = [], checkpointer = undefined) {
+  return createAntlerAgent({
+    model: new ScriptedChatModel(script(delayMs)),
+    tools: [add],
+    baseDir,
+    extraMiddleware,
+    ...(checkpointer ? { checkpointer } : {}),
+  }).agent;
+}
+const noopNodeMiddleware = (n) =>
+  Array.from({ length: n }, (_, i) => ({
+    spec: { name: `noop-${i}`, beforeModel: () => undefined, afterModel: () => undefined },
+    plugin: `bench-${i}`,
+  }));
+
+const POOL = 25;
+let threadCounter = 0;
+async function turn(agent, fresh = false) {
+  const thread = fresh ? `fresh-${threadCounter++}` : `pool-${threadCounter++ % POOL}`;
+  await agent.invoke(
+    { messages: [new HumanMessage("What is 1 + 2?")] },
+    { configurable: { thread_id: thread }, context: { thread_id: thread, user_id: "bench" } },
+  );
+}
+async function msPerTurn(agent, turns) {
+  const t0 = performance.now();
+  for (let i = 0; i < turns; i++) await turn(agent);
+  return (performance.now() - t0) / turns;
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Interleaves the candidates in small batches (noise hits all alike) and returns each one's median ms/turn. */
+async function compare(cases) {
+  for (const c of cases) await msPerTurn(c.agent, 30); // warm-up, and creates the pool's folders
+  const samples = cases.map(() => []);
+  const batch = 10;
+  for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / batch); r++)
+    for (const [i, c] of cases.entries()) samples[i].push(await msPerTurn(c.agent, batch));
+  return cases.map((c, i) => ({ name: c.name, ms: median(samples[i]) }));
+}
+
+function table(title, rows, baseline) {
+  console.log(`\n${title}`);
+  console.log(`| case | ${rows[0].unit.padStart(10)} | vs ${baseline} |`);
+  console.log("|---|---:|---:|");
+  const base = rows.find((r) => r.name === baseline).value;
+  for (const r of rows)
+    console.log(
+      `| ${r.name} | ${r.value.toFixed(3).padStart(10)} | ${(r.lowerIsBetter === false ? base / r.value : r.value / base).toFixed(2)}× |`,
+    );
+}
+
+// (a)
+const a = await compare([
+  { name: "bare createAgent", agent: bare(0) },
+  { name: "Antler default pipeline", agent: antler(0) },
+]);
+table(
+  "(a) per-turn overhead, 1 tool call + 2 model calls per turn (median ms/turn)",
+  a.map((r) => ({ name: r.name, value: r.ms, unit: "ms/turn" })),
+  "bare createAgent",
+);
+const ratioA = a[1].ms / a[0].ms;
+console.log(`target ≤ 1.25×: ${ratioA <= 1.25 ? "met" : "NOT met"} (${ratioA.toFixed(2)}×)`);
+
+// (d)
+const d = await compare([
+  { name: "0 plugin middlewares", agent: antler(0) },
+  { name: "10 plugin middlewares (node hooks)", agent: antler(0, noopNodeMiddleware(10)) },
+  { name: "30 plugin middlewares (node hooks)", agent: antler(0, noopNodeMiddleware(30)) },
+]);
+table(
+  "(d) per-turn cost with no-op node-style plugin middlewares (median ms/turn)",
+  d.map((r) => ({ name: r.name, value: r.ms, unit: "ms/turn" })),
+  "0 plugin middlewares",
+);
+const ratioD = d[2].ms / d[0].ms;
+console.log(`target 30 ≤ 1.1× of 0: ${ratioD <= 1.1 ? "met" : "NOT met"} (${ratioD.toFixed(2)}×)`);
+
+// (b)
+async function throughput(agent, runs) {
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: runs }, () => turn(agent, true)));
+  return runs / ((performance.now() - t0) / 1000);
+}
+const bareSlow = bare(20);
+const antlerSlow = antler(20);
+await throughput(bareSlow, 50);
+await throughput(antlerSlow, 50);
+const tb = [];
+const ta = [];
+for (let r = 0; r < 3; r++) {
+  tb.push(await throughput(bareSlow, 200));
+  ta.push(await throughput(antlerSlow, 200));
+}
+table(
+  "(b) 200 concurrent runs, model waits 20 ms per call (median runs/s; ratio = Antler throughput / bare)",
+  [
+    { name: "bare createAgent", value: median(tb), unit: "runs/s", lowerIsBetter: false },
+    { name: "Antler default pipeline", value: median(ta), unit: "runs/s", lowerIsBetter: false },
+  ],
+  "bare createAgent",
+);
+
+// (c)
+async function heapPerThread(make, threads) {
+  const saver = new MemorySaver();
+  const agent = make(saver);
+  global.gc?.();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < threads; i++) {
+    const thread = `idle-${i}`;
+    await agent.invoke(
+      { messages: [new HumanMessage("What is 1 + 2?")] },
+      { configurable: { thread_id: thread }, context: { thread_id: thread, user_id: "bench" } },
+    );
+  }
+  global.gc?.();
+  const after = process.memoryUsage().heapUsed;
+  return (after - before) / threads;
+}
+const IDLE = 500;
+const heapBare = await heapPerThread((checkpointer) => bare(0, checkpointer), IDLE);
+const heapAntler = await heapPerThread((checkpointer) => antler(0, [], checkpointer), IDLE);
+table(
+  `(c) heap per idle thread after one turn, memory checkpointer, ${IDLE} threads (KiB/thread)${global.gc ? "" : " [run with --expose-gc for stable figures]"}`,
+  [
+    { name: "bare createAgent", value: heapBare / 1024, unit: "KiB" },
+    { name: "Antler default pipeline", value: heapAntler / 1024, unit: "KiB" },
+  ],
+  "bare createAgent",
+);
+rmSync(baseDir, { recursive: true, force: true });

@@ -1,0 +1,11 @@
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+
+/**
+ * The number of user messages in the thread: it changes exactly when a new turn starts. Wrap-style hooks key
+ * their per-turn state on it instead of resetting it in a `beforeAgent` node, which would cost a graph step.
+ */
+export function turnNumber(messages: readonly BaseMessage[]): number {
+  let n = 0;
+  for (const m of messages) if (HumanMessage.isInstance(m)) n++;
+  return n;
+}
