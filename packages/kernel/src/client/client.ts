@@ -79,8 +79,11 @@ export class AntlerClient {
     this.storage ??= (async () => {
       const { storage } = this.kernel.config;
       const baseDir = this.kernel.paths.baseDir;
-      const checkpointer = this.givenCheckpointer ? null : await createCheckpointer(storage, { baseDir, logger: this.kernel.logger });
-      const database = await createDatabase(storage, { baseDir, logger: this.kernel.logger });
+      const schema = storage.postgres_schema;
+      const checkpointer = this.givenCheckpointer
+        ? null
+        : await createCheckpointer(storage, { baseDir, logger: this.kernel.logger, schema });
+      const database = await createDatabase(storage, { baseDir, logger: this.kernel.logger, schema });
       return {
         checkpointer,
         saver: this.givenCheckpointer ?? (checkpointer as Checkpointer).saver,

@@ -55,6 +55,7 @@ export const storageSectionSchema = z.strictObject({
   backend: z.enum(["sqlite", "postgres", "memory"]).default("sqlite"),
   sqlite_dir: z.string().default("data").describe("Relative to base_dir."),
   postgres_url: z.string().optional(),
+  postgres_schema: z.string().optional().describe("Keep Antler's tables and checkpoints in this schema (created if missing)."),
   checkpointer: z.enum(["memory", "sqlite", "postgres"]).optional().describe("Overrides backend for thread checkpoints."),
 });
 

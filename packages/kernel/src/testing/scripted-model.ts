@@ -24,7 +24,7 @@ export interface ScriptedStep {
   delayMs?: number;
   /** Fail this call (after `delayMs`) with this error, or an Error with this message. */
   error?: Error | string;
-  /** Message id; default `scripted-<callIndex>`. */
+  /** Message id; default `scripted-<callIndex>`, counted per model instance: give ids when two instances share a thread. */
   id?: string;
 }
 
