@@ -129,7 +129,8 @@ describe("compiling the pipeline", () => {
     );
     const { middleware } = compilePipeline(chain);
     expect(middleware.map((m) => m.name)).toEqual(["AntlerPipeline", "AntlerPipelineWraps"]);
-    expect(middleware[0]).toMatchObject({ beforeModel: expect.any(Function), afterModel: expect.any(Function) });
+    // An afterModel hook that never jumps runs inside the model call: no graph node for it.
+    expect(middleware[0]).toMatchObject({ beforeModel: expect.any(Function), afterModel: undefined });
     expect(middleware[1]).toMatchObject({
       wrapModelCall: expect.any(Function),
       wrapToolCall: expect.any(Function),
@@ -162,6 +163,28 @@ describe("compiling the pipeline", () => {
     ]);
     const state = await stateOf();
     expect(state.values.artifacts).toEqual(["one.md", "shared.md", "two.md", "three.md"]);
+  });
+
+  it("keeps a graph node for afterModel hooks that may jump", () => {
+    const chain = composeChain([builtin("Jumper", { afterModel: { canJumpTo: ["model"], hook: () => undefined } })], []);
+    expect(compilePipeline(chain).middleware[0]).toMatchObject({ afterModel: { canJumpTo: ["model"], hook: expect.any(Function) } });
+  });
+
+  it("applies inline afterModel updates in the model's step, so routing sees them", async () => {
+    const lookup = tool(() => "r", { name: "lookup", description: "looks up", schema: z.object({}) });
+    const model = fakeModel().respondWithTools([{ name: "lookup", args: {}, id: "c1" }]);
+    // Dropping the tool calls after the model means the run ends without calling the tool.
+    const strip = builtin("Strip", {
+      afterModel: (state) => {
+        const last = state.messages.at(-1) as AIMessage;
+        return { messages: [new AIMessage({ id: last.id, content: "no tools today" })], title: "stripped" };
+      },
+    });
+    const { invoke } = runAgent([strip], model, [lookup]);
+    const result = await invoke("go");
+    expect(result.messages.map((m) => m.getType())).toEqual(["human", "ai"]);
+    expect(result.messages.at(-1)?.content).toBe("no tools today");
+    expect(result.title).toBe("stripped");
   });
 
   it("stops at the first jumpTo and ends the turn without calling the model", async () => {

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdirSync } from "node:fs";
 import { Command } from "@langchain/langgraph";
 import { DEFAULT_USER_ID, threadPaths } from "../paths.js";
 import type { HookRuntime, MiddlewareSpec } from "../pipeline/types.js";
@@ -36,7 +36,9 @@ export function threadDataMiddleware(options: { baseDir: string }): MiddlewareSp
         return handler(request);
       }
       if (!ensured.has(paths.userData)) {
-        await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
+        // Synchronous: three mkdirs once per thread are cheaper than three trips through libuv's four-thread
+        // pool, which queue behind each other when hundreds of new threads start at once.
+        for (const dir of [paths.workspace, paths.uploads, paths.outputs]) mkdirSync(dir, { recursive: true });
         if (ensured.size >= 10_000) ensured.clear();
         ensured.add(paths.userData);
       }

@@ -21,8 +21,8 @@ const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fre
 /**
  * Tells the model about files uploaded since the previous turn. The list goes into each model request of the
  * turn (a `<current_uploads>` note after the conversation), never into the message history, so the thread
- * stays exactly what the user and the model said. The uploads folder is scanned once per turn, and only when
- * its mtime changed.
+ * stays exactly what the user and the model said. The folder is read only when its mtime changed; state is
+ * written only then.
  */
 export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec {
   return {
@@ -32,16 +32,16 @@ export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec 
     async wrapModelCall(request, handler) {
       const turn = turnNumber(request.state.messages);
       const tracked = request.state._uploads as z.output<typeof uploadsTurnField>;
-      if (tracked?.turn === turn) return handler(withUploadsNote(request, tracked.fresh));
       const { userId, threadId } = runIdentity(request.runtime);
       if (!threadId) return handler(request);
       const dir = threadPaths(options.baseDir, userId, threadId).uploads;
       // Synchronous on purpose: one stat of a small folder costs microseconds, while the async form's thread-pool
-      // round trip cost more than everything else this middleware does, on every turn.
+      // round trip cost more than everything else this middleware does, on every model call.
       const dirMtime = statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-      if (tracked && tracked.dir_mtime === dirMtime) {
-        await handler(request);
-        return new Command({ update: { _uploads: { turn, dir_mtime: dirMtime, fresh: [] } } });
+      const knownMtime = tracked?.dir_mtime ?? 0;
+      if (dirMtime === knownMtime) {
+        // Nothing arrived since the last scan: the files new in this turn (if the scan was this turn) still apply.
+        return handler(withUploadsNote(request, tracked?.turn === turn ? tracked.fresh : []));
       }
       const files = listFiles(dir);
       const known = new Set(((request.state.uploaded_files as UploadedFile[] | undefined) ?? []).map((f) => f.virtual_path));

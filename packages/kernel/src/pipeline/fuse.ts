@@ -99,6 +99,7 @@ export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipe
     stateSchema,
     contextSchema: runContextSchema,
   };
+  let inlineAfterModel: ReturnType<typeof fuseNodeHooks> | undefined;
   for (const kind of NODE_HOOKS) {
     const specs = chain.filter((e) => e.spec[kind] !== undefined);
     if (specs.length === 0) continue;
@@ -106,19 +107,24 @@ export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipe
     const steps = ordered.map((e) => ({ entry: e, ...hookParts(e.spec[kind] as NodeHook) }));
     const canJumpTo = [...new Set(steps.flatMap((s) => s.canJumpTo))];
     const hook = fuseNodeHooks(kind, steps, reducers);
-    fusedConfig[kind] = canJumpTo.length > 0 ? { hook, canJumpTo } : hook;
+    // afterModel hooks that never jump behave the same run inside the model call (their updates land in the
+    // model's own step, and routing sees them), so they cost no graph step. Jumping ones keep the node.
+    if (kind === "afterModel" && canJumpTo.length === 0) inlineAfterModel = hook;
+    else fusedConfig[kind] = canJumpTo.length > 0 ? { hook, canJumpTo } : hook;
   }
 
   const middleware: AgentMiddleware[] = [createMiddleware(fusedConfig as Parameters<typeof createMiddleware>[0]) as AgentMiddleware];
   const modelWrappers = chain.filter((e) => e.spec.wrapModelCall);
   const toolWrappers = chain.filter((e) => e.spec.wrapToolCall);
-  if (modelWrappers.length > 0 || toolWrappers.length > 0) {
+  if (modelWrappers.length > 0 || toolWrappers.length > 0 || inlineAfterModel) {
     // No stateSchema and no contextSchema on purpose: LangChain would parse both on every call for this
     // middleware. The hooks get the full thread state from the node's input instead, and the raw run context.
     middleware.push(
       createMiddleware({
         name: "AntlerPipelineWraps",
-        ...(modelWrappers.length > 0 ? { wrapModelCall: fuseModelWrappers(modelWrappers, reducers) } : {}),
+        ...(modelWrappers.length > 0 || inlineAfterModel
+          ? { wrapModelCall: fuseModelWrappers(modelWrappers, reducers, inlineAfterModel) }
+          : {}),
         ...(toolWrappers.length > 0 ? { wrapToolCall: fuseToolWrappers(toolWrappers) } : {}),
       } as Parameters<typeof createMiddleware>[0]) as AgentMiddleware,
     );
@@ -144,7 +150,7 @@ interface FusedStep {
 
 function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers: Map<string, (a: unknown, b: unknown) => unknown>) {
   const channel = diagnosticsChannel.channel(MIDDLEWARE_SPAN_CHANNEL);
-  return async (state: AgentState, runtime: HookRuntime): Promise<StateUpdate | undefined> => {
+  return async (state: AgentState, runtime: HookRuntime | ModelCallRequest["runtime"]): Promise<StateUpdate | undefined> => {
     let current: AgentState = state;
     const messageUpdates: BaseMessage[] = [];
     const writes = new Map<string, unknown[]>();
@@ -154,7 +160,7 @@ function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers
       const started = tracing ? performance.now() : 0;
       let result: Awaited<ReturnType<NodeHookFn>>;
       try {
-        result = await step.fn(current, runtime);
+        result = await step.fn(current, runtime as HookRuntime);
       } catch (err) {
         if (tracing) publish(channel, step, kind, started, false);
         throw err;
@@ -212,6 +218,19 @@ function fullState(declared: AgentState): AgentState {
 type ModelWrap = NonNullable<MiddlewareEntry["spec"]["wrapModelCall"]>;
 type ToolWrap = NonNullable<MiddlewareEntry["spec"]["wrapToolCall"]>;
 
+function applyUpdate(
+  state: AgentState,
+  update: Record<string, unknown>,
+  reducers: Map<string, (a: unknown, b: unknown) => unknown>,
+): AgentState {
+  const next: AgentState = { ...state };
+  for (const [key, value] of Object.entries(update)) {
+    if (key === "messages") next.messages = messagesStateReducer(next.messages, value as BaseMessage[]) as BaseMessage[];
+    else next[key] = reducers.has(key) ? (reducers.get(key) as (a: unknown, b: unknown) => unknown)(next[key], value) : value;
+  }
+  return next;
+}
+
 /** Folds the updates of several Commands into one, applying the state reducers for keys written twice. */
 function mergeCommands(
   commands: readonly Command[],
@@ -234,7 +253,11 @@ function mergeCommands(
   return new Command({ update, ...(goto !== undefined ? { goto } : {}) });
 }
 
-function fuseModelWrappers(entries: readonly MiddlewareEntry[], reducers: Map<string, (a: unknown, b: unknown) => unknown>): ModelWrap {
+function fuseModelWrappers(
+  entries: readonly MiddlewareEntry[],
+  reducers: Map<string, (a: unknown, b: unknown) => unknown>,
+  afterModel?: ReturnType<typeof fuseNodeHooks>,
+): ModelWrap {
   const wraps = entries.map((e) => e.spec.wrapModelCall as ModelWrap);
   return async (incoming, handler) => {
     const request = { ...incoming, state: fullState(incoming.state) };
@@ -253,6 +276,13 @@ function fuseModelWrappers(entries: readonly MiddlewareEntry[], reducers: Map<st
       return result;
     };
     const top = await call(0, request);
+    if (afterModel && lastAi) {
+      // The state an afterModel node would see: the model's reply and the wrap hooks' updates applied.
+      let after: AgentState = { ...request.state, messages: messagesStateReducer(request.state.messages, [lastAi]) as BaseMessage[] };
+      for (const command of commands) after = applyUpdate(after, (command.update ?? {}) as Record<string, unknown>, reducers);
+      const update = await afterModel(after, request.runtime);
+      if (update) commands.push(new Command({ update }));
+    }
     if (commands.length === 0) return top;
     // The framework adds the base model's reply itself; leading with the final AI message (same id) makes a
     // replacement by an inner hook win.
