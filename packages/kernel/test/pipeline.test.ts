@@ -129,8 +129,8 @@ describe("compiling the pipeline", () => {
     );
     const { middleware } = compilePipeline(chain);
     expect(middleware.map((m) => m.name)).toEqual(["AntlerPipeline", "AntlerPipelineWraps"]);
-    // An afterModel hook that never jumps runs inside the model call: no graph node for it.
-    expect(middleware[0]).toMatchObject({ beforeModel: expect.any(Function), afterModel: undefined });
+    // beforeModel/afterModel hooks that never jump run inside the model call: no graph node for them.
+    expect(middleware[0]).toMatchObject({ beforeModel: undefined, afterModel: undefined });
     expect(middleware[1]).toMatchObject({
       wrapModelCall: expect.any(Function),
       wrapToolCall: expect.any(Function),
@@ -168,6 +168,22 @@ describe("compiling the pipeline", () => {
   it("keeps a graph node for afterModel hooks that may jump", () => {
     const chain = composeChain([builtin("Jumper", { afterModel: { canJumpTo: ["model"], hook: () => undefined } })], []);
     expect(compilePipeline(chain).middleware[0]).toMatchObject({ afterModel: { canJumpTo: ["model"], hook: expect.any(Function) } });
+  });
+
+  it("keeps messages an inline beforeModel hook adds before the model's reply, and shows them to the model", async () => {
+    const model = fakeModel().respond(new AIMessage({ content: "answer", id: "a1" }));
+    let added = 0;
+    const note = builtin("Note", {
+      beforeModel: (state) =>
+        state.messages.some((m) => m.id === "note")
+          ? undefined
+          : (added++, { messages: [new HumanMessage({ content: "(context note)", id: "note" })] }),
+    });
+    const { invoke } = runAgent([note], model);
+    const result = await invoke("question");
+    expect(added).toBe(1);
+    expect(model.calls[0]?.messages.map((m) => String(m.content))).toEqual(["question", "(context note)"]);
+    expect(result.messages.map((m) => `${m.getType()}:${m.content}`)).toEqual(["human:question", "human:(context note)", "ai:answer"]);
   });
 
   it("applies inline afterModel updates in the model's step, so routing sees them", async () => {

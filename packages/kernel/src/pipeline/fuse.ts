@@ -1,8 +1,8 @@
 import diagnosticsChannel from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { BaseMessage } from "@langchain/core/messages";
-import { AIMessage, type ToolMessage } from "@langchain/core/messages";
-import { Command, getCurrentTaskInput, isCommand, messagesStateReducer, StateSchema } from "@langchain/langgraph";
+import { AIMessage, RemoveMessage, type ToolMessage } from "@langchain/core/messages";
+import { Command, getCurrentTaskInput, isCommand, messagesStateReducer, REMOVE_ALL_MESSAGES, StateSchema } from "@langchain/langgraph";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 import { AntlerError, ErrorCodes } from "../errors.js";
 import type { AntlerTool } from "../tools.js";
@@ -100,6 +100,7 @@ export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipe
     contextSchema: runContextSchema,
   };
   let inlineAfterModel: ReturnType<typeof fuseNodeHooks> | undefined;
+  let inlineBeforeModel: ReturnType<typeof fuseNodeHooks> | undefined;
   for (const kind of NODE_HOOKS) {
     const specs = chain.filter((e) => e.spec[kind] !== undefined);
     if (specs.length === 0) continue;
@@ -107,23 +108,26 @@ export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipe
     const steps = ordered.map((e) => ({ entry: e, ...hookParts(e.spec[kind] as NodeHook) }));
     const canJumpTo = [...new Set(steps.flatMap((s) => s.canJumpTo))];
     const hook = fuseNodeHooks(kind, steps, reducers);
-    // afterModel hooks that never jump behave the same run inside the model call (their updates land in the
-    // model's own step, and routing sees them), so they cost no graph step. Jumping ones keep the node.
+    // beforeModel and afterModel hooks that never jump behave the same run inside the model call (their updates
+    // land in the model's own step, in the same order, and routing sees them), so they cost no graph step.
+    // Hooks that may jump keep their graph node, and LangChain's routing.
     if (kind === "afterModel" && canJumpTo.length === 0) inlineAfterModel = hook;
+    else if (kind === "beforeModel" && canJumpTo.length === 0) inlineBeforeModel = hook;
     else fusedConfig[kind] = canJumpTo.length > 0 ? { hook, canJumpTo } : hook;
   }
 
   const middleware: AgentMiddleware[] = [createMiddleware(fusedConfig as Parameters<typeof createMiddleware>[0]) as AgentMiddleware];
   const modelWrappers = chain.filter((e) => e.spec.wrapModelCall);
   const toolWrappers = chain.filter((e) => e.spec.wrapToolCall);
-  if (modelWrappers.length > 0 || toolWrappers.length > 0 || inlineAfterModel) {
+  const inline = { before: inlineBeforeModel, after: inlineAfterModel };
+  if (modelWrappers.length > 0 || toolWrappers.length > 0 || inlineAfterModel || inlineBeforeModel) {
     // No stateSchema and no contextSchema on purpose: LangChain would parse both on every call for this
     // middleware. The hooks get the full thread state from the node's input instead, and the raw run context.
     middleware.push(
       createMiddleware({
         name: "AntlerPipelineWraps",
-        ...(modelWrappers.length > 0 || inlineAfterModel
-          ? { wrapModelCall: fuseModelWrappers(modelWrappers, reducers, inlineAfterModel) }
+        ...(modelWrappers.length > 0 || inlineAfterModel || inlineBeforeModel
+          ? { wrapModelCall: fuseModelWrappers(modelWrappers, reducers, inline) }
           : {}),
         ...(toolWrappers.length > 0 ? { wrapToolCall: fuseToolWrappers(toolWrappers) } : {}),
       } as Parameters<typeof createMiddleware>[0]) as AgentMiddleware,
@@ -235,9 +239,9 @@ function applyUpdate(
 function mergeCommands(
   commands: readonly Command[],
   reducers: Map<string, (a: unknown, b: unknown) => unknown>,
-  lead?: AIMessage,
+  lead: readonly BaseMessage[],
 ): Command {
-  const messages: BaseMessage[] = lead ? [lead] : [];
+  const messages: BaseMessage[] = [...lead];
   const update: Record<string, unknown> = {};
   let goto: Command["goto"] | undefined;
   for (const command of commands) {
@@ -256,12 +260,28 @@ function mergeCommands(
 function fuseModelWrappers(
   entries: readonly MiddlewareEntry[],
   reducers: Map<string, (a: unknown, b: unknown) => unknown>,
-  afterModel?: ReturnType<typeof fuseNodeHooks>,
+  inline: { before?: ReturnType<typeof fuseNodeHooks> | undefined; after?: ReturnType<typeof fuseNodeHooks> | undefined },
 ): ModelWrap {
   const wraps = entries.map((e) => e.spec.wrapModelCall as ModelWrap);
+  const afterModel = inline.after;
   return async (incoming, handler) => {
-    const request = { ...incoming, state: fullState(incoming.state) };
+    let request = { ...incoming, state: fullState(incoming.state) };
     const commands: Command[] = [];
+    let rewrite: BaseMessage[] | undefined;
+    if (inline.before) {
+      const update = await inline.before(request.state, request.runtime);
+      if (update) {
+        const { messages, ...rest } = update;
+        const state = applyUpdate(request.state, update as Record<string, unknown>, reducers);
+        request = { ...request, state, messages: state.messages };
+        if (Object.keys(rest).length > 0) commands.push(new Command({ update: rest }));
+        const list = messages === undefined ? [] : ((Array.isArray(messages) ? messages : [messages]) as BaseMessage[]);
+        // Removals can ride along in any order. Added messages must sit before the model's reply, which the
+        // framework appends first, so the list is rewritten: everything the hooks left, then the reply.
+        if (list.some((m) => !RemoveMessage.isInstance(m))) rewrite = [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...state.messages];
+        else if (list.length > 0) commands.push(new Command({ update: { messages: list } }));
+      }
+    }
     let lastAi: AIMessage | undefined;
     const call = async (index: number, req: ModelCallRequest): Promise<AIMessage | Command> => {
       const wrap = wraps[index];
@@ -283,10 +303,10 @@ function fuseModelWrappers(
       const update = await afterModel(after, request.runtime);
       if (update) commands.push(new Command({ update }));
     }
-    if (commands.length === 0) return top;
+    if (commands.length === 0 && !rewrite) return top;
     // The framework adds the base model's reply itself; leading with the final AI message (same id) makes a
     // replacement by an inner hook win.
-    return mergeCommands(commands, reducers, lastAi);
+    return mergeCommands(commands, reducers, [...(rewrite ?? []), ...(lastAi ? [lastAi] : [])]);
   };
 }
 
