@@ -174,10 +174,11 @@ describe("compiling the pipeline", () => {
     const model = fakeModel().respond(new AIMessage({ content: "answer", id: "a1" }));
     let added = 0;
     const note = builtin("Note", {
-      beforeModel: (state) =>
-        state.messages.some((m) => m.id === "note")
-          ? undefined
-          : (added++, { messages: [new HumanMessage({ content: "(context note)", id: "note" })] }),
+      beforeModel: (state) => {
+        if (state.messages.some((m) => m.id === "note")) return undefined;
+        added++;
+        return { messages: [new HumanMessage({ content: "(context note)", id: "note" })] };
+      },
     });
     const { invoke } = runAgent([note], model);
     const result = await invoke("question");
