@@ -2,15 +2,16 @@
 // after a build. Machines here are noisy: read the ratios, not the absolute milliseconds.
 //   (a) per-turn overhead of the full default pipeline vs bare createAgent (same scripted model and tools)
 //   (b) throughput of 200 concurrent runs against a model that waits 20 ms, vs bare createAgent
-//   (c) heap per idle thread (memory checkpointer), Antler vs bare
+//   (c) memory per idle thread (memory checkpointer), Antler vs bare, each in its own process
 //   (d) per-turn cost with 0, 10 and 30 no-op plugin middlewares using node-style hooks
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { createAntlerAgent } from "../dist/index.js";
@@ -37,20 +38,12 @@ const add = tool(({ a, b }) => String(a + b), {
 
 // Per-turn figures follow reference/pipeline-notes.md: no checkpointer (each turn starts from its own input,
 // so history growth does not swamp the comparison), thread ids cycling through a pool whose folders exist.
-// Throughput (b) uses a fresh thread per run; heap (c) keeps every thread in a MemorySaver.
-function bare(delayMs, checkpointer) {
-  return createAgent({ model: new ScriptedChatModel(script(delayMs)), tools: [add], ...(checkpointer ? { checkpointer } : {}) }).withConfig(
-    { recursionLimit: 1000 },
-  );
+// Throughput (b) uses a fresh thread per run; memory (c) runs in bench/heap-per-thread.mjs.
+function bare(delayMs) {
+  return createAgent({ model: new ScriptedChatModel(script(delayMs)), tools: [add] }).withConfig({ recursionLimit: 1000 });
 }
-function antler(delayMs, extraMiddleware = [], checkpointer = undefined) {
-  return createAntlerAgent({
-    model: new ScriptedChatModel(script(delayMs)),
-    tools: [add],
-    baseDir,
-    extraMiddleware,
-    ...(checkpointer ? { checkpointer } : {}),
-  }).agent;
+function antler(delayMs, extraMiddleware = []) {
+  return createAntlerAgent({ model: new ScriptedChatModel(script(delayMs)), tools: [add], baseDir, extraMiddleware }).agent;
 }
 const noopNodeMiddleware = (n) =>
   Array.from({ length: n }, (_, i) => ({
@@ -148,30 +141,19 @@ table(
 );
 
 // (c)
-async function heapPerThread(make, threads) {
-  const saver = new MemorySaver();
-  const agent = make(saver);
-  global.gc?.();
-  const before = process.memoryUsage().heapUsed;
-  for (let i = 0; i < threads; i++) {
-    const thread = `idle-${i}`;
-    await agent.invoke(
-      { messages: [new HumanMessage("What is 1 + 2?")] },
-      { configurable: { thread_id: thread }, context: { thread_id: thread, user_id: "bench" } },
-    );
-  }
-  global.gc?.();
-  const after = process.memoryUsage().heapUsed;
-  return (after - before) / threads;
-}
-const IDLE = 500;
-const heapBare = await heapPerThread((checkpointer) => bare(0, checkpointer), IDLE);
-const heapAntler = await heapPerThread((checkpointer) => antler(0, [], checkpointer), IDLE);
+const heapOf = (kind) =>
+  JSON.parse(
+    execFileSync(process.execPath, ["--expose-gc", fileURLToPath(new URL("./heap-per-thread.mjs", import.meta.url)), kind], {
+      encoding: "utf8",
+    }).trim(),
+  );
+const heapBare = heapOf("bare");
+const heapAntler = heapOf("full");
 table(
-  `(c) heap per idle thread after one turn, memory checkpointer, ${IDLE} threads (KiB/thread)${global.gc ? "" : " [run with --expose-gc for stable figures]"}`,
+  `(c) memory per idle thread after one turn, memory checkpointer, ${heapBare.threads} threads, each side in its own process (KiB/thread, heap + array buffers)`,
   [
-    { name: "bare createAgent", value: heapBare / 1024, unit: "KiB" },
-    { name: "Antler default pipeline", value: heapAntler / 1024, unit: "KiB" },
+    { name: "bare createAgent", value: heapBare.kib_per_thread, unit: "KiB" },
+    { name: "Antler default pipeline", value: heapAntler.kib_per_thread, unit: "KiB" },
   ],
   "bare createAgent",
 );
