@@ -75,7 +75,6 @@ export { createLogger, type Logger, type LoggingOptions, silentLogger } from "./
 export {
   fetchWithTraceId,
   type ModelErrorContextOptions,
-  modelEntryPath,
   providerErrorStatus,
   toModelCallError,
   withModelErrorContext,

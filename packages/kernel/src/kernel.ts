@@ -342,6 +342,7 @@ export class Kernel {
       paths: this.paths,
       logger: this.logger.child({ model: config.name }),
       env: this.env,
+      where: `models[${this.config.models.indexOf(config)}]`,
       createModel: (other) => this.createModel(other),
     });
   }

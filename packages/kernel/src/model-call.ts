@@ -10,17 +10,8 @@ import type { ModelProfile } from "@langchain/core/language_models/profile";
 import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
-import type { ModelConfig } from "./config/schema.js";
 import { AntlerError, ErrorCodes, isAntlerError } from "./errors.js";
 import { getCurrentTraceId, TRACE_ID_HEADER } from "./trace.js";
-
-/** The YAML path of a `models:` entry, e.g. `models[2]`; by name when the entry is not in the list. */
-export function modelEntryPath(models: readonly ModelConfig[], config: ModelConfig): string {
-  const index = models.indexOf(config);
-  if (index >= 0) return `models[${index}]`;
-  const byName = models.findIndex((m) => m.name === config.name);
-  return byName >= 0 ? `models[${byName}]` : `models[name=${JSON.stringify(config.name)}]`;
-}
 
 /**
  * A fetch for provider SDKs that stamps the ambient trace id on every request as `X-Trace-Id`, so provider-side

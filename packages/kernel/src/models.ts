@@ -8,6 +8,8 @@ export interface ModelProviderEnv {
   readonly paths: PluginPaths;
   readonly logger: Logger;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Config path of the model's entry, e.g. `models[2]`, for error messages. */
+  readonly where: string;
   /** Builds another configured model by name (a cassette recording wraps the real model this way). */
   createModel(name: string): Promise<BaseChatModel>;
 }

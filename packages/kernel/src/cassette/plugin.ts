@@ -4,7 +4,6 @@ import { z } from "zod";
 import { formatPath, type PathSegment } from "../config/issues.js";
 import type { ModelConfig } from "../config/schema.js";
 import { AntlerError, ErrorCodes, isAntlerError } from "../errors.js";
-import { modelEntryPath } from "../model-call.js";
 import type { ModelProviderEnv } from "../models.js";
 import { definePlugin } from "../plugin.js";
 import { KERNEL_VERSION } from "../version.js";
@@ -75,7 +74,8 @@ function dirsOf(env: ModelProviderEnv): NormalizationDirs {
 }
 
 /** Builds the replaying or recording model for a `provider: cassette` entry. */
-export async function createCassetteModel(config: ModelConfig, env: ModelProviderEnv, where: string): Promise<BaseChatModel> {
+export async function createCassetteModel(config: ModelConfig, env: ModelProviderEnv): Promise<BaseChatModel> {
+  const where = env.where;
   const options = parseCassetteOptions(config.options, where);
   const path = isAbsolute(options.path) ? options.path : resolve(env.paths.configDir, options.path);
   if (options.mode === "replay") {
@@ -114,11 +114,10 @@ export const cassettePlugin = definePlugin({
   kernel: "^0.1.0",
   description: "Model provider `cassette`: replays (or records) model exchanges from a JSON Lines file.",
   setup(ctx) {
-    const models = ctx.kernelConfig.models;
     ctx.models.addProvider({
       id: "cassette",
       description: "Replays recorded model exchanges from a JSONL cassette, or records them from another model.",
-      create: (config, env) => createCassetteModel(config, env, modelEntryPath(models, config)),
+      create: createCassetteModel,
     });
   },
 });

@@ -28,6 +28,16 @@ interface KernelCommand {
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
+/** Boots a kernel from config (not started), runs `fn`, and always closes it. */
+async function withKernel<T>(configPath: string | undefined, io: Omit<CliIO, "kernel">, fn: (kernel: Kernel) => Promise<T>): Promise<T> {
+  const kernel = await boot(configPath, io);
+  try {
+    return await fn(kernel);
+  } finally {
+    await kernel.close();
+  }
+}
+
 async function boot(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> {
   // CLI output goes to stdout; kernel logs go to stderr at warn level unless config asks for more.
   return createKernel({
@@ -155,8 +165,7 @@ const kernelCommands: KernelCommand[] = [
     usage: "antler config check [path]",
     async run(args, io) {
       const { configPath, rest } = takeConfigFlag(args);
-      const kernel = await boot(rest[0] ?? configPath, io);
-      try {
+      return withKernel(rest[0] ?? configPath, io, async (kernel) => {
         const tools = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
         const where = kernel.paths.configFile ?? "(embedded defaults: no config.yaml found)";
         const builtins = kernel.plugins.filter((p) => p.origin.kind === "builtin").length;
@@ -165,9 +174,7 @@ const kernelCommands: KernelCommand[] = [
           `✓ ${where} is valid: ${kernel.plugins.length - builtins} plugin(s) (+${builtins} built-in), ${tools.length} tool(s), ${kernel.config.models.length} model(s)`,
         );
         return 0;
-      } finally {
-        await kernel.close();
-      }
+      });
     },
   },
   {
@@ -176,13 +183,10 @@ const kernelCommands: KernelCommand[] = [
     usage: "antler config schema [--config path]",
     async run(args, io) {
       const { configPath } = takeConfigFlag(args);
-      const kernel = await boot(configPath, io);
-      try {
+      return withKernel(configPath, io, async (kernel) => {
         write(io.stdout, JSON.stringify(composedConfigJsonSchema(kernel.plugins), null, 2));
         return 0;
-      } finally {
-        await kernel.close();
-      }
+      });
     },
   },
   {
@@ -191,8 +195,7 @@ const kernelCommands: KernelCommand[] = [
     usage: "antler plugins list [--config path] [--json]",
     async run(args, io) {
       const { configPath, json } = takeConfigFlag(args);
-      const kernel = await boot(configPath, io);
-      try {
+      return withKernel(configPath, io, async (kernel) => {
         const entries = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
         const rows = kernel.plugins.map((p) => ({
           name: p.name,
@@ -217,9 +220,7 @@ const kernelCommands: KernelCommand[] = [
           list("commands", r.commands);
         }
         return 0;
-      } finally {
-        await kernel.close();
-      }
+      });
     },
   },
 ];
@@ -269,8 +270,7 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
 
     // Anything else may be a command contributed by a plugin: boot the kernel from config and look there.
     const { configPath } = takeConfigFlag(args);
-    const kernel = await boot(configPath, io);
-    try {
+    return await withKernel(configPath, io, async (kernel) => {
       const contributed = matchCommand(
         kernel.commands,
         args.filter((a, i) => !(a === "--config" || a === "-c" || args[i - 1] === "--config" || args[i - 1] === "-c")),
@@ -280,9 +280,7 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
         return 2;
       }
       return await contributed.command.run(contributed.rest, { ...io, kernel });
-    } finally {
-      await kernel.close();
-    }
+    });
   } catch (err) {
     if (isAntlerError(err)) {
       write(io.stderr, `✖ ${err.message}`);

@@ -5,7 +5,6 @@ import {
   fetchWithTraceId,
   type ModelConfig,
   type ModelProviderEnv,
-  modelEntryPath,
   withModelErrorContext,
 } from "@antler/kernel";
 import { ChatAnthropic, type ChatAnthropicInput } from "@langchain/anthropic";
@@ -34,11 +33,8 @@ function failureHint(where: string): (error: unknown, status: number | undefined
  * Builds the chat model for a `provider: anthropic` entry. Every request carries the trace id as `X-Trace-Id`;
  * failures become MODEL_CALL_FAILED errors naming the model and the trace id.
  */
-export function createAnthropicModel(
-  config: ModelConfig,
-  env: ModelProviderEnv,
-  where = `models[name=${JSON.stringify(config.name)}]`,
-): BaseChatModel {
+export function createAnthropicModel(config: ModelConfig, env: ModelProviderEnv): BaseChatModel {
+  const where = env.where;
   if (!config.model) {
     throw new AntlerError(ErrorCodes.CONFIG_INVALID, `model "${config.name}" needs Anthropic's model id`, {
       where: `${where}.model`,
@@ -90,11 +86,10 @@ const anthropicPlugin = definePlugin({
   kernel: "^0.1.0",
   description: "Model provider `anthropic`: Claude models through Anthropic's Messages API.",
   setup(ctx) {
-    const models = ctx.kernelConfig.models;
     ctx.models.addProvider({
       id: "anthropic",
       description: "Anthropic Messages API (Claude).",
-      create: (config, env) => createAnthropicModel(config, env, modelEntryPath(models, config)),
+      create: createAnthropicModel,
     });
   },
 });

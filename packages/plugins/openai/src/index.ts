@@ -5,7 +5,6 @@ import {
   fetchWithTraceId,
   type ModelConfig,
   type ModelProviderEnv,
-  modelEntryPath,
   withModelErrorContext,
 } from "@antler/kernel";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -31,11 +30,8 @@ function failureHint(where: string): (error: unknown, status: number | undefined
  * Builds the chat model for a `provider: openai` entry: OpenAI itself, or any OpenAI-compatible endpoint via
  * `base_url`. Every request carries the trace id as `X-Trace-Id`; failures become MODEL_CALL_FAILED errors.
  */
-export function createOpenAIModel(
-  config: ModelConfig,
-  env: ModelProviderEnv,
-  where = `models[name=${JSON.stringify(config.name)}]`,
-): BaseChatModel {
+export function createOpenAIModel(config: ModelConfig, env: ModelProviderEnv): BaseChatModel {
+  const where = env.where;
   if (!config.model) {
     throw new AntlerError(ErrorCodes.CONFIG_INVALID, `model "${config.name}" needs the provider's model id`, {
       where: `${where}.model`,
@@ -77,11 +73,10 @@ const openaiPlugin = definePlugin({
   kernel: "^0.1.0",
   description: "Model provider `openai`: OpenAI and any OpenAI-compatible Chat Completions endpoint (vLLM, Ollama, DeepSeek).",
   setup(ctx) {
-    const models = ctx.kernelConfig.models;
     ctx.models.addProvider({
       id: "openai",
       description: "OpenAI Chat Completions (or a compatible endpoint via base_url).",
-      create: (config, env) => createOpenAIModel(config, env, modelEntryPath(models, config)),
+      create: createOpenAIModel,
     });
   },
 });
