@@ -154,3 +154,4 @@ export {
   TRACE_METADATA_KEY,
 } from "./trace.js";
 export { KERNEL_VERSION } from "./version.js";
+export * from "./sandbox/types.js";

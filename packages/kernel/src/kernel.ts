@@ -32,6 +32,7 @@ import {
 import { importConfiguredPlugins, orderPlugins, type PluginCandidate, type PluginOrigin, validateManifest } from "./loader.js";
 import { createLogger, type Logger } from "./logging.js";
 import { type ModelInfo, type ModelProvider, modelInfo } from "./models.js";
+import type { SandboxProvider } from "./sandbox/types.js";
 import { composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
 import type {
   MiddlewareAssemblyContext,
@@ -125,6 +126,7 @@ export class Kernel {
   private readonly pluginInfos: LoadedPluginInfo[] = [];
   private readonly commandList: Array<CliCommand & { plugin: string }> = [];
   private readonly providers = new Map<string, { provider: ModelProvider; plugin: string }>();
+  private readonly sandboxProviders = new Map<string, { provider: SandboxProvider; plugin: string }>();
   private readonly env: Env;
   private readonly hookTimings: HookTiming[] = [];
   private state: KernelState = "booted";
@@ -255,6 +257,17 @@ export class Kernel {
         },
         create: (model?: string) => this.createModel(model),
       }),
+      sandbox: Object.freeze({
+        addProvider: (provider: SandboxProvider) => {
+          const existing = this.sandboxProviders.get(provider.id);
+          if (existing) {
+            throw new AntlerError(ErrorCodes.PLUGIN_SETUP_FAILED, `sandbox provider "${provider.id}" is already registered by ${existing.plugin}`, { where });
+          }
+          this.sandboxProviders.set(provider.id, { provider, plugin: name });
+          contributions.providers.push(`sandbox:${provider.id}`);
+        },
+        provider: () => this.sandboxProvider(),
+      }),
       middleware: Object.freeze({
         add: (middleware: MiddlewareSpec | MiddlewareFactory, placement: MiddlewarePlacement = {}) =>
           this.addMiddleware(name, middleware, placement, contributions),
@@ -319,6 +332,33 @@ export class Kernel {
       );
     }
     return found;
+  }
+
+  /**
+   * The sandbox provider `sandbox.provider` selects; without that key, the only registered one. Errors name the
+   * registered providers and the plugin to enable.
+   */
+  sandboxProvider(): SandboxProvider {
+    const wanted = this.config.sandbox.provider;
+    const ids = [...this.sandboxProviders.keys()];
+    const entry = wanted !== undefined ? this.sandboxProviders.get(wanted) : ids.length === 1 ? this.sandboxProviders.get(ids[0] as string) : undefined;
+    if (!entry) {
+      throw new AntlerError(
+        ErrorCodes.SANDBOX_PROVIDER_NOT_FOUND,
+        wanted === undefined
+          ? ids.length === 0
+            ? "no sandbox provider is installed"
+            : `several sandbox providers are installed (${ids.join(", ")}) and sandbox.provider does not pick one`
+          : `sandbox provider "${wanted}" is not installed`,
+        {
+          where: "sandbox.provider",
+          hint: ids.length
+            ? `Installed providers: ${ids.join(", ")}. Set sandbox.provider to one of them.`
+            : "Enable a provider plugin in config.yaml, e.g. @antler/sandbox-local.",
+        },
+      );
+    }
+    return entry.provider;
   }
 
   /** Builds the chat model for a `models:` entry through the provider a plugin registered. */
@@ -430,6 +470,13 @@ export class Kernel {
         errors.push(
           new AntlerError(ErrorCodes.KERNEL_STOP_FAILED, `plugin "${tap.name}" failed to stop: ${(err as Error)?.message}`, { cause: err }),
         );
+      }
+    }
+    for (const { provider, plugin } of [...this.sandboxProviders.values()].reverse()) {
+      try {
+        await provider.close();
+      } catch (err) {
+        errors.push(new AntlerError(ErrorCodes.KERNEL_STOP_FAILED, `sandbox provider "${provider.id}" of ${plugin} failed to close: ${(err as Error)?.message}`, { cause: err }));
       }
     }
     try {

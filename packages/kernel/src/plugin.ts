@@ -6,6 +6,7 @@ import { AntlerError, ErrorCodes } from "./errors.js";
 import type { HookName, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
 import type { ModelProvider } from "./models.js";
+import type { SandboxProvider } from "./sandbox/types.js";
 import type {
   MiddlewareAssemblyContext,
   MiddlewareEntry,
@@ -143,6 +144,11 @@ export interface PluginContext<C = unknown> {
    * `<plugin>/<name>`. Placement: `{ before | after: "<name>" }`, `{ stage }`, or `{ replace, override: true }`.
    */
   readonly middleware: { add(middleware: MiddlewareSpec | MiddlewareFactory, placement?: MiddlewarePlacement): void };
+  /**
+   * Register a sandbox provider (picked by `sandbox.provider`), or get the selected one at run time. The kernel
+   * closes registered providers when it closes.
+   */
+  readonly sandbox: { addProvider(provider: SandboxProvider): void; provider(): SandboxProvider };
 }
 
 /** What a plugin contributed, for `antler plugins list` and diagnostics. */
