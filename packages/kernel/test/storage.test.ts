@@ -102,7 +102,7 @@ describe("createCheckpointer", () => {
     // Port 1 on loopback refuses at once: a connection failure without any network.
     const url = "postgres://alice:hunter2-secret@127.0.0.1:1/antler";
     const error = await caught(() => createCheckpointer({ backend: "postgres", postgres_url: url }, { baseDir: tempDir() }));
-    expect(isAntlerError(error, ErrorCodes.CONFIG_INVALID)).toBe(true);
+    expect(isAntlerError(error, ErrorCodes.STORAGE_UNAVAILABLE)).toBe(true);
     const text = JSON.stringify((error as { toJSON(): unknown }).toJSON());
     expect(text).toContain("127.0.0.1:1/antler");
     expect(text).toContain("storage.postgres_url");
@@ -112,7 +112,7 @@ describe("createCheckpointer", () => {
   it("createDatabase on an unreachable PostgreSQL names host and port (AggregateError from localhost included), never the password", async () => {
     const url = "postgres://alice:hunter2-secret@localhost:1/antler";
     const error = await caught(() => createDatabase({ backend: "postgres", postgres_url: url }, { baseDir: tempDir() }));
-    expect(isAntlerError(error, ErrorCodes.CONFIG_INVALID)).toBe(true);
+    expect(isAntlerError(error, ErrorCodes.STORAGE_UNAVAILABLE)).toBe(true);
     expect((error as Error).message).toMatch(/localhost:1\/antler: .*ECONNREFUSED/);
     expect(JSON.stringify((error as { toJSON(): unknown }).toJSON())).not.toContain("hunter2");
   });
@@ -239,7 +239,7 @@ describe("migrations", () => {
         },
       };
       const error = await caught(() => runMigrations(database, [createNotes, broken]));
-      expect(isAntlerError(error, ErrorCodes.KERNEL_START_FAILED)).toBe(true);
+      expect(isAntlerError(error, ErrorCodes.STORAGE_MIGRATION_FAILED)).toBe(true);
       expect((error as Error).message).toContain("notes/002-broken");
       expect(await appliedMigrations(database)).toEqual(["threads/001-create"]);
       // notes/001 ran inside the same transaction, so its table is gone too.
@@ -250,7 +250,7 @@ describe("migrations", () => {
   it("refuses a list that names one migration twice", async () => {
     await withDatabase(await createDatabase({ backend: "memory" }, { baseDir: tempDir() }), async (database) => {
       const error = await caught(() => runMigrations(database, [createNotes, createNotes]));
-      expect(isAntlerError(error, ErrorCodes.KERNEL_START_FAILED)).toBe(true);
+      expect(isAntlerError(error, ErrorCodes.STORAGE_MIGRATION_FAILED)).toBe(true);
     });
   });
 });

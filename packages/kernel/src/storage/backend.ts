@@ -44,7 +44,7 @@ export function openSqliteFile(file: string): Database.Database {
   try {
     db = new Database(file);
   } catch (cause) {
-    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `cannot open SQLite database ${file}: ${describeCause(cause)}`, {
+    throw new AntlerError(ErrorCodes.STORAGE_UNAVAILABLE, `cannot open SQLite database ${file}: ${describeCause(cause)}`, {
       where: "storage.sqlite_dir",
       hint: "Check that the folder is writable, or point storage.sqlite_dir (relative to base_dir) somewhere that is.",
       cause,
@@ -143,7 +143,7 @@ export function isConnectionFailure(error: unknown): boolean {
 export function postgresUnavailable(url: string, purpose: string, cause: unknown): AntlerError {
   const target = describePostgresTarget(url);
   const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : undefined;
-  return new AntlerError(ErrorCodes.CONFIG_INVALID, `${purpose}: cannot connect to PostgreSQL at ${target}: ${describeCause(cause)}`, {
+  return new AntlerError(ErrorCodes.STORAGE_UNAVAILABLE, `${purpose}: cannot connect to PostgreSQL at ${target}: ${describeCause(cause)}`, {
     where: "storage.postgres_url",
     hint: "Check that PostgreSQL is running and reachable at that host and port, that the database exists, and that the user and password in storage.postgres_url are right.",
     cause,

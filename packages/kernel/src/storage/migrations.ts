@@ -33,7 +33,7 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
   const seen = new Set<string>();
   for (const migration of migrations) {
     if (!migration.name || seen.has(migration.name)) {
-      throw new AntlerError(ErrorCodes.KERNEL_START_FAILED, `migration name ${JSON.stringify(migration.name)} is empty or listed twice`, {
+      throw new AntlerError(ErrorCodes.STORAGE_MIGRATION_FAILED, `migration name ${JSON.stringify(migration.name)} is empty or listed twice`, {
         where: MIGRATIONS_TABLE,
         hint: "Give every migration a unique, stable name such as `feature/001-what-it-does`.",
       });
@@ -61,7 +61,7 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
         try {
           await migration.up(conn as unknown as Kysely<unknown>);
         } catch (cause) {
-          throw new AntlerError(ErrorCodes.KERNEL_START_FAILED, `database migration ${migration.name} failed: ${describeCause(cause)}`, {
+          throw new AntlerError(ErrorCodes.STORAGE_MIGRATION_FAILED, `database migration ${migration.name} failed: ${describeCause(cause)}`, {
             where: `${MIGRATIONS_TABLE}:${migration.name}`,
             hint: "Nothing from this run was applied (it is one transaction). Fix the migration or the database, then start again.",
             cause,
