@@ -130,6 +130,7 @@ export {
   type ToolProvider,
 } from "./plugin.js";
 export { INTERNAL_PRINCIPAL, type Principal, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
+export * from "./sandbox/types.js";
 export * from "./storage/index.js";
 export {
   type AntlerTool,
@@ -154,4 +155,3 @@ export {
   TRACE_METADATA_KEY,
 } from "./trace.js";
 export { KERNEL_VERSION } from "./version.js";
-export * from "./sandbox/types.js";

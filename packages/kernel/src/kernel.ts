@@ -32,7 +32,6 @@ import {
 import { importConfiguredPlugins, orderPlugins, type PluginCandidate, type PluginOrigin, validateManifest } from "./loader.js";
 import { createLogger, type Logger } from "./logging.js";
 import { type ModelInfo, type ModelProvider, modelInfo } from "./models.js";
-import type { SandboxProvider } from "./sandbox/types.js";
 import { composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
 import type {
   MiddlewareAssemblyContext,
@@ -52,6 +51,7 @@ import type {
   ToolContribution,
   ToolProvider,
 } from "./plugin.js";
+import type { SandboxProvider } from "./sandbox/types.js";
 import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
 import { ensureTraceContext, resolveTraceId } from "./trace.js";
 
@@ -261,7 +261,11 @@ export class Kernel {
         addProvider: (provider: SandboxProvider) => {
           const existing = this.sandboxProviders.get(provider.id);
           if (existing) {
-            throw new AntlerError(ErrorCodes.PLUGIN_SETUP_FAILED, `sandbox provider "${provider.id}" is already registered by ${existing.plugin}`, { where });
+            throw new AntlerError(
+              ErrorCodes.PLUGIN_SETUP_FAILED,
+              `sandbox provider "${provider.id}" is already registered by ${existing.plugin}`,
+              { where },
+            );
           }
           this.sandboxProviders.set(provider.id, { provider, plugin: name });
           contributions.providers.push(`sandbox:${provider.id}`);
@@ -341,7 +345,8 @@ export class Kernel {
   sandboxProvider(): SandboxProvider {
     const wanted = this.config.sandbox.provider;
     const ids = [...this.sandboxProviders.keys()];
-    const entry = wanted !== undefined ? this.sandboxProviders.get(wanted) : ids.length === 1 ? this.sandboxProviders.get(ids[0] as string) : undefined;
+    const entry =
+      wanted !== undefined ? this.sandboxProviders.get(wanted) : ids.length === 1 ? this.sandboxProviders.get(ids[0] as string) : undefined;
     if (!entry) {
       throw new AntlerError(
         ErrorCodes.SANDBOX_PROVIDER_NOT_FOUND,
@@ -476,7 +481,13 @@ export class Kernel {
       try {
         await provider.close();
       } catch (err) {
-        errors.push(new AntlerError(ErrorCodes.KERNEL_STOP_FAILED, `sandbox provider "${provider.id}" of ${plugin} failed to close: ${(err as Error)?.message}`, { cause: err }));
+        errors.push(
+          new AntlerError(
+            ErrorCodes.KERNEL_STOP_FAILED,
+            `sandbox provider "${provider.id}" of ${plugin} failed to close: ${(err as Error)?.message}`,
+            { cause: err },
+          ),
+        );
       }
     }
     try {

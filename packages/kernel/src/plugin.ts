@@ -6,7 +6,6 @@ import { AntlerError, ErrorCodes } from "./errors.js";
 import type { HookName, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
 import type { ModelProvider } from "./models.js";
-import type { SandboxProvider } from "./sandbox/types.js";
 import type {
   MiddlewareAssemblyContext,
   MiddlewareEntry,
@@ -14,6 +13,7 @@ import type {
   MiddlewarePlacement,
   MiddlewareSpec,
 } from "./pipeline/types.js";
+import type { SandboxProvider } from "./sandbox/types.js";
 import type { AntlerTool, ToolAssemblyContext, ToolEntry, ToolSource } from "./tools.js";
 
 const PLUGIN_BRAND = Symbol.for("antler.plugin");

@@ -33,10 +33,14 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
   const seen = new Set<string>();
   for (const migration of migrations) {
     if (!migration.name || seen.has(migration.name)) {
-      throw new AntlerError(ErrorCodes.STORAGE_MIGRATION_FAILED, `migration name ${JSON.stringify(migration.name)} is empty or listed twice`, {
-        where: MIGRATIONS_TABLE,
-        hint: "Give every migration a unique, stable name such as `feature/001-what-it-does`.",
-      });
+      throw new AntlerError(
+        ErrorCodes.STORAGE_MIGRATION_FAILED,
+        `migration name ${JSON.stringify(migration.name)} is empty or listed twice`,
+        {
+          where: MIGRATIONS_TABLE,
+          hint: "Give every migration a unique, stable name such as `feature/001-what-it-does`.",
+        },
+      );
     }
     seen.add(migration.name);
   }
@@ -61,11 +65,15 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
         try {
           await migration.up(conn as unknown as Kysely<unknown>);
         } catch (cause) {
-          throw new AntlerError(ErrorCodes.STORAGE_MIGRATION_FAILED, `database migration ${migration.name} failed: ${describeCause(cause)}`, {
-            where: `${MIGRATIONS_TABLE}:${migration.name}`,
-            hint: "Nothing from this run was applied (it is one transaction). Fix the migration or the database, then start again.",
-            cause,
-          });
+          throw new AntlerError(
+            ErrorCodes.STORAGE_MIGRATION_FAILED,
+            `database migration ${migration.name} failed: ${describeCause(cause)}`,
+            {
+              where: `${MIGRATIONS_TABLE}:${migration.name}`,
+              hint: "Nothing from this run was applied (it is one transaction). Fix the migration or the database, then start again.",
+              cause,
+            },
+          );
         }
         await conn.insertInto(MIGRATIONS_TABLE).values({ name: migration.name, applied_at: new Date().toISOString() }).execute();
         applied.push(migration.name);

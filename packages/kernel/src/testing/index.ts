@@ -11,6 +11,7 @@ export {
   startOpenAICompatibleServer,
 } from "./openai-server.js";
 export { type PluginConformanceOptions, runPluginConformance } from "./plugin-conformance.js";
+export { runSandboxConformance, type SandboxConformanceOptions, type SandboxConformanceSubject } from "./sandbox-conformance.js";
 export {
   type Script,
   type ScriptedCall,

@@ -1,0 +1,82 @@
+import { AntlerError, definePlugin, ErrorCodes } from "@antler/kernel";
+import type { SandboxBackend } from "./backend.js";
+import { type AioConfigInput, aioConfigSchema } from "./config.js";
+import { DockerBackend } from "./docker.js";
+import type { FetchLike } from "./http.js";
+import { AioSandboxProvider } from "./provider.js";
+import { ProvisionerBackend } from "./provisioner.js";
+
+export * from "./api.js";
+export type { SandboxBackend, SandboxInstance, SandboxRequest } from "./backend.js";
+export { AioClient, type AioClientOptions, type CallOptions } from "./client.js";
+export { type AioConfig, type AioConfigInput, aioConfigSchema } from "./config.js";
+export { AIO_CONTAINER_PORT, DEFAULT_AIO_IMAGE, DockerBackend, type DockerBackendOptions, parseHostPort } from "./docker.js";
+export { type FetchLike, HttpEndpoint, type HttpEndpointOptions, type RequestOptions } from "./http.js";
+export { AioPathMap, type ResolveOptions } from "./paths.js";
+export { type AioPoolStats, type AioProviderOptions, AioSandboxProvider, sandboxIdFor } from "./provider.js";
+export { ProvisionerBackend, type ProvisionerBackendOptions, ProvisionerClient, type ProvisionerClientOptions } from "./provisioner.js";
+export { AioSandbox, type AioSandboxOptions } from "./sandbox.js";
+
+const PLUGIN_NAME = "@antler/sandbox-aio";
+const WHERE = `plugins[${PLUGIN_NAME}].config`;
+
+export interface CreateAioProviderOptions {
+  fetch?: FetchLike;
+  logger?: { warn(obj: object, msg?: string): void };
+  /** Milliseconds between provisioner status and readiness polls; default 500. */
+  pollIntervalMs?: number;
+}
+
+/** Builds the `aio` provider from plugin config (validated here, defaults applied). Does no I/O. */
+export function createAioProvider(input: AioConfigInput, options: CreateAioProviderOptions = {}): AioSandboxProvider {
+  const parsed = aioConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `invalid aio sandbox config: ${issue?.message ?? "unknown problem"}`, {
+      where: `${WHERE}${issue?.path.length ? `.${issue.path.join(".")}` : ""}`,
+      hint: "See the README of @antler/sandbox-aio for the config block.",
+    });
+  }
+  const config = parsed.data;
+  const kind = config.backend ?? (config.provisioner_url ? "provisioner" : "docker");
+  let backend: SandboxBackend;
+  if (kind === "provisioner") {
+    backend = new ProvisionerBackend({
+      baseUrl: config.provisioner_url as string,
+      where: `${WHERE}.provisioner_url`,
+      image: config.image,
+      timeoutMs: config.request_timeout_seconds * 1000,
+      ...(config.provisioner_api_key ? { apiKey: config.provisioner_api_key } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+    });
+  } else {
+    backend = new DockerBackend({ image: config.image, command: config.docker_command, runArgs: config.docker_run_args });
+  }
+  return new AioSandboxProvider({
+    backend,
+    replicas: config.replicas,
+    idleTimeoutSeconds: config.idle_timeout_seconds,
+    acquireTimeoutSeconds: config.acquire_timeout_seconds,
+    requestTimeoutMs: config.request_timeout_seconds * 1000,
+    ...(config.container_root ? { containerRoot: config.container_root } : {}),
+    ...(config.sandbox_api_key ? { sandboxApiKey: config.sandbox_api_key } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.pollIntervalMs !== undefined ? { readinessIntervalMs: options.pollIntervalMs } : {}),
+  });
+}
+
+/** Sandbox provider `aio`: agent-infra's all-in-one sandbox containers, remote (provisioner) or local (Docker). */
+const aioSandboxPlugin = definePlugin({
+  name: PLUGIN_NAME,
+  version: "0.1.0",
+  kernel: "^0.1.0",
+  description: "Sandbox provider `aio`: AIO sandbox containers from a provisioner or local Docker, with a warm pool and per-thread leases.",
+  configSchema: aioConfigSchema,
+  setup(ctx) {
+    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger }));
+  },
+});
+
+export default aioSandboxPlugin;

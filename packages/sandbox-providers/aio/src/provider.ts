@@ -1,0 +1,262 @@
+import { createHash } from "node:crypto";
+import { type AcquireOptions, AntlerError, assertSafeId, ErrorCodes, type SandboxProvider } from "@antler/kernel";
+import type { SandboxBackend, SandboxInstance } from "./backend.js";
+import { AioClient } from "./client.js";
+import type { FetchLike } from "./http.js";
+import { AioPathMap } from "./paths.js";
+import { AioSandbox } from "./sandbox.js";
+import { sleep } from "./wait.js";
+
+export interface AioProviderOptions {
+  backend: SandboxBackend;
+  /** Most released sandboxes kept warm; the least recently released beyond this is destroyed. Default 3. */
+  replicas?: number;
+  /** A warm sandbox unused this long is destroyed. Default 600. */
+  idleTimeoutSeconds?: number;
+  /** Deadline for create + readiness of a new sandbox. Default 120. */
+  acquireTimeoutSeconds?: number;
+  /** Container folder the virtual `/mnt` tree maps to; default the home folder `GET /v1/sandbox` reports. */
+  containerRoot?: string;
+  /** Sent to each sandbox's AIO API as `Authorization: Bearer` (the image's `SANDBOX_API_KEY`). */
+  sandboxApiKey?: string;
+  fetch?: FetchLike;
+  /** Deadline of one AIO API call (commands get their own); default 30 000 ms. */
+  requestTimeoutMs?: number;
+  /** Milliseconds between readiness probes; default 500. */
+  readinessIntervalMs?: number;
+  /** Where failures of background clean-up go (a reaped sandbox the backend could not destroy). */
+  logger?: { warn(obj: object, msg?: string): void };
+}
+
+interface Lease {
+  readonly key: string;
+  readonly sandbox: AioSandbox;
+  readonly instance: SandboxInstance;
+  state: "active" | "warm";
+  releasedAt: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+export interface AioPoolStats {
+  active: number;
+  warm: number;
+}
+
+/**
+ * Provider `aio`: one AIO container per (user, thread) lease.
+ *
+ * - A lease is owned by exactly one (user, thread); its sandbox is never handed to another thread or user,
+ *   warm or not. Concurrent acquires of one lease share one creation.
+ * - `release` parks the sandbox warm; the next `acquire` of the same lease reuses it after a health probe.
+ *   At most `replicas` sandboxes stay warm; each is destroyed after `idleTimeoutSeconds` unused.
+ * - Sandbox ids are derived from (user, thread), so the id is stable across release, reaping and restarts.
+ */
+export class AioSandboxProvider implements SandboxProvider {
+  readonly id = "aio";
+  readonly isolated = true;
+  readonly backend: SandboxBackend;
+  private readonly options: AioProviderOptions;
+  private readonly leases = new Map<string, Lease>();
+  private readonly byId = new Map<string, Lease>();
+  private readonly pending = new Map<string, Promise<AioSandbox>>();
+  /** Bumped by reset/close so creations that finish afterwards are destroyed instead of leased. */
+  private generation = 0;
+  private closed = false;
+
+  constructor(options: AioProviderOptions) {
+    this.backend = options.backend;
+    this.options = options;
+  }
+
+  async acquire(threadId: string, options: AcquireOptions): Promise<AioSandbox> {
+    if (this.closed) {
+      throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, "the aio sandbox provider is closed", {
+        hint: "Acquire from the provider of the running kernel.",
+      });
+    }
+    const userId = assertSafeId("user", options.userId);
+    assertSafeId("thread", threadId);
+    const key = leaseKey(userId, threadId);
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight;
+    const attempt = this.obtain(key, userId, threadId, options.signal).finally(() => this.pending.delete(key));
+    this.pending.set(key, attempt);
+    return attempt;
+  }
+
+  get(id: string): AioSandbox | undefined {
+    return this.byId.get(id)?.sandbox;
+  }
+
+  async release(id: string): Promise<void> {
+    const lease = this.byId.get(id);
+    if (!lease || lease.state === "warm") return;
+    const replicas = this.options.replicas ?? 3;
+    if (replicas <= 0) {
+      await this.destroy(lease);
+      return;
+    }
+    lease.state = "warm";
+    lease.releasedAt = Date.now();
+    lease.idleTimer = setTimeout(
+      () => {
+        lease.idleTimer = undefined;
+        this.destroy(lease).catch((error: unknown) => this.warn(lease, error, "could not destroy an idle AIO sandbox"));
+      },
+      (this.options.idleTimeoutSeconds ?? 600) * 1000,
+    );
+    // Reaping is housekeeping: it must not keep the process alive.
+    lease.idleTimer.unref();
+    const warm = [...this.leases.values()].filter((l) => l.state === "warm").sort((a, b) => a.releasedAt - b.releasedAt);
+    const excess = warm.slice(0, Math.max(0, warm.length - replicas));
+    await Promise.all(
+      excess.map((l) => this.destroy(l).catch((error: unknown) => this.warn(l, error, "could not destroy a surplus warm AIO sandbox"))),
+    );
+  }
+
+  async reset(): Promise<void> {
+    this.generation++;
+    const all = [...this.leases.values()];
+    const results = await Promise.allSettled(all.map((lease) => this.destroy(lease)));
+    results.forEach((r, i) => {
+      if (r.status === "rejected") this.warn(all[i] as Lease, r.reason, "could not destroy an AIO sandbox on reset");
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.reset();
+  }
+
+  /** Live sandboxes by state, for diagnostics and tests. */
+  stats(): AioPoolStats {
+    let active = 0;
+    let warm = 0;
+    for (const lease of this.leases.values()) {
+      if (lease.state === "active") active++;
+      else warm++;
+    }
+    return { active, warm };
+  }
+
+  private async obtain(key: string, userId: string, threadId: string, signal: AbortSignal | undefined): Promise<AioSandbox> {
+    const existing = this.leases.get(key);
+    if (existing?.state === "active") return existing.sandbox;
+    if (existing) {
+      clearTimeout(existing.idleTimer);
+      existing.idleTimer = undefined;
+      existing.state = "active";
+      // A warm container may have died while parked (OOM, node restart); probe before handing it out.
+      try {
+        await existing.sandbox.client.context({ timeoutMs: 5_000, ...(signal ? { signal } : {}) });
+        return existing.sandbox;
+      } catch (error) {
+        await this.destroy(existing).catch((e: unknown) => this.warn(existing, e, "could not destroy a dead warm AIO sandbox"));
+        if (signal?.aborted) throw error;
+      }
+    }
+    return this.create(key, userId, threadId, signal);
+  }
+
+  private async create(key: string, userId: string, threadId: string, callerSignal: AbortSignal | undefined): Promise<AioSandbox> {
+    const generation = this.generation;
+    const timeoutSeconds = this.options.acquireTimeoutSeconds ?? 120;
+    const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
+    const sandboxId = sandboxIdFor(userId, threadId);
+    let instance: SandboxInstance | undefined;
+    try {
+      instance = await this.backend.create({ sandboxId, userId, threadId, signal });
+      const client = new AioClient({
+        baseUrl: instance.baseUrl,
+        ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+        ...(this.options.sandboxApiKey ? { apiKey: this.options.sandboxApiKey } : {}),
+        ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
+      });
+      const context = await this.waitReady(client, signal, timeoutSeconds);
+      const sandbox = new AioSandbox({
+        id: `aio:${sandboxId}`,
+        client,
+        paths: new AioPathMap(this.options.containerRoot ?? context.home_dir),
+        homeDir: context.home_dir,
+      });
+      await sandbox.prepareFolders(signal);
+      if (generation !== this.generation) {
+        throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, "the aio sandbox provider was reset while a sandbox was starting", {
+          hint: "Acquire again.",
+        });
+      }
+      const lease: Lease = { key, sandbox, instance, state: "active", releasedAt: 0, idleTimer: undefined };
+      this.leases.set(key, lease);
+      this.byId.set(sandbox.id, lease);
+      return sandbox;
+    } catch (error) {
+      if (instance) {
+        const started = instance;
+        await this.backend
+          .destroy(started)
+          .catch((e: unknown) => this.options.logger?.warn({ err: e, sandboxId }, "could not destroy a half-started AIO sandbox"));
+      }
+      if (deadline.aborted && !callerSignal?.aborted) {
+        throw new AntlerError(
+          ErrorCodes.SANDBOX_UNAVAILABLE,
+          `the AIO sandbox for thread ${threadId} was not ready within ${timeoutSeconds} s`,
+          {
+            where: "plugins[@antler/sandbox-aio].config.acquire_timeout_seconds",
+            hint: "The image may still be pulling or the host is slow; raise acquire_timeout_seconds or check the backend.",
+            cause: error,
+            details: { sandboxId, backend: this.backend.kind },
+          },
+        );
+      }
+      if (callerSignal?.aborted && !(error instanceof AntlerError && error.code === ErrorCodes.RUN_CANCELLED)) {
+        throw new AntlerError(ErrorCodes.RUN_CANCELLED, `acquiring the AIO sandbox for thread ${threadId} was cancelled`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  private async waitReady(client: AioClient, signal: AbortSignal, timeoutSeconds: number) {
+    const interval = this.options.readinessIntervalMs ?? 500;
+    let last: unknown;
+    while (!signal.aborted) {
+      try {
+        return await client.context({ signal, timeoutMs: 5_000 });
+      } catch (error) {
+        last = error;
+      }
+      await sleep(interval, signal).catch(() => undefined);
+    }
+    throw new AntlerError(
+      ErrorCodes.SANDBOX_UNAVAILABLE,
+      `the AIO sandbox at ${client.baseUrl} did not become ready within ${timeoutSeconds} s`,
+      {
+        hint: "GET /v1/sandbox never answered; check the container's logs.",
+        cause: last,
+      },
+    );
+  }
+
+  private async destroy(lease: Lease): Promise<void> {
+    clearTimeout(lease.idleTimer);
+    lease.idleTimer = undefined;
+    // Forget first: a sandbox being destroyed is no longer live for get() or acquire().
+    if (this.leases.get(lease.key) === lease) this.leases.delete(lease.key);
+    if (this.byId.get(lease.sandbox.id) === lease) this.byId.delete(lease.sandbox.id);
+    await this.backend.destroy(lease.instance);
+  }
+
+  private warn(lease: Lease, error: unknown, msg: string): void {
+    this.options.logger?.warn({ err: error, sandboxId: lease.sandbox.id }, msg);
+  }
+}
+
+function leaseKey(userId: string, threadId: string): string {
+  // Safe ids never contain '/', so the key is unambiguous.
+  return `${userId}/${threadId}`;
+}
+
+/** Deterministic, DNS-label-safe id of the sandbox of one (user, thread). */
+export function sandboxIdFor(userId: string, threadId: string): string {
+  return `aio-${createHash("sha256").update(`${userId}\0${threadId}`).digest("hex").slice(0, 20)}`;
+}

@@ -1,0 +1,101 @@
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ErrorCodes } from "@antler/kernel";
+import { execa } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { type AioSandboxProvider, createAioProvider, DockerBackend, parseHostPort, sandboxIdFor } from "../src/index.js";
+import { FakeAioServer } from "./fake-aio-server.js";
+
+async function engineAnswers(): Promise<boolean> {
+  const result = await execa("docker", ["info", "--format", "{{.ServerVersion}}"], { reject: false, timeout: 20_000 });
+  return !result.failed && result.exitCode === 0;
+}
+
+describe("docker backend without an engine", () => {
+  let provider: AioSandboxProvider | undefined;
+
+  afterEach(async () => {
+    await provider?.close();
+    provider = undefined;
+  });
+
+  it("acquire fails with SANDBOX_UNAVAILABLE that says so and points at provisioner_url", async (ctx) => {
+    // The real `docker` CLI on this host: it must fail because no engine answers, not be mocked.
+    if (await engineAnswers()) ctx.skip();
+    provider = createAioProvider({ acquire_timeout_seconds: 30 });
+    expect(provider.backend.kind).toBe("docker");
+    const err = (await provider.acquire("t1", { userId: "u1" }).catch((e: unknown) => e)) as Error & { code: string; hint: string };
+    expect(err.code).toBe(ErrorCodes.SANDBOX_UNAVAILABLE);
+    expect(err.message).toMatch(/no Docker engine is available/);
+    expect(err.message).toMatch(/`docker info` failed/);
+    expect(err.hint).toContain("provisioner_url");
+    expect(provider.stats()).toEqual({ active: 0, warm: 0 });
+  });
+
+  it("a missing docker CLI is the same SANDBOX_UNAVAILABLE error", async () => {
+    const backend = new DockerBackend({ command: "/nonexistent/antler-no-docker" });
+    await expect(backend.ensureEngine()).rejects.toMatchObject({
+      code: ErrorCodes.SANDBOX_UNAVAILABLE,
+      message: expect.stringMatching(/provisioner_url/),
+    });
+  });
+});
+
+describe("docker backend CLI protocol", () => {
+  let dir: string | undefined;
+  let server: FakeAioServer | undefined;
+  let provider: AioSandboxProvider | undefined;
+
+  afterEach(async () => {
+    await provider?.close();
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    provider = undefined;
+    server = undefined;
+    dir = undefined;
+  });
+
+  it("runs the image on a loopback port, finds the port, and removes the container on close", async () => {
+    server = await FakeAioServer.start();
+    const box = await server.addSandbox("docker-box");
+    server.serveAtRoot(box.id);
+    dir = await mkdtemp(join(tmpdir(), "antler-fake-docker-"));
+    const log = join(dir, "calls.log");
+    const cli = join(dir, "docker");
+    // A stand-in CLI that speaks just enough of docker's command line; the container is the loopback server.
+    await writeFile(
+      cli,
+      [
+        "#!/bin/bash",
+        `echo "$*" >> '${log}'`,
+        'case "$1" in',
+        "  info) echo 28.0.0 ;;",
+        "  run) echo 0123456789abcdef0123 ;;",
+        `  port) echo '127.0.0.1:${new URL(server.url).port}' ;;`,
+        "  rm) exit 0 ;;",
+        "  *) echo unknown >&2; exit 1 ;;",
+        "esac",
+        "",
+      ].join("\n"),
+    );
+    await chmod(cli, 0o755);
+    provider = createAioProvider({ backend: "docker", docker_command: cli, image: "example/aio:1.2", docker_run_args: ["--memory=1g"] });
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+    expect((await sandbox.executeCommand("pwd")).stdout.trim()).toBe("/mnt/user-data/workspace");
+    await provider.close();
+    const calls = (await readFile(log, "utf8")).trim().split("\n");
+    const name = `antler-aio-${sandboxIdFor("u1", "t1")}`;
+    expect(calls[0]).toBe("info --format {{.ServerVersion}}");
+    expect(calls[1]).toBe(`rm -f ${name}`);
+    expect(calls[2]).toMatch(new RegExp(`^run -d --rm --name ${name} .*-p 127\\.0\\.0\\.1::8080 .*--memory=1g example/aio:1\\.2$`));
+    expect(calls[3]).toBe("port 0123456789abcdef0123 8080/tcp");
+    expect(calls.at(-1)).toBe("rm -f 0123456789abcdef0123");
+  });
+
+  it("parses docker port output", () => {
+    expect(parseHostPort("127.0.0.1:49153\n")).toBe(49153);
+    expect(parseHostPort("[::]:32768")).toBe(32768);
+    expect(parseHostPort("")).toBeNull();
+  });
+});

@@ -1,0 +1,99 @@
+import { CommandExitError, type EntryInfo, FileType, Sandbox, TimeoutError } from "e2b";
+import type { E2BRemote, RemoteEntry, RemoteInfo, RemoteRunResult, RemoteSandbox } from "./remote.js";
+
+export interface SdkRemoteOptions {
+  apiKey: string;
+  /** Control-plane API base URL; the SDK's default is `https://api.<domain>`. */
+  apiUrl?: string | undefined;
+  /** In-sandbox API (envd) base URL; normally derived from the sandbox id and domain. */
+  sandboxUrl?: string | undefined;
+  domain?: string | undefined;
+  /** Per HTTP request, milliseconds. */
+  requestTimeoutMs?: number | undefined;
+}
+
+/**
+ * The thin adapter over the `e2b` SDK. It translates shapes and nothing else: no retries, no policy. Every
+ * option is passed explicitly so that the SDK's own environment lookups (E2B_API_KEY, E2B_DOMAIN) cannot
+ * silently override the plugin config.
+ */
+export function createSdkRemote(options: SdkRemoteOptions): E2BRemote {
+  const connection = {
+    apiKey: options.apiKey,
+    ...(options.apiUrl !== undefined ? { apiUrl: options.apiUrl } : {}),
+    ...(options.sandboxUrl !== undefined ? { sandboxUrl: options.sandboxUrl } : {}),
+    ...(options.domain !== undefined ? { domain: options.domain } : {}),
+    ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  };
+  return {
+    async create(create) {
+      const sandbox = await Sandbox.create({
+        ...connection,
+        ...(create.template !== undefined ? { template: create.template } : {}),
+        timeoutMs: create.timeoutMs,
+        ...(create.metadata !== undefined ? { metadata: { ...create.metadata } } : {}),
+        ...(create.signal !== undefined ? { signal: create.signal } : {}),
+      });
+      return wrapSandbox(sandbox);
+    },
+    async connect(sandboxId, connect) {
+      const sandbox = await Sandbox.connect(sandboxId, {
+        ...connection,
+        ...(connect?.timeoutMs !== undefined ? { timeoutMs: connect.timeoutMs } : {}),
+        ...(connect?.signal !== undefined ? { signal: connect.signal } : {}),
+      });
+      return wrapSandbox(sandbox);
+    },
+    kill(sandboxId) {
+      return Sandbox.kill(sandboxId, connection);
+    },
+  };
+}
+
+function wrapSandbox(sandbox: Sandbox): RemoteSandbox {
+  return {
+    sandboxId: sandbox.sandboxId,
+    async run(command, run = {}): Promise<RemoteRunResult> {
+      try {
+        const result = await sandbox.commands.run(command, {
+          ...(run.timeoutMs !== undefined ? { timeoutMs: run.timeoutMs } : {}),
+          ...(run.env !== undefined ? { envs: { ...run.env } } : {}),
+          ...(run.cwd !== undefined ? { cwd: run.cwd } : {}),
+          ...(run.user !== undefined ? { user: run.user } : {}),
+          ...(run.signal !== undefined ? { signal: run.signal } : {}),
+        });
+        return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: false };
+      } catch (err) {
+        // The SDK throws for a non-zero exit; the contract treats that as an ordinary result.
+        if (err instanceof CommandExitError) return { exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr, timedOut: false };
+        if (err instanceof TimeoutError) return { exitCode: null, stdout: "", stderr: err.message, timedOut: true };
+        throw err;
+      }
+    },
+    readFile(path, read) {
+      return sandbox.files.read(path, { format: "bytes", ...(read?.signal !== undefined ? { signal: read.signal } : {}) });
+    },
+    async writeFile(path, bytes) {
+      await sandbox.files.write(path, new Uint8Array(bytes).buffer);
+    },
+    async list(path, depth) {
+      const entries = await sandbox.files.list(path, { depth });
+      return entries.map(toRemoteEntry);
+    },
+    remove(path) {
+      return sandbox.files.remove(path);
+    },
+    async getInfo(): Promise<RemoteInfo> {
+      const info = await sandbox.getInfo();
+      return { sandboxId: info.sandboxId, templateId: info.templateId, state: info.state, startedAt: info.startedAt, endAt: info.endAt };
+    },
+    kill() {
+      return sandbox.kill();
+    },
+  };
+}
+
+function toRemoteEntry(entry: EntryInfo): RemoteEntry {
+  const type = entry.type === FileType.DIR ? "dir" : entry.type === FileType.SYMLINK || entry.symlinkTarget ? "symlink" : "file";
+  return { path: entry.path, type, size: entry.size, mtimeMs: entry.modifiedTime ? entry.modifiedTime.getTime() : null };
+}
