@@ -2,6 +2,7 @@
 // the todo list, the notes search, the report writer, present_files, SQLite checkpoints and the thread
 // registry are all real. Prints the path of the report it produced.
 import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AntlerClient, DEFAULT_USER_ID, resolveVirtualPath, TurnRenderer, threadPaths } from "@antler/kernel";
@@ -19,6 +20,10 @@ try {
   const paths = threadPaths(client.kernel.paths.baseDir, DEFAULT_USER_ID, threadId);
   console.log("\nPresented files:");
   for (const artifact of turn.artifacts) console.log(`  ${artifact}\n  → ${resolveVirtualPath(paths, artifact, ["outputs"])}`);
+  // The part of the report that the sandbox computed (bash ran node there and appended its output).
+  const report = await readFile(resolveVirtualPath(paths, turn.artifacts[0], ["outputs"]), "utf8");
+  const computed = report.slice(report.indexOf("## Recommendations by area"));
+  if (computed.startsWith("##")) console.log(`\nFrom the report, computed in the sandbox:\n\n${computed.trim()}`);
   const thread = await client.getThread(threadId);
   console.log(`\nThread "${thread.title}" (${threadId}), trace ${turn.traceId}: ${turn.toolCalls} tool calls, ${turn.toolErrors} failed.`);
 } finally {

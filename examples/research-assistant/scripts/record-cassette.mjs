@@ -29,8 +29,19 @@ _Sources: notes/checkpointing.md, notes/middleware.md, notes/tools.md._
 const todos = (a, b, c) => [
   { content: "Search the research notes", status: a },
   { content: "Write the report", status: b },
-  { content: "Present the report", status: c },
+  { content: "Add computed figures and present the report", status: c },
 ];
+
+// Runs in the sandbox: tallies the report's recommendations per area and prints a Markdown table.
+const stats = `const areas = {
+  "Durable state": ["checkpoint every step", "SQLite embedded, PostgreSQL for fleets", "key checkpoints by user and thread"],
+  "Middleware": ["cross-cutting behaviour in middleware", "prefer wrap-style hooks", "fuse node-style hooks", "tool errors the model can read"],
+  "Tool safety": ["validate arguments", "confine file tools", "screen every URL"],
+};
+const rows = Object.entries(areas).map(([area, points]) => \`| \${area} | \${points.length} |\`);
+const total = Object.values(areas).reduce((n, points) => n + points.length, 0);
+console.log(["", "## Recommendations by area (computed in the sandbox)", "", "| area | recommendations |", "|---|---:|", ...rows, \`| total | \${total} |\`].join("\\n"));
+`;
 
 const steps = [
   { text: "I'll plan this first.", toolCalls: [{ name: "write_todos", args: { todos: todos("in_progress", "pending", "pending") } }] },
@@ -40,6 +51,26 @@ const steps = [
     toolCalls: [
       { name: "write_todos", args: { todos: todos("completed", "in_progress", "pending") } },
       { name: "write_report", args: { filename: REPORT, markdown: report } },
+    ],
+  },
+  {
+    text: "Adding a computed summary table from the sandbox.",
+    toolCalls: [
+      {
+        name: "write_file",
+        args: { description: "Script that tallies recommendations per area", path: "/mnt/user-data/workspace/stats.mjs", content: stats },
+      },
+    ],
+  },
+  {
+    toolCalls: [
+      {
+        name: "bash",
+        args: {
+          description: "Run the tally and append it to the report",
+          command: `node /mnt/user-data/workspace/stats.mjs | tee -a /mnt/user-data/outputs/${REPORT}`,
+        },
+      },
     ],
   },
   { toolCalls: [{ name: "word_count", args: { text: report } }] },
