@@ -10,7 +10,11 @@ const built = existsSync(join(here, "..", "..", "packages", "kernel", "dist", "i
 // The demo runs against the built packages, exactly as `npm run demo` does; `npm test` builds first.
 describe.skipIf(!built)("the offline demo (skipped when the packages are not built: run `pnpm run build`)", () => {
   it("replays its cassette against today's code, runs code in the sandbox, and presents the report", async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ["demo.mjs"], { cwd: here, env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, ["demo.mjs"], {
+      cwd: here,
+      env: { PATH: process.env.PATH ?? "" },
+      timeout: 60_000,
+    });
     expect(stdout).toContain("✓ bash(");
     expect(stdout).toMatch(/Presented files:\n {2}\/mnt\/user-data\/outputs\/agent-harness-report\.md/);
     expect(stdout).toContain("| total | 10 |");
