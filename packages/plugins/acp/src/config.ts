@@ -1,0 +1,62 @@
+import { AntlerError, ErrorCodes } from "@antler/kernel";
+import { z } from "zod";
+
+/** One external agent that speaks ACP over stdio (an adapter such as `codex-acp`, or an agent with an `acp` mode). */
+export const acpAgentSchema = z.object({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  /** Values may reference host variables as `$VAR` or `${VAR}`; they are resolved when the agent is spawned. */
+  env: z.record(z.string(), z.string()).default({}),
+  /** Shown to the model in the tool description, so it knows when to hand work to this agent. */
+  description: z.string().min(1),
+  /** A model hint, passed to the agent in `session/new` `_meta`. */
+  model: z.string().optional(),
+  auto_approve_permissions: z.boolean().default(false),
+  timeout_seconds: z.number().positive().default(1800),
+});
+
+/** An MCP server handed to every ACP session (stdio only, the one transport every ACP agent must accept). */
+export const acpMcpServerSchema = z.object({
+  name: z.string().min(1),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+});
+
+export const acpConfigSchema = z.object({
+  acp_agents: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), acpAgentSchema).default({}),
+  mcp_servers: z.array(acpMcpServerSchema).default([]),
+});
+
+export type AcpAgentConfig = z.output<typeof acpAgentSchema>;
+export type AcpMcpServerConfig = z.output<typeof acpMcpServerSchema>;
+export type AcpConfig = z.output<typeof acpConfigSchema>;
+
+const ENV_REF = /\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g;
+
+/**
+ * Replaces `$VAR` / `${VAR}` references with values from `source`. An unset variable is an error naming it and
+ * the config key, because silently passing an empty API key makes the agent fail later with a vaguer message.
+ */
+export function resolveEnvRefs(
+  env: Readonly<Record<string, string>>,
+  source: Readonly<Record<string, string | undefined>>,
+  where: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, raw] of Object.entries(env)) {
+    out[key] = raw.replace(ENV_REF, (_match, braced: string | undefined, bare: string | undefined) => {
+      const name = braced ?? bare ?? "";
+      const value = source[name];
+      if (value === undefined) {
+        throw new AntlerError(ErrorCodes.CONFIG_ENV_MISSING, `environment variable ${name} is not set`, {
+          where: `${where}.env.${key}`,
+          hint: `Export ${name} in the environment of the Antler process, or put the value in the config directly.`,
+          details: { variable: name },
+        });
+      }
+      return value;
+    });
+  }
+  return out;
+}

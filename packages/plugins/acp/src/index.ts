@@ -1,0 +1,175 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { McpServer } from "@agentclientprotocol/sdk";
+import { type AntlerTool, DEFAULT_USER_ID, definePlugin, defineTool, getCurrentTraceId, isAntlerError, threadPaths } from "@antler/kernel";
+import { ToolMessage } from "@langchain/core/messages";
+import type { ToolRuntime } from "@langchain/core/tools";
+import { z } from "zod";
+import { type AcpTurnResult, runAcpTurn } from "./acp-turn.js";
+import { type AcpAgentConfig, type AcpConfig, type AcpMcpServerConfig, acpConfigSchema, resolveEnvRefs } from "./config.js";
+
+export { type AcpTurnOptions, type AcpTurnResult, decidePermission, runAcpTurn, TRACE_META_KEY } from "./acp-turn.js";
+export {
+  type AcpAgentConfig,
+  type AcpConfig,
+  type AcpMcpServerConfig,
+  acpAgentSchema,
+  acpConfigSchema,
+  acpMcpServerSchema,
+  resolveEnvRefs,
+} from "./config.js";
+
+export const INVOKE_ACP_AGENT = "invoke_acp_agent";
+/** Where the lead agent's sandbox shows the ACP workspace (read-only). */
+export const ACP_WORKSPACE_VIRTUAL = "/mnt/acp-workspace";
+/** Folder name of the per-thread ACP workspace inside the thread folder. */
+export const ACP_WORKSPACE_DIR = "acp-workspace";
+
+export interface InvokeAcpAgentOptions {
+  config: AcpConfig;
+  baseDir: string;
+  /** Host environment for `$VAR` substitution and the agent process; `process.env` when omitted. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+const argsSchema = z.object({
+  agent: z.string().min(1).describe("Name of the configured ACP agent to hand the task to."),
+  prompt: z.string().min(1).describe("The complete task for the agent; it does not see this conversation."),
+});
+
+/** Builds `invoke_acp_agent` for the configured agents. */
+export function createInvokeAcpAgentTool(options: InvokeAcpAgentOptions): AntlerTool {
+  const agents = options.config.acp_agents;
+  const names = Object.keys(agents);
+  const listing = names.map((name) => `- ${name}: ${agents[name]?.description ?? ""}`).join("\n");
+  return defineTool({
+    name: INVOKE_ACP_AGENT,
+    description:
+      "Hand a self-contained task to an external coding agent over the Agent Client Protocol and return its answer. " +
+      `The agent works in its own per-thread folder; files it writes are visible to you read-only at ${ACP_WORKSPACE_VIRTUAL}/.\n` +
+      `Available agents:\n${listing}`,
+    schema: argsSchema,
+    run: async ({ agent, prompt }, runtime) => {
+      const config = agents[agent];
+      if (!config) {
+        return refusal(runtime, `unknown ACP agent "${agent}". Configured agents: ${names.join(", ")}.`);
+      }
+      const scope = scopeOf(runtime);
+      if (!scope) return refusal(runtime, "invoke_acp_agent needs a thread: the run has no thread_id.");
+      const cwd = join(threadPaths(options.baseDir, scope.userId, scope.threadId).threadDir, ACP_WORKSPACE_DIR);
+      const hostEnv = options.env ?? process.env;
+      let agentEnv: Record<string, string>;
+      let mcpServers: McpServer[];
+      try {
+        agentEnv = resolveEnvRefs(config.env, hostEnv, `acp_agents.${agent}`);
+        mcpServers = options.config.mcp_servers.map((server, i) => toMcpServer(server, hostEnv, `mcp_servers[${i}]`));
+      } catch (err) {
+        return refusal(runtime, errorText(err));
+      }
+      await mkdir(cwd, { recursive: true });
+      const result = await runAcpTurn({
+        command: config.command,
+        args: config.args,
+        env: { ...hostEnv, ...agentEnv },
+        cwd,
+        prompt,
+        autoApprovePermissions: config.auto_approve_permissions,
+        timeoutMs: config.timeout_seconds * 1000,
+        mcpServers,
+        model: config.model,
+        traceId: getCurrentTraceId(),
+        signal: runtime.signal,
+      });
+      return present(runtime, agent, config, result);
+    },
+  });
+}
+
+function present(runtime: ToolRuntime, agent: string, config: AcpAgentConfig, result: AcpTurnResult): string | ToolMessage {
+  const where = `Files it wrote are visible read-only at ${ACP_WORKSPACE_VIRTUAL}/.`;
+  switch (result.kind) {
+    case "done": {
+      const denied = result.permissions.filter((p) => !p.granted).map((p) => p.title);
+      const notes = [
+        result.stopReason === "end_turn" ? "" : `The turn stopped with reason "${result.stopReason}".`,
+        denied.length > 0
+          ? `Permission was denied for: ${denied.join("; ")} (auto_approve_permissions is ${String(config.auto_approve_permissions)}).`
+          : "",
+        where,
+      ].filter((n) => n !== "");
+      const body = result.text.trim() === "" ? "(the agent sent no message text)" : result.text;
+      return `ACP agent "${agent}" answered:\n\n${body}\n\n${notes.join("\n")}`;
+    }
+    case "timeout":
+      return refusal(
+        runtime,
+        `ACP agent "${agent}" did not finish within ${config.timeout_seconds}s; the session was cancelled and the agent process ended. ` +
+          `Raise acp_agents.${agent}.timeout_seconds or give it a smaller task. ${where}` +
+          partial(result.text),
+      );
+    case "aborted":
+      return refusal(
+        runtime,
+        `the run was cancelled while ACP agent "${agent}" was working; the agent process was ended.${partial(result.text)}`,
+      );
+    case "not-found":
+      return refusal(
+        runtime,
+        `the command "${result.command}" for ACP agent "${agent}" was not found on PATH. ` +
+          `Install it, or point acp_agents.${agent}.command at an ACP adapter, for example command "npx" with args ` +
+          `["-y", "@zed-industries/codex-acp"] or ["-y", "@zed-industries/claude-agent-acp"]. Plain CLIs such as codex do not speak ACP by themselves.`,
+      );
+    case "failed":
+      return refusal(
+        runtime,
+        `ACP agent "${agent}" failed: ${result.message}.` +
+          (result.stderr ? ` Its stderr ended with:\n${result.stderr}` : "") +
+          partial(result.text),
+      );
+  }
+}
+
+function partial(text: string): string {
+  return text.trim() === "" ? "" : `\nPartial output:\n${text}`;
+}
+
+function toMcpServer(server: AcpMcpServerConfig, hostEnv: Readonly<Record<string, string | undefined>>, where: string): McpServer {
+  const env = resolveEnvRefs(server.env, hostEnv, where);
+  return {
+    name: server.name,
+    command: server.command,
+    args: server.args,
+    env: Object.entries(env).map(([name, value]) => ({ name, value })),
+  };
+}
+
+function scopeOf(runtime: ToolRuntime): { userId: string; threadId: string } | undefined {
+  const ctx = (runtime.context !== null && typeof runtime.context === "object" ? runtime.context : {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  const threadId = text(ctx.thread_id) ?? text(runtime.configurable?.thread_id);
+  if (threadId === undefined) return undefined;
+  return { threadId, userId: text(ctx.user_id) ?? DEFAULT_USER_ID };
+}
+
+function errorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return isAntlerError(err) ? message.replace(/\s*\n\s*/g, " ") : message;
+}
+
+/** An expected failure the model should read and act on: an error ToolMessage starting with `Error:`. */
+function refusal(runtime: ToolRuntime, text: string): ToolMessage {
+  return new ToolMessage({ content: `Error: ${text}`, name: INVOKE_ACP_AGENT, tool_call_id: runtime.toolCallId ?? "", status: "error" });
+}
+
+export default definePlugin({
+  name: "@antler/plugin-acp",
+  version: "0.1.0",
+  kernel: "^0.1.0",
+  description: "invoke_acp_agent: hand tasks to external coding agents over the Agent Client Protocol.",
+  configSchema: acpConfigSchema,
+  setup(ctx) {
+    // No agents, no tool: an empty agent list would only confuse the model.
+    if (Object.keys(ctx.config.acp_agents).length === 0) return;
+    ctx.tools.add(createInvokeAcpAgentTool({ config: ctx.config, baseDir: ctx.paths.baseDir }), { source: "acp" });
+  },
+});

@@ -1,0 +1,104 @@
+import { readFileSync } from "node:fs";
+import { AntlerError, ErrorCodes } from "@antler/kernel";
+import { z } from "zod";
+
+/** One MCP server as configured under `servers.<name>` in the plugin config. */
+export const mcpServerSchema = z
+  .object({
+    transport: z.enum(["stdio", "http", "sse"]).default("stdio"),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    url: z.url().optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    enabled: z.boolean().default(true),
+    /** `true`: tools are named `<server>_<tool>`, so two servers can offer a tool of the same name. */
+    tool_name_prefix: z.boolean().default(true),
+    init_timeout_seconds: z.number().positive().default(30),
+    call_timeout_seconds: z.number().positive().default(120),
+    description: z.string().optional(),
+  })
+  .superRefine((server, issues) => {
+    if (server.transport === "stdio" && !server.command) {
+      issues.addIssue({ code: "custom", path: ["command"], message: "a stdio server needs `command` (the program to spawn)" });
+    }
+    if (server.transport !== "stdio" && !server.url) {
+      issues.addIssue({ code: "custom", path: ["url"], message: `an ${server.transport} server needs \`url\`` });
+    }
+  });
+
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+
+export const mcpPluginConfigSchema = z.object({
+  servers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), mcpServerSchema).default({}),
+  /** DeerFlow-style `extensions_config.json` (`{ "mcpServers": { ... } }`), relative to the config folder. */
+  extensions_config: z.string().min(1).optional(),
+});
+
+export type McpPluginConfig = z.output<typeof mcpPluginConfigSchema>;
+
+/** DeerFlow's `mcpServers.<name>` entry. Unknown keys (routing, oauth, ...) are tolerated and ignored. */
+const extensionsServerSchema = z
+  .object({
+    type: z.enum(["stdio", "http", "sse"]).optional(),
+    command: z.string().optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    url: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    enabled: z.boolean().optional(),
+    tool_name_prefix: z.boolean().optional(),
+    session_init_timeout: z.number().positive().optional(),
+    tool_call_timeout: z.number().positive().optional(),
+    description: z.string().optional(),
+  })
+  .loose();
+
+const extensionsFileSchema = z.object({ mcpServers: z.record(z.string(), extensionsServerSchema).default({}) }).loose();
+
+/** Parses the text of an extensions_config.json into server configs in this plugin's shape. */
+export function parseExtensionsConfig(text: string, where: string): Record<string, McpServerConfig> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new AntlerError(ErrorCodes.CONFIG_PARSE, `${where} is not valid JSON: ${(err as Error).message}`, {
+      hint: "Fix the JSON syntax; MCP servers from this file stay unavailable until then.",
+    });
+  }
+  const file = extensionsFileSchema.safeParse(json);
+  if (!file.success) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `${where}: ${file.error.issues[0]?.message ?? "invalid"}`, {
+      where: `${where}#mcpServers`,
+    });
+  }
+  const out: Record<string, McpServerConfig> = {};
+  for (const [name, entry] of Object.entries(file.data.mcpServers)) {
+    const transport = entry.type ?? (entry.command ? "stdio" : "http");
+    const parsed = mcpServerSchema.safeParse({
+      transport,
+      command: entry.command,
+      args: entry.args,
+      env: entry.env,
+      url: entry.url,
+      headers: entry.headers,
+      enabled: entry.enabled,
+      tool_name_prefix: entry.tool_name_prefix,
+      init_timeout_seconds: entry.session_init_timeout,
+      call_timeout_seconds: entry.tool_call_timeout,
+      description: entry.description,
+    });
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `${where}: mcpServers.${name}: ${issue?.message ?? "invalid"}`, {
+        where: `${where}#mcpServers.${name}${issue?.path.length ? `.${issue.path.join(".")}` : ""}`,
+      });
+    }
+    out[name] = parsed.data;
+  }
+  return out;
+}
+
+export function readExtensionsConfig(path: string): Record<string, McpServerConfig> {
+  return parseExtensionsConfig(readFileSync(path, "utf8"), path);
+}

@@ -1,0 +1,81 @@
+import { type CliIO, createToken, definePlugin } from "@antler/kernel";
+import { type McpStatus, McpToolCatalog } from "./catalog.js";
+import { mcpPluginConfigSchema } from "./config.js";
+import { PLUGIN_NAME, PLUGIN_VERSION } from "./version.js";
+
+export {
+  type McpServerState,
+  type McpServerStatus,
+  type McpStatus,
+  McpToolCatalog,
+  type McpToolCatalogOptions,
+  mcpToolName,
+} from "./catalog.js";
+export {
+  type McpPluginConfig,
+  type McpServerConfig,
+  mcpPluginConfigSchema,
+  mcpServerSchema,
+  parseExtensionsConfig,
+} from "./config.js";
+export { errorText, type ToolContentBlock, toToolContent } from "./results.js";
+export { McpSession, TRACE_META_KEY } from "./session.js";
+
+/** The kernel's MCP catalog: `scope.resolve(MCP_TOOLS).reset()` / `.status()`. */
+export const MCP_TOOLS = createToken<McpToolCatalog>("plugin-mcp.catalog");
+
+function formatStatus(status: McpStatus): string {
+  const lines: string[] = [];
+  if (status.extensionsConfig) {
+    const e = status.extensionsConfig;
+    lines.push(`extensions_config: ${e.path} (loaded ${e.loads}x)${e.error ? ` — ${e.error}` : ""}`);
+  }
+  if (status.servers.length === 0) lines.push("no MCP servers configured");
+  for (const s of status.servers) {
+    lines.push(
+      `${s.name} [${s.transport}, ${s.origin}] ${s.state}: ${s.toolCount} tools, ${s.sessions.length} sessions, ${s.starts} starts${
+        s.lastError ? `\n  last error: ${s.lastError}` : ""
+      }`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export default definePlugin({
+  name: PLUGIN_NAME,
+  version: PLUGIN_VERSION,
+  kernel: "^0.1.0",
+  description: "Tools from MCP servers (stdio, streamable HTTP, SSE), started lazily and cached by config signature.",
+  configSchema: mcpPluginConfigSchema,
+  setup(ctx) {
+    const catalog = new McpToolCatalog({
+      config: ctx.config,
+      configDir: ctx.paths.configDir,
+      baseDir: ctx.paths.baseDir,
+      logger: ctx.logger,
+      pluginName: ctx.plugin.name,
+    });
+    ctx.provide(MCP_TOOLS, { useValue: catalog });
+    ctx.hooks.assembleTools.tap(async (tools, context) => (context.includeMcp ? [...tools, ...(await catalog.assemble(context))] : tools), {
+      stage: "normal",
+    });
+    ctx.hooks.stop.tap(() => catalog.close());
+    ctx.commands.add({
+      name: "mcp status",
+      summary: "Show each MCP server's state, tool count and last error (starts nothing).",
+      run(_args: string[], io: CliIO) {
+        io.stdout.write(formatStatus(catalog.status()));
+        return 0;
+      },
+    });
+    ctx.commands.add({
+      name: "mcp reset",
+      summary: "Close all MCP sessions and drop the cached tool lists; the next run starts the servers again.",
+      async run(_args: string[], io: CliIO) {
+        await catalog.reset();
+        io.stdout.write("MCP tool cache cleared and sessions closed.\n");
+        return 0;
+      },
+    });
+  },
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { errorText, mcpPluginConfigSchema, mcpToolName, parseExtensionsConfig, toToolContent } from "../src/index.js";
+
+describe("MCP tool names", () => {
+  it("prefixes with the server and sanitizes to [a-zA-Z0-9_-]{1,64}", () => {
+    expect(mcpToolName("everything", "get-sum", true)).toBe("everything_get-sum");
+    expect(mcpToolName("fs", "read.file/v2", false)).toBe("read_file_v2");
+    expect(mcpToolName("s", "x".repeat(100), true)).toHaveLength(64);
+  });
+});
+
+describe("MCP results", () => {
+  it("joins text into a string, keeps images as image blocks, shows resource text and notes blobs", () => {
+    expect(
+      toToolContent([
+        { type: "text", text: "a" },
+        { type: "resource", resource: { uri: "u", text: "b" } },
+      ]),
+    ).toBe("a\nb");
+    expect(
+      toToolContent([
+        { type: "text", text: "pic" },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+        { type: "resource", resource: { uri: "file:///x.bin", blob: "AAAA", mimeType: "application/octet-stream" } },
+      ]),
+    ).toEqual([
+      { type: "text", text: "pic" },
+      { type: "image", data: "AAAA", mimeType: "image/png" },
+      { type: "text", text: "[binary resource file:///x.bin application/octet-stream (3 bytes) not shown]" },
+    ]);
+    expect(errorText([{ type: "text", text: "bad input" }])).toBe("bad input");
+  });
+});
+
+describe("MCP config", () => {
+  it("requires command for stdio and url for http, with defaults applied", () => {
+    expect(mcpPluginConfigSchema.safeParse({ servers: { a: { transport: "stdio" } } }).success).toBe(false);
+    expect(mcpPluginConfigSchema.safeParse({ servers: { a: { transport: "http" } } }).success).toBe(false);
+    const ok = mcpPluginConfigSchema.parse({ servers: { a: { transport: "http", url: "http://localhost:1/mcp" } } });
+    expect(ok.servers.a).toMatchObject({ enabled: true, tool_name_prefix: true, init_timeout_seconds: 30, call_timeout_seconds: 120 });
+  });
+
+  it("reads DeerFlow's mcpServers format and reports a bad entry with its path", () => {
+    const servers = parseExtensionsConfig(
+      JSON.stringify({
+        mcpServers: { fs: { command: "npx", args: ["-y", "x"], enabled: false, routing: {} }, web: { type: "sse", url: "http://h/sse" } },
+      }),
+      "ext.json",
+    );
+    expect(servers.fs).toMatchObject({ transport: "stdio", command: "npx", enabled: false });
+    expect(servers.web).toMatchObject({ transport: "sse", url: "http://h/sse" });
+    expect(() => parseExtensionsConfig(JSON.stringify({ mcpServers: { bad: { type: "http" } } }), "ext.json")).toThrow(/mcpServers\.bad/);
+  });
+});
