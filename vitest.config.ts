@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
 
-// Tests import workspace packages from their TypeScript sources through the "source" export condition,
+// Tests import workspace packages from their TypeScript sources through the "antler:source" export condition (a name of our own: some dependencies ship a "source" condition that points at TypeScript),
 // so `vitest` never runs against a stale dist/.
 const shared = {
-  resolve: { conditions: ["source"] },
-  ssr: { resolve: { conditions: ["source"] } },
+  resolve: { conditions: ["antler:source"] },
+  ssr: { resolve: { conditions: ["antler:source"] } },
 };
 
 export default defineConfig({

@@ -9,6 +9,8 @@ import { AntlerClient, DEFAULT_USER_ID, resolveVirtualPath, TurnRenderer, thread
 import { PROMPT } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
+// config.yaml starts the MCP server from this folder's node_modules (stdio servers run in the thread workspace).
+process.env.RESEARCH_ASSISTANT_DIR = here;
 const client = await AntlerClient.create({ configPath: join(here, "config.yaml") });
 try {
   const threadId = `demo-${randomUUID().slice(0, 8)}`;

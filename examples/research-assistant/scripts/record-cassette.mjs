@@ -9,6 +9,7 @@ import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { PROMPT, REPORT } from "../session.mjs";
 
 const here = join(dirname(fileURLToPath(import.meta.url)), "..");
+process.env.RESEARCH_ASSISTANT_DIR = here;
 const report = `# Building a reliable agent harness
 
 ## Keep state durable
@@ -73,6 +74,8 @@ const steps = [
       },
     ],
   },
+  // Cross-check the table's total with a real MCP server (server-everything's get-sum): 3 + 4 + 3.
+  { toolCalls: [{ name: "everything_get-sum", args: { a: 7, b: 3 } }] },
   { toolCalls: [{ name: "word_count", args: { text: report } }] },
   {
     toolCalls: [
@@ -81,7 +84,7 @@ const steps = [
     ],
   },
   {
-    text: `Done. The report is in /mnt/user-data/outputs/${REPORT}: three sections (durable state, middleware, tool safety), drawn from your three notes.`,
+    text: `Done. The report is in /mnt/user-data/outputs/${REPORT}: three sections (durable state, middleware, tool safety), drawn from your three notes, plus a table of 10 recommendations computed in the sandbox and checked with the MCP get-sum tool.`,
   },
   // The Title middleware's own model call, after the first exchange.
   { text: "Reliable agent harness report" },

@@ -16,8 +16,9 @@ describe.skipIf(!built)("the offline demo (skipped when the packages are not bui
       timeout: 60_000,
     });
     expect(stdout).toContain("✓ bash(");
+    expect(stdout).toContain('✓ everything_get-sum({"a":7,"b":3})');
     expect(stdout).toMatch(/Presented files:\n {2}\/mnt\/user-data\/outputs\/agent-harness-report\.md/);
     expect(stdout).toContain("| total | 10 |");
-    expect(stdout).toMatch(/9 tool calls, 0 failed\./);
+    expect(stdout).toMatch(/10 tool calls, 0 failed\./);
   });
 });

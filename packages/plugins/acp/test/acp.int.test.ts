@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AntlerClient, type StreamEvent, threadPaths } from "@antler/kernel";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import sandboxPlugin from "@antler/plugin-sandbox";
+import localSandboxPlugin from "@antler/sandbox-local";
 import { afterEach, describe, expect, it } from "vitest";
 import acpPlugin from "../src/index.js";
 
@@ -181,5 +183,89 @@ describe("invoke_acp_agent through a real AntlerClient and a real ACP agent proc
     expect(tool.content).not.toContain("SECRET-THOUGHT");
     expect(existsSync(join(workspace, "cancel.txt"))).toBe(true);
     assertProcessGone(workspace);
+  });
+});
+
+describe("the lead agent sees the ACP workspace through the sandbox", () => {
+  it("reads the agent's notes.md at /mnt/acp-workspace/ and is refused a write there as read-only", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "antler-acp-"));
+    cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+    const threadId = "t-mount";
+    const scripted = scriptedModelsPlugin({
+      m: [
+        {
+          id: "ai-1",
+          toolCalls: [{ name: "invoke_acp_agent", args: { agent: "tester", prompt: "Draft the mount notes" }, id: "call-acp" }],
+        },
+        {
+          id: "ai-2",
+          toolCalls: [
+            {
+              name: "read_file",
+              args: { description: "Read the agent's notes", path: "/mnt/acp-workspace/notes.md" },
+              id: "call-read",
+            },
+          ],
+        },
+        {
+          id: "ai-3",
+          toolCalls: [
+            {
+              name: "write_file",
+              args: { description: "Try to write into the agent's folder", path: "/mnt/acp-workspace/x.md", content: "nope" },
+              id: "call-write",
+            },
+          ],
+        },
+        { id: "ai-4", text: "done" },
+      ],
+    });
+    const client = await AntlerClient.create({
+      config: {
+        models: [{ name: "m", provider: "scripted" }],
+        storage: { backend: "memory" },
+        title: { enabled: false },
+        logging: { level: "warn" },
+        sandbox: { provider: "local" },
+      },
+      plugins: [
+        scripted,
+        {
+          plugin: acpPlugin,
+          config: { acp_agents: { tester: { command: process.execPath, args: [AGENT_SCRIPT], description: "Test agent." } } },
+        },
+        localSandboxPlugin,
+        sandboxPlugin,
+      ],
+      cwd,
+      env: {},
+      discover: false,
+      userId: USER,
+    });
+    cleanups.push(() => client.close());
+
+    const events: StreamEvent[] = [];
+    for await (const e of client.stream("go", { threadId })) events.push(e);
+    const tools = new Map(
+      events.flatMap((e) =>
+        e.type === "messages-tuple" && e.data.type === "tool"
+          ? [[String(e.data.tool_call_id), e.data as { content: string; status?: string }] as const]
+          : [],
+      ),
+    );
+
+    const workspace = join(threadPaths(join(cwd, ".antler"), USER, threadId).threadDir, "acp-workspace");
+    const written = readFileSync(join(workspace, "notes.md"), "utf8");
+    expect(written).toContain("Draft the mount notes");
+
+    const read = tools.get("call-read");
+    expect(read?.status).not.toBe("error");
+    expect(read?.content).toContain("Draft the mount notes");
+    expect(read?.content).toContain("# Notes");
+
+    const write = tools.get("call-write");
+    expect(write?.status).toBe("error");
+    expect(write?.content).toContain("is under /mnt/acp-workspace, which is read-only");
+    expect(existsSync(join(workspace, "x.md"))).toBe(false);
   });
 });

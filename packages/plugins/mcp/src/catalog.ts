@@ -5,6 +5,7 @@ import {
   type ContentSignature,
   DEFAULT_USER_ID,
   type Logger,
+  redactText,
   SignatureCache,
   type ToolAssemblyContext,
   type ToolEntry,
@@ -190,9 +191,9 @@ export class McpToolCatalog {
       const built = tools.map((t) => this.buildTool(name, config, t));
       return { ok: true, tools: built, names: built.map((t) => t.name) };
     } catch (err) {
-      const error = `MCP server ${name} is unavailable: ${message(err)}`;
+      const error = `MCP server ${name} is unavailable: ${redactText(message(err))}`;
       this.lastErrors.set(name, error);
-      this.options.logger.warn({ server: name, err: message(err) }, "MCP server failed to start or list tools; skipping it");
+      this.options.logger.warn({ server: name, err: redactText(message(err)) }, "MCP server failed to start or list tools; skipping it");
       await this.closeServerSessions(name);
       return { ok: false, error };
     }

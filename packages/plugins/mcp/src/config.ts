@@ -2,6 +2,24 @@ import { readFileSync } from "node:fs";
 import { AntlerError, ErrorCodes } from "@antler/kernel";
 import { z } from "zod";
 
+/** OAuth 2 for an HTTP/SSE server: a token is fetched before connecting and refreshed before it expires. */
+export const mcpOAuthSchema = z
+  .object({
+    grant: z.enum(["client_credentials", "refresh_token"]),
+    token_url: z.url(),
+    client_id: z.string().min(1),
+    client_secret: z.string().min(1).optional(),
+    refresh_token: z.string().min(1).optional(),
+    scope: z.string().min(1).optional(),
+  })
+  .superRefine((oauth, issues) => {
+    if (oauth.grant === "refresh_token" && !oauth.refresh_token) {
+      issues.addIssue({ code: "custom", path: ["refresh_token"], message: "the refresh_token grant needs `refresh_token`" });
+    }
+  });
+
+export type McpOAuthConfig = z.output<typeof mcpOAuthSchema>;
+
 /** One MCP server as configured under `servers.<name>` in the plugin config. */
 export const mcpServerSchema = z
   .object({
@@ -11,6 +29,7 @@ export const mcpServerSchema = z
     env: z.record(z.string(), z.string()).default({}),
     url: z.url().optional(),
     headers: z.record(z.string(), z.string()).default({}),
+    oauth: mcpOAuthSchema.optional(),
     enabled: z.boolean().default(true),
     /** `true`: tools are named `<server>_<tool>`, so two servers can offer a tool of the same name. */
     tool_name_prefix: z.boolean().default(true),
@@ -24,6 +43,13 @@ export const mcpServerSchema = z
     }
     if (server.transport !== "stdio" && !server.url) {
       issues.addIssue({ code: "custom", path: ["url"], message: `an ${server.transport} server needs \`url\`` });
+    }
+    if (server.transport === "stdio" && server.oauth) {
+      issues.addIssue({
+        code: "custom",
+        path: ["oauth"],
+        message: "`oauth` applies to http and sse servers only; pass credentials to a stdio server in `env`",
+      });
     }
   });
 

@@ -12,12 +12,15 @@ export {
   mcpToolName,
 } from "./catalog.js";
 export {
+  type McpOAuthConfig,
   type McpPluginConfig,
   type McpServerConfig,
+  mcpOAuthSchema,
   mcpPluginConfigSchema,
   mcpServerSchema,
   parseExtensionsConfig,
 } from "./config.js";
+export { OAuthTokenSource } from "./oauth.js";
 export { errorText, type ToolContentBlock, toToolContent } from "./results.js";
 export { McpSession, TRACE_META_KEY } from "./session.js";
 

@@ -1,10 +1,10 @@
-import { createRequire } from "node:module";
 import { fetchWithTraceId, getCurrentTraceId } from "@antler/kernel";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./config.js";
+import { OAuthTokenSource } from "./oauth.js";
 import { PLUGIN_VERSION } from "./version.js";
 
 /** Key under which stdio requests carry the trace id in `_meta` (HTTP requests use the X-Trace-Id header). */
@@ -40,7 +40,10 @@ export class McpSession {
   ) {}
 
   static async open(server: string, config: McpServerConfig, options: OpenSessionOptions = {}): Promise<McpSession> {
-    const transport = await createTransport(config, options);
+    const oauth = config.transport !== "stdio" && config.oauth ? new OAuthTokenSource(server, config.oauth) : undefined;
+    // Fetch the token first, so a bad client secret is reported as such rather than as a 401 from the server.
+    if (oauth) await oauth.token();
+    const transport = await createTransport(config, options, oauth);
     const client = new Client({ name: "antler", version: PLUGIN_VERSION });
     const session = new McpSession(server, config, client, transport);
     if (transport instanceof StdioClientTransport) {
@@ -110,7 +113,7 @@ export class McpSession {
   }
 }
 
-async function createTransport(config: McpServerConfig, options: OpenSessionOptions): Promise<Transport> {
+async function createTransport(config: McpServerConfig, options: OpenSessionOptions, oauth?: OAuthTokenSource): Promise<Transport> {
   if (config.transport === "stdio") {
     return new StdioClientTransport({
       command: config.command ?? "",
@@ -122,18 +125,16 @@ async function createTransport(config: McpServerConfig, options: OpenSessionOpti
   }
   const url = new URL(config.url ?? "");
   // The trace id is read per request (inside the run's trace scope), never fixed at connect time.
-  const opts = { requestInit: { headers: { ...config.headers } }, fetch: fetchWithTraceId() };
-  // Loaded on demand (CommonJS build): stdio-only setups never load the HTTP/SSE stack and its parsers.
-  const load = createRequire(import.meta.url);
+  const opts = {
+    requestInit: { headers: { ...config.headers } },
+    fetch: fetchWithTraceId(oauth ? oauth.authorizedFetch() : globalThis.fetch),
+  };
+  // Loaded on demand: stdio-only setups never load the HTTP/SSE stack and its parsers.
   if (config.transport === "http") {
-    const { StreamableHTTPClientTransport } = load(
-      "@modelcontextprotocol/sdk/client/streamableHttp.js",
-    ) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
     return new StreamableHTTPClientTransport(url, opts);
   }
-  const { SSEClientTransport } = load(
-    "@modelcontextprotocol/sdk/client/sse.js",
-  ) as typeof import("@modelcontextprotocol/sdk/client/sse.js");
+  const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
   return new SSEClientTransport(url, opts);
 }
 

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Entry point of @modelcontextprotocol/server-everything (a devDependency of this package). */
@@ -81,19 +82,80 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** A stdio MCP server whose `meta` tool returns the `_meta` it received (JSON). */
+export const META_ECHO_SERVER = fileURLToPath(new URL("./fixtures/meta-echo-server.mjs", import.meta.url));
+
+/** Starts server-everything in legacy SSE mode (GET /sse, POST /message) and resolves once it listens. */
+export async function startEverythingSse(): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING, "sse"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  await waitForOutput(child, "running on port");
+  return { url: `http://127.0.0.1:${port}/sse`, child };
+}
+
+async function waitForOutput(child: ChildProcess, needle: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`server-everything did not listen: ${out}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      out += String(chunk);
+      if (out.includes(needle)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stderr?.on("data", onData);
+    child.stdout?.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server-everything exited with ${code}: ${out}`));
+    });
+  });
+}
+
+export interface RecordingProxy {
+  /** The proxy's origin, e.g. `http://127.0.0.1:1234`; paths are forwarded unchanged. */
+  readonly origin: string;
+  /** Headers of every request received, in order. */
+  readonly requests: Array<{ method: string; path: string; headers: IncomingHttpHeaders }>;
+  close(): Promise<void>;
+}
+
 /**
- * This monorepo's vitest runs Node with the "source" export condition, and eventsource-parser publishes its
- * TypeScript under that condition, so the SDK's HTTP transport would `require` a .ts file. Point that
- * resolution at the package's built CommonJS file instead (test-only; production Node has no such condition).
+ * A loopback HTTP proxy in front of `target` that records request headers. With `requireBearer`, a request
+ * whose Authorization is not `Bearer <one of the accepted tokens>` gets 401 and is not forwarded.
  */
-export function useBuiltEventsourceParser(): void {
-  const sdkRequire = createRequire(
-    fileURLToPath(new URL("../node_modules/@modelcontextprotocol/sdk/dist/cjs/client/streamableHttp.js", import.meta.url)),
-  );
-  const resolved = sdkRequire.resolve("eventsource-parser/stream");
-  if (!resolved.endsWith(".ts")) return;
-  const built = join(dirname(resolved), "..", "dist", "stream.cjs");
-  sdkRequire(built);
-  const cached = sdkRequire.cache[built];
-  if (cached) sdkRequire.cache[resolved] = cached;
+export async function startRecordingProxy(target: string, requireBearer?: () => readonly string[]): Promise<RecordingProxy> {
+  const upstream = new URL(target);
+  const requests: RecordingProxy["requests"] = [];
+  const server = createHttpServer((req, res) => {
+    requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers });
+    if (requireBearer && !requireBearer().some((t) => req.headers.authorization === `Bearer ${t}`)) {
+      res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" }).end('{"error":"unauthorized"}');
+      return;
+    }
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    forward.on("error", () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${address.port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -6,16 +6,7 @@ import { AntlerClient, type Kernel } from "@antler/kernel";
 import { createTestKernel, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import mcpPlugin, { MCP_TOOLS, type McpToolCatalog } from "../src/index.js";
-import {
-  alive,
-  EVERYTHING,
-  everythingStdio,
-  removeTempDirs,
-  startEverythingHttp,
-  stopProcess,
-  tempDir,
-  useBuiltEventsourceParser,
-} from "./fixtures.js";
+import { alive, EVERYTHING, everythingStdio, removeTempDirs, startEverythingHttp, stopProcess, tempDir } from "./fixtures.js";
 
 const kernels: Kernel[] = [];
 const clients: AntlerClient[] = [];
@@ -55,7 +46,6 @@ describe("@antler/plugin-mcp with server-everything", () => {
   });
 
   it("lists the same tools over streamable HTTP", async () => {
-    useBuiltEventsourceParser();
     const http = await startEverythingHttp();
     children.push(http.child);
     const { kernel, catalog } = await kernelWith({ servers: { everything: { transport: "http", url: http.url } } });

@@ -51,4 +51,16 @@ describe("MCP config", () => {
     expect(servers.web).toMatchObject({ transport: "sse", url: "http://h/sse" });
     expect(() => parseExtensionsConfig(JSON.stringify({ mcpServers: { bad: { type: "http" } } }), "ext.json")).toThrow(/mcpServers\.bad/);
   });
+
+  it("accepts oauth only on http/sse servers and requires refresh_token for that grant", () => {
+    const oauth = { grant: "client_credentials", token_url: "http://localhost:1/token", client_id: "c" };
+    expect(mcpPluginConfigSchema.safeParse({ servers: { a: { transport: "http", url: "http://localhost:1/mcp", oauth } } }).success).toBe(
+      true,
+    );
+    expect(mcpPluginConfigSchema.safeParse({ servers: { a: { transport: "stdio", command: "x", oauth } } }).success).toBe(false);
+    const refresh = { ...oauth, grant: "refresh_token" };
+    expect(
+      mcpPluginConfigSchema.safeParse({ servers: { a: { transport: "sse", url: "http://localhost:1/sse", oauth: refresh } } }).success,
+    ).toBe(false);
+  });
 });
