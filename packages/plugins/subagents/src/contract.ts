@@ -1,0 +1,112 @@
+import { createToken } from "@antler/kernel";
+
+/**
+ * The contract between `@antler/plugin-subagents` and the plugins that run subagents on its behalf
+ * (`@antler/plugin-batch`). Both resolve these tokens from the kernel's root scope.
+ */
+
+/** How a subagent run ended. `timed_out` and `cancelled` are execution outcomes, never acceptance verdicts. */
+export type SubagentStatus = "completed" | "failed" | "cancelled" | "timed_out";
+
+/** Why a run that did produce an answer stopped early. */
+export type SubagentStopReason = "turn_capped" | "token_capped" | "loop_capped";
+
+/** One tool call a subagent made, as cited by `[rN tool_name]`. */
+export interface ToolReceipt {
+  /** `r1`, `r2`, ... in call order within one subagent run. */
+  readonly id: string;
+  readonly tool: string;
+  readonly status: "success" | "error";
+  readonly argsSha256: string;
+  readonly outputSha256: string;
+  readonly outputBytes: number;
+  /** ISO-8601 start time and wall time in milliseconds. */
+  readonly startedAt: string;
+  readonly durationMs: number;
+  /** bash only: the command, its exit code and the tail of its output, for `tests_passed:` checks. */
+  readonly command?: string;
+  readonly exitCode?: number;
+  readonly outputTail?: string;
+  /** write_file / str_replace only: the virtual path written. */
+  readonly path?: string;
+}
+
+export type CriterionVerdict = "MET" | "UNMET" | "UNVERIFIED";
+
+export interface CriterionResult {
+  readonly criterion: string;
+  readonly verdict: CriterionVerdict;
+  /** Why, with the receipt ids that support it (`r3`). */
+  readonly evidence: string;
+}
+
+export interface AcceptanceReport {
+  /** `MET` only when every criterion is MET; `UNMET` when any is UNMET; otherwise `UNVERIFIED`. */
+  readonly verdict: CriterionVerdict;
+  readonly criteria: readonly CriterionResult[];
+}
+
+export interface SubagentUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+}
+
+export interface SubagentRequest {
+  readonly prompt: string;
+  readonly subagentType: string;
+  /** A progress label only; execution never depends on it. */
+  readonly description?: string | undefined;
+  readonly acceptanceCriteria?: readonly string[] | undefined;
+  readonly userId: string;
+  /** The parent thread; the subagent gets its own checkpoint thread derived from it. */
+  readonly threadId: string;
+  /** Cancels the subagent cooperatively (parent cancelled, batch cancelled, lease lost). */
+  readonly signal?: AbortSignal | undefined;
+  /** Defaults to the current trace id; the subagent's logs and events carry it. */
+  readonly traceId?: string | undefined;
+  /** Overrides the type's timeout. */
+  readonly timeoutSeconds?: number | undefined;
+}
+
+export interface SubagentOutcome {
+  readonly status: SubagentStatus;
+  readonly stopReason?: SubagentStopReason | undefined;
+  readonly error?: string | undefined;
+  /** The subagent's final answer, whole. Tools show a brief of it; stores may keep all of it. */
+  readonly result: string;
+  readonly resultSha256: string;
+  readonly model?: string | undefined;
+  readonly usage?: SubagentUsage | undefined;
+  readonly receipts: readonly ToolReceipt[];
+  /** Present when acceptance criteria were given and receipts are enabled. */
+  readonly acceptance?: AcceptanceReport | undefined;
+  readonly durationMs: number;
+}
+
+/** Runs one subagent to its end. Never throws for an agent failure: that is an outcome with `status: "failed"`. */
+export interface SubagentRunner {
+  /** The configured types, for error messages and tool descriptions. */
+  types(): readonly string[];
+  run(request: SubagentRequest): Promise<SubagentOutcome>;
+}
+
+export type AdmissionRejectReason = "queue_full" | "closed";
+
+/**
+ * The process-wide FIFO admission runtime shared by `task` and batches: at most `maxRunning` jobs at once,
+ * at most `maxQueued` waiting, and new jobs rejected (an `AntlerError`) beyond that.
+ */
+export interface AdmissionRuntime {
+  readonly maxRunning: number;
+  readonly maxQueued: number;
+  running(): number;
+  queued(): number;
+  /** Resolves with the job's result once it has run. A job aborted while queued never starts. */
+  submit<T>(job: (signal: AbortSignal) => Promise<T>, options?: { signal?: AbortSignal; label?: string }): Promise<T>;
+  /** Rejects queued jobs and aborts running ones. */
+  close(): Promise<void>;
+}
+
+export const SUBAGENT_RUNNER = createToken<SubagentRunner>("antler.subagents.runner");
+export const ADMISSION_RUNTIME = createToken<AdmissionRuntime>("antler.subagents.admission");
