@@ -39,6 +39,7 @@ export const ErrorCodes = {
   UPLOAD_INVALID: "ANTLER_ERR_UPLOAD_INVALID",
   ARTIFACT_NOT_FOUND: "ANTLER_ERR_ARTIFACT_NOT_FOUND",
   THREAD_NOT_FOUND: "ANTLER_ERR_THREAD_NOT_FOUND",
+  RUN_NOT_FOUND: "ANTLER_ERR_RUN_NOT_FOUND",
   SANDBOX_PROVIDER_NOT_FOUND: "ANTLER_ERR_SANDBOX_PROVIDER_NOT_FOUND",
   SANDBOX_UNAVAILABLE: "ANTLER_ERR_SANDBOX_UNAVAILABLE",
   SANDBOX_PATH_READ_ONLY: "ANTLER_ERR_SANDBOX_PATH_READ_ONLY",
@@ -48,7 +49,14 @@ export const ErrorCodes = {
   STORAGE_MIGRATION_FAILED: "ANTLER_ERR_STORAGE_MIGRATION_FAILED",
 } as const;
 
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+/** The kernel's own codes. */
+export type KernelErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/**
+ * An error code: one of the kernel's, or a plugin's own in the same `ANTLER_ERR_<AREA>_<WHAT>` shape (for
+ * example `ANTLER_ERR_BATCH_NOT_FOUND`), declared in the plugin without touching the kernel.
+ */
+export type ErrorCode = KernelErrorCode | `ANTLER_ERR_${string}`;
 
 export interface AntlerErrorOptions {
   /** Where the problem is: a YAML path such as `plugins[2].config.api_key`, a plugin or a tool name. */

@@ -20,7 +20,15 @@ export { uploadsMiddleware } from "./builtins/uploads.js";
 export { type ViewImageOptions, viewImageMiddleware } from "./builtins/view-image.js";
 export * from "./cassette/index.js";
 export { TurnRenderer, type TurnSummary } from "./cli/render.js";
-export { AntlerClient, type AntlerClientOptions, checkpointThreadId, type RunCallOptions, type ThreadDetails } from "./client/client.js";
+export {
+  AntlerClient,
+  type AntlerClientOptions,
+  type CreateThreadOptions,
+  checkpointThreadId,
+  type RunCallOptions,
+  type RunResult,
+  type ThreadDetails,
+} from "./client/client.js";
 export {
   type CustomEvent,
   type EndEvent,
@@ -35,6 +43,7 @@ export {
   type ValuesEvent,
 } from "./client/events.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
+export * from "./client/schemas.js";
 export { type ConfigIssue, formatIssue, formatPath } from "./config/issues.js";
 export { composedConfigJsonSchema } from "./config/json-schema.js";
 export {
@@ -49,7 +58,14 @@ export { type KernelConfig, type KernelConfigInput, kernelConfigSchema, type Mod
 export { type ContentSignature, contentSignature, isStale, SignatureCache, sameSignature } from "./config/signature.js";
 export { type CustomEventPayload, emitCustomEvent } from "./custom-events.js";
 export { createToken, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
-export { AntlerError, type AntlerErrorOptions, type ErrorCode, ErrorCodes, isAntlerError } from "./errors.js";
+export {
+  AntlerError,
+  type AntlerErrorOptions,
+  type ErrorCode,
+  ErrorCodes,
+  isAntlerError,
+  type KernelErrorCode,
+} from "./errors.js";
 export {
   HOOK_TIMING_CHANNEL,
   type HookName,
@@ -64,6 +80,7 @@ export {
   type CodePlugin,
   type CreateKernelOptions,
   createKernel,
+  KERNEL,
   KERNEL_OWNER,
   Kernel,
   type LoadedPluginInfo,

@@ -17,7 +17,7 @@ import {
 } from "./config/load.js";
 import type { KernelConfig, KernelConfigInput, ModelConfig } from "./config/schema.js";
 import { findUnknownKeys } from "./config/strict.js";
-import { type Provider, type RunScopeHandle, type Scope, ServiceRegistry, type Token } from "./di.js";
+import { createToken, type Provider, type RunScopeHandle, type Scope, ServiceRegistry, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 import {
   createKernelHooks,
@@ -56,6 +56,12 @@ import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, ty
 import { ensureTraceContext, resolveTraceId } from "./trace.js";
 
 export const KERNEL_OWNER = "@antler/kernel";
+
+/**
+ * The kernel itself, bound in its root scope. For plugins that run agents of their own at run time (subagents,
+ * batch workers): they resolve it lazily from a factory's scope, never in `setup`.
+ */
+export const KERNEL = createToken<Kernel>("antler.kernel");
 
 /** A plugin object passed in code, optionally with its config. */
 export type CodePlugin = AntlerPlugin | { plugin: AntlerPlugin; config?: unknown };
@@ -140,6 +146,7 @@ export class Kernel {
     this.logger = logger;
     this.hooks = createKernelHooks((timing) => this.recordTiming(timing));
     this.scope = this.services.rootScope();
+    this.services.register(KERNEL, { useValue: this }, KERNEL_OWNER);
   }
 
   get plugins(): readonly LoadedPluginInfo[] {
@@ -567,7 +574,7 @@ export class Kernel {
 
   /** Tool entries with provenance, after the group filter and duplicate resolution. */
   async assembleTools(options: GetAvailableToolsOptions = {}): Promise<ToolEntry[]> {
-    const context = toolAssemblyContext(options);
+    const context = toolAssemblyContext(options, this.scope);
     const assembled = await this.hooks.assembleTools.promise([], context);
     const { entries, conflicts } = finalizeToolEntries(assembled, context);
     for (const c of conflicts) {

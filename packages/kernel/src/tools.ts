@@ -1,5 +1,6 @@
 import { tool as langchainTool, type StructuredToolInterface, type ToolRuntime } from "@langchain/core/tools";
 import type { z } from "zod";
+import type { Scope } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 
 export type AntlerTool = StructuredToolInterface;
@@ -31,6 +32,8 @@ export interface GetAvailableToolsOptions {
 }
 
 export interface ToolAssemblyContext {
+  /** The kernel's root DI scope, so tool factories can resolve the services their tools use. */
+  readonly scope?: Scope | undefined;
   readonly groups: readonly string[] | undefined;
   readonly includeMcp: boolean;
   readonly modelName: string | undefined;
@@ -38,8 +41,9 @@ export interface ToolAssemblyContext {
   readonly context: Readonly<Record<string, unknown>>;
 }
 
-export function toolAssemblyContext(options: GetAvailableToolsOptions = {}): ToolAssemblyContext {
+export function toolAssemblyContext(options: GetAvailableToolsOptions = {}, scope?: Scope): ToolAssemblyContext {
   return Object.freeze({
+    ...(scope ? { scope } : {}),
     groups: options.groups ? Object.freeze([...options.groups]) : undefined,
     includeMcp: options.includeMcp ?? true,
     modelName: options.modelName,

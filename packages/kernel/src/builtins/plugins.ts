@@ -60,7 +60,8 @@ export function builtinPlugins(): AntlerPlugin[] {
     middlewarePlugin("todo", "Todo", (ctx) => (ctx.kernelConfig.todo.enabled ? todoMiddleware() : null)),
     middlewarePlugin("title", "Title", async (ctx, a) => {
       const t = ctx.kernelConfig.title;
-      if (!t.enabled) return null;
+      // A subagent's run has no thread of its own to name; a title call would only cost a model call.
+      if (!t.enabled || a.subagent) return null;
       const model = t.model_name ? await ctx.models.create(t.model_name) : a.model;
       return titleMiddleware({ model, maxWords: t.max_words, maxChars: t.max_chars });
     }),

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
@@ -10,10 +11,12 @@ import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../storage/artifacts.js";
 import { type Checkpointer, createCheckpointer } from "../storage/checkpointer.js";
 import { type AntlerDatabase, createDatabase } from "../storage/database.js";
+import { runMigrations } from "../storage/migrations.js";
+import { createRunStore, type RunRecord, type RunStatus, type RunStore, runRecordMigrations } from "../storage/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore } from "../storage/threads.js";
 import { saveUpload, type UploadRecord } from "../storage/uploads.js";
-import { ensureTraceContext } from "../trace.js";
-import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage } from "./events.js";
+import { ensureTraceContext, TRACE_METADATA_KEY } from "../trace.js";
+import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
 
 export interface AntlerClientOptions {
@@ -40,7 +43,41 @@ export interface RunCallOptions {
   /** A trace id carried in from outside (a header); unusable ids are replaced. */
   traceId?: string;
   signal?: AbortSignal;
+  /** The run's id; default a fresh UUID. The gateway picks it so the first SSE frame can name it. */
+  runId?: string;
+  /** Caller metadata stored on the run record and passed to LangGraph; a trace id in it is replaced. */
+  metadata?: Record<string, unknown>;
 }
+
+/** What `invoke` (and `POST /runs/wait`) returns when a run ends. */
+export interface RunResult {
+  run_id: string;
+  thread_id: string;
+  trace_id: string;
+  status: "success";
+  /** The last AI message's text. */
+  output: string;
+  values: ValuesEvent["data"];
+  usage: Usage;
+}
+
+export interface CreateThreadOptions {
+  threadId?: string;
+  metadata?: Record<string, unknown>;
+  /** `do_nothing` (default) returns an existing thread; `raise` makes it a STATE_CONFLICT error. */
+  ifExists?: "do_nothing" | "raise";
+  userId?: string;
+}
+
+interface LiveRun {
+  readonly userId: string;
+  readonly threadId: string;
+  abort(reason: unknown): void;
+  readonly done: Promise<void>;
+}
+
+// Keys that would carry a trace id as data; a caller-sent one is dropped, never honoured.
+const TRACE_KEYS = new Set([TRACE_METADATA_KEY, "trace_id"]);
 
 export interface ThreadDetails extends ThreadRecord {
   messages: SerializedMessage[];
@@ -56,8 +93,15 @@ export class AntlerClient {
   private readonly ownsKernel: boolean;
   private readonly givenCheckpointer: BaseCheckpointSaver | undefined;
   private storage:
-    | Promise<{ checkpointer: Checkpointer | null; saver: BaseCheckpointSaver; database: AntlerDatabase; threads: ThreadStore }>
+    | Promise<{
+        checkpointer: Checkpointer | null;
+        saver: BaseCheckpointSaver;
+        database: AntlerDatabase;
+        threads: ThreadStore;
+        runs: RunStore;
+      }>
     | undefined;
+  private readonly live = new Map<string, LiveRun>();
   private readonly agents = new Map<string, Promise<ReactAgent>>();
   private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
 
@@ -84,11 +128,13 @@ export class AntlerClient {
         ? null
         : await createCheckpointer(storage, { baseDir, logger: this.kernel.logger, schema });
       const database = await createDatabase(storage, { baseDir, logger: this.kernel.logger, schema });
+      await runMigrations(database, runRecordMigrations);
       return {
         checkpointer,
         saver: this.givenCheckpointer ?? (checkpointer as Checkpointer).saver,
         database,
         threads: createThreadStore(database),
+        runs: createRunStore(database),
       };
     })();
     return this.storage;
@@ -121,16 +167,26 @@ export class AntlerClient {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
     const modelName = this.kernel.modelConfig(options.model).name;
-    const { saver, threads } = await this.openStorage();
+    const { saver, threads, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
     const run = await ensureTraceContext(options.traceId, () =>
-      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: options.traceId }),
+      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: options.traceId, runId: options.runId }),
     );
     const { traceId, runId } = run.context;
     const bind = <T>(fn: () => T): T => ensureTraceContext(traceId, fn);
     let outcome: "success" | "error" | "cancelled" = "cancelled";
     let failure: unknown;
     let iterator: AsyncIterator<unknown> | undefined;
+    let recorded = false;
+    let settle: () => void = () => {};
+    this.live.set(runId, {
+      userId,
+      threadId,
+      abort: (reason) => run.abort(reason),
+      done: new Promise<void>((resolve) => {
+        settle = resolve;
+      }),
+    });
     try {
       const principal = options.principal ?? { kind: "user" as const, userId };
       const { context } = sanitizeRunContext(options.context, {
@@ -138,6 +194,14 @@ export class AntlerClient {
         traceId,
         server: { thread_id: threadId, user_id: userId, model_name: modelName },
       });
+      // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
+      // and the logs must agree on one id.
+      const metadata: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) metadata[key] = value;
+      metadata[TRACE_METADATA_KEY] = traceId;
+      await threads.touch(userId, threadId);
+      await runs.create({ runId, threadId, userId, traceId, model: modelName, kwargs: { input: message, context, metadata } });
+      recorded = true;
       const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
@@ -147,7 +211,6 @@ export class AntlerClient {
       const existing = ((before?.values as { messages?: Array<{ id?: string }> } | undefined)?.messages ?? [])
         .map((m) => m.id)
         .filter((id): id is string => !!id);
-      await threads.touch(userId, threadId);
       const translator = new StreamTranslator(existing);
       const stream = await bind(() =>
         agent.stream(
@@ -158,7 +221,7 @@ export class AntlerClient {
             streamMode: ["values", "messages", "custom"],
             recursionLimit: this.kernel.config.recursion_limit,
             signal: run.context.signal,
-            metadata: { antler_trace_id: traceId, run_id: runId, user_id: userId },
+            metadata: { ...metadata, run_id: runId, user_id: userId },
           } as never,
         ),
       );
@@ -189,8 +252,160 @@ export class AntlerClient {
           await open.return?.();
         }).catch(() => undefined);
       }
-      await run.end(outcome, failure);
+      try {
+        if (recorded) {
+          const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
+          await runs.finish(runId, outcome, outcome === "error" ? error : null).catch((err: unknown) => {
+            this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
+          });
+        }
+        await run.end(outcome, failure);
+      } finally {
+        this.live.delete(runId);
+        settle();
+      }
     }
+  }
+
+  /** Runs one turn to the end and returns its result (the in-process `POST /runs/wait`). */
+  async invoke(message: string, options: RunCallOptions = {}): Promise<RunResult> {
+    let values: ValuesEvent["data"] | undefined;
+    for await (const event of this.stream(message, options)) {
+      if (event.type === "values") values = event.data;
+      if (event.type === "end") {
+        const finalValues = values ?? { title: null, messages: [], artifacts: [], summary_text: null, todos: null, stop_reason: null };
+        return {
+          run_id: event.data.run_id,
+          thread_id: event.data.thread_id,
+          trace_id: event.data.trace_id,
+          status: "success",
+          output: lastAiText(finalValues.messages, ""),
+          values: finalValues,
+          usage: event.data.usage,
+        };
+      }
+    }
+    // stream() always ends with `end` or throws; reaching here means the consumer contract broke.
+    throw new AntlerError(ErrorCodes.STATE_CONFLICT, "the run ended without an end event");
+  }
+
+  /** Creates a thread for the user (a fresh UUID without `threadId`). Trace ids are never kept in thread metadata. */
+  async createThread(options: CreateThreadOptions = {}): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
+    const { threads } = await this.openStorage();
+    const existing = await threads.get(userId, threadId);
+    if (existing) {
+      if (options.ifExists === "raise") {
+        throw new AntlerError(ErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(threadId)} already exists`, {
+          hint: 'Use another thread_id, or if_exists: "do_nothing" to get the existing thread.',
+        });
+      }
+      return existing;
+    }
+    const metadata: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) metadata[key] = value;
+    return threads.touch(userId, threadId, { metadata });
+  }
+
+  /** The thread's record; another user's thread is THREAD_NOT_FOUND. */
+  async getThreadRecord(threadId: string, options: { userId?: string } = {}): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    return threads.require(userId, assertSafeId("thread", threadId));
+  }
+
+  /** Deletes a thread: live runs are cancelled, then its record, run records, checkpoints and files go. */
+  async deleteThread(threadId: string, options: { userId?: string } = {}): Promise<{ thread_id: string; deleted: true }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, runs, saver } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    const waits: Promise<void>[] = [];
+    for (const live of this.live.values()) {
+      if (live.userId === userId && live.threadId === threadId) {
+        live.abort("thread deleted");
+        waits.push(live.done);
+      }
+    }
+    await settledWithin(Promise.all(waits), 5000);
+    await saver.deleteThread(checkpointThreadId(userId, threadId));
+    await runs.deleteThread(userId, threadId);
+    await threads.delete(userId, threadId);
+    await rm(threadPaths(this.kernel.paths.baseDir, userId, threadId).threadDir, { recursive: true, force: true });
+    return { thread_id: threadId, deleted: true };
+  }
+
+  /** The thread's run records, newest first; another user's thread is THREAD_NOT_FOUND. */
+  async listRuns(threadId: string, options: { userId?: string; limit?: number; offset?: number } = {}): Promise<RunRecord[]> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, runs } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    return runs.list(userId, threadId, options);
+  }
+
+  /** One run record of the user's thread, or RUN_NOT_FOUND. */
+  async getRun(threadId: string, runId: string, options: { userId?: string } = {}): Promise<RunRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { runs } = await this.openStorage();
+    const record = await runs.get(userId, runId);
+    if (!record || record.thread_id !== threadId) {
+      throw new AntlerError(ErrorCodes.RUN_NOT_FOUND, `run ${JSON.stringify(runId)} not found in thread ${JSON.stringify(threadId)}`, {
+        hint: "List the thread's runs (GET /api/threads/{id}/runs) to see their ids.",
+      });
+    }
+    return record;
+  }
+
+  /**
+   * Cancels a live run through its AbortSignal and waits for it to wind down. A run that already ended is a
+   * STATE_CONFLICT naming its status; a run live in another process cannot be reached from here.
+   */
+  async cancelRun(
+    threadId: string,
+    runId: string,
+    options: { userId?: string } = {},
+  ): Promise<{ run_id: string; thread_id: string; status: RunStatus }> {
+    const record = await this.getRun(threadId, runId, options);
+    const live = this.live.get(runId);
+    if (!live || live.userId !== record.user_id) {
+      throw new AntlerError(
+        ErrorCodes.STATE_CONFLICT,
+        record.status === "running"
+          ? `run ${runId} is not running in this process`
+          : `run ${runId} already ended with status ${record.status}`,
+        {
+          hint:
+            record.status === "running"
+              ? "Send the cancel to the server instance that started the run."
+              : "Only running runs can be cancelled.",
+          details: { status: record.status },
+        },
+      );
+    }
+    live.abort("cancelled by request");
+    // A stream winds down on its consumer's next pull; one that nobody is reading still counts as cancelled
+    // now (the record is the truth, and its own finish later is a no-op).
+    await settledWithin(live.done, 1000);
+    const { runs } = await this.openStorage();
+    await runs.finish(runId, "cancelled");
+    return { run_id: runId, thread_id: threadId, status: (await this.getRun(threadId, runId, options)).status };
+  }
+
+  /** Runs live in this client right now. */
+  get activeRuns(): number {
+    return this.live.size;
+  }
+
+  /**
+   * Aborts every live run (for a server shutting down) and waits up to `waitMs` for them to end. A stream
+   * whose consumer stopped pulling ends only when it is pulled or returned, so the wait is bounded.
+   */
+  async cancelAll(reason: unknown = "shutting down", waitMs = 5000): Promise<void> {
+    const waits = [...this.live.values()].map((live) => {
+      live.abort(reason);
+      return live.done;
+    });
+    await settledWithin(Promise.all(waits), waitMs);
   }
 
   private async agentFor(
@@ -264,13 +479,14 @@ export class AntlerClient {
   }
 
   /** Copies a local file into the thread's uploads; directories are rejected before anything is copied. */
-  async uploadFile(threadId: string, localPath: string, options: { userId?: string } = {}): Promise<UploadRecord> {
+  async uploadFile(threadId: string, localPath: string, options: { userId?: string; filename?: string } = {}): Promise<UploadRecord> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads } = await this.openStorage();
     const paths = threadPaths(this.kernel.paths.baseDir, userId, assertSafeId("thread", threadId));
     const record = await saveUpload(paths, localPath, {
       maxBytes: this.kernel.config.uploads.max_file_bytes,
       maxFiles: this.kernel.config.uploads.max_files,
+      ...(options.filename === undefined ? {} : { filename: options.filename }),
     });
     await threads.touch(userId, threadId);
     return record;
@@ -289,6 +505,7 @@ export class AntlerClient {
   }
 
   async close(): Promise<void> {
+    await this.cancelAll("client closed");
     this.agents.clear();
     const storage = await this.storage?.catch(() => undefined);
     this.storage = undefined;
@@ -296,6 +513,12 @@ export class AntlerClient {
     await storage?.database.close();
     if (this.ownsKernel) await this.kernel.close();
   }
+}
+
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 export function checkpointThreadId(userId: string, threadId: string): string {

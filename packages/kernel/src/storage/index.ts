@@ -20,6 +20,16 @@ export {
 } from "./database.js";
 export { appliedMigrations, MIGRATIONS_TABLE, type Migration, runMigrations } from "./migrations.js";
 export {
+  type CreateRunInput,
+  createRunStore,
+  RUNS_TABLE,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  type RunsTable,
+  runRecordMigrations,
+} from "./runs.js";
+export {
   createThreadStore,
   type ListThreadsOptions,
   THREADS_TABLE,

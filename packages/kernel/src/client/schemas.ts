@@ -1,0 +1,237 @@
+import { z } from "zod";
+
+/**
+ * The one schema source for what crosses the gateway: request bodies the gateway validates, and response
+ * bodies that `AntlerClient` returns in process and the gateway sends over HTTP. The conformance tests parse
+ * both with these schemas, so a field added to one side and not the other fails CI.
+ */
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+// ---------------------------------------------------------------- stream events (SSE `data:` and client.stream)
+
+export const serializedToolCallSchema = z.object({ id: z.string(), name: z.string(), args: jsonObject });
+
+export const serializedMessageSchema = z.object({
+  type: z.enum(["human", "ai", "tool", "system"]),
+  id: z.string().optional(),
+  content: z.string(),
+  tool_calls: z.array(serializedToolCallSchema).optional(),
+  tool_call_id: z.string().optional(),
+  name: z.string().optional(),
+  status: z.enum(["success", "error"]).optional(),
+  artifact: z.unknown().optional(),
+  additional_kwargs: jsonObject.optional(),
+});
+
+export const usageSchema = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+});
+
+export const valuesEventSchema = z.object({
+  type: z.literal("values"),
+  data: z.object({
+    title: z.string().nullable(),
+    messages: z.array(serializedMessageSchema),
+    artifacts: z.array(z.string()),
+    summary_text: z.string().nullable(),
+    todos: z.array(z.unknown()).nullable(),
+    stop_reason: z.string().nullable(),
+  }),
+});
+
+export const messagesTupleEventSchema = z.object({
+  type: z.literal("messages-tuple"),
+  data: z.union([
+    z.object({ type: z.literal("ai"), id: z.string(), content: z.literal(""), tool_calls: z.array(serializedToolCallSchema) }),
+    z.object({ type: z.literal("ai"), id: z.string(), content: z.string() }),
+    z.object({
+      type: z.literal("tool"),
+      id: z.string().optional(),
+      tool_call_id: z.string(),
+      name: z.string().optional(),
+      content: z.string(),
+      status: z.enum(["success", "error"]),
+      artifact: z.unknown().optional(),
+    }),
+  ]),
+});
+
+export const customEventSchema = z.object({ type: z.literal("custom"), data: jsonObject });
+
+export const endEventSchema = z.object({
+  type: z.literal("end"),
+  data: z.object({
+    thread_id: z.string(),
+    run_id: z.string(),
+    trace_id: z.string(),
+    usage: usageSchema,
+    stop_reason: z.string().nullable(),
+  }),
+});
+
+export const streamEventSchema = z.discriminatedUnion("type", [
+  valuesEventSchema,
+  messagesTupleEventSchema,
+  customEventSchema,
+  endEventSchema,
+]);
+
+/** The first SSE frame of a gateway stream (`event: metadata`): which run this is. */
+export const runMetadataEventSchema = z.object({ run_id: z.string(), thread_id: z.string(), trace_id: z.string() });
+
+/** The SSE frame sent when a run fails after the stream started (`event: error`). */
+export const streamErrorEventSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  run_id: z.string(),
+  trace_id: z.string(),
+});
+
+// ---------------------------------------------------------------- threads
+
+export const threadRecordSchema = z.object({
+  thread_id: z.string(),
+  user_id: z.string(),
+  title: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  metadata: jsonObject,
+});
+
+export const threadListResponseSchema = z.object({ threads: z.array(threadRecordSchema) });
+
+/** `GET /api/threads/{id}/state` and `client.getThread`. */
+export const threadStateSchema = threadRecordSchema.extend({
+  messages: z.array(serializedMessageSchema),
+  artifacts: z.array(z.string()),
+  summary_text: z.string().nullable(),
+  todos: z.array(z.unknown()).nullable(),
+});
+
+export const threadDeleteResponseSchema = z.object({ thread_id: z.string(), deleted: z.literal(true) });
+
+const threadIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, "use 1–128 letters, digits, '.', '_', '@' and '-', starting with a letter or digit")
+  .refine((id) => !id.includes(".."), "must not contain '..'");
+
+export const threadCreateRequestSchema = z.strictObject({
+  /** Omitted: a fresh UUID. */
+  thread_id: threadIdSchema.optional(),
+  metadata: jsonObject.optional(),
+  /** `do_nothing` (default) returns an existing thread of that id; `raise` makes it a 409. */
+  if_exists: z.enum(["do_nothing", "raise"]).default("do_nothing"),
+});
+
+// ---------------------------------------------------------------- runs
+
+export const runStatusSchema = z.enum(["running", "success", "error", "cancelled"]);
+
+export const runRecordSchema = z.object({
+  run_id: z.string(),
+  thread_id: z.string(),
+  user_id: z.string(),
+  status: runStatusSchema,
+  trace_id: z.string(),
+  model: z.string(),
+  /** What the run was asked to do (input, context, metadata), with secrets redacted. */
+  kwargs: jsonObject,
+  error: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const runListResponseSchema = z.object({ runs: z.array(runRecordSchema) });
+
+export const runCancelResponseSchema = z.object({ run_id: z.string(), thread_id: z.string(), status: runStatusSchema });
+
+/** `POST /api/threads/{id}/runs/wait` and `client.invoke`. */
+export const runWaitResponseSchema = z.object({
+  run_id: z.string(),
+  thread_id: z.string(),
+  trace_id: z.string(),
+  status: z.literal("success"),
+  /** The last AI message's text. */
+  output: z.string(),
+  values: valuesEventSchema.shape.data,
+  usage: usageSchema,
+});
+
+const inputMessageSchema = z.object({
+  role: z.enum(["user", "human"]),
+  content: z.union([z.string(), z.array(z.object({ type: z.literal("text"), text: z.string() }).loose())]),
+});
+
+/** Body of `runs/stream` and `runs/wait`: a LangGraph-style `input.messages` or a plain `message`. */
+export const runCreateRequestSchema = z
+  .object({
+    input: z.object({ messages: z.array(inputMessageSchema).min(1) }).optional(),
+    message: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    /** Caller runtime context; server-owned keys are dropped. */
+    context: jsonObject.optional(),
+    /** Free-form run metadata, stored on the run record; a trace id here is replaced. */
+    metadata: jsonObject.optional(),
+    /** LangGraph's `config`; only `context`/`configurable` and `metadata` are read (merged under the top-level ones). */
+    config: z
+      .object({ configurable: jsonObject.optional(), context: jsonObject.optional(), metadata: jsonObject.optional() })
+      .loose()
+      .optional(),
+    /** Accepted for LangGraph compatibility; Antler always streams values, messages-tuple, custom and end. */
+    stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
+  })
+  .loose()
+  .refine((body) => body.input !== undefined || body.message !== undefined, {
+    message: "give the user's message as `message` or `input.messages`",
+    path: ["input"],
+  });
+
+export type RunCreateRequest = z.output<typeof runCreateRequestSchema>;
+
+/** The text of the last user message of a run request. */
+export function runRequestText(body: RunCreateRequest): string {
+  if (body.message !== undefined) return body.message;
+  const last = body.input?.messages.at(-1);
+  if (!last) return "";
+  return typeof last.content === "string" ? last.content : last.content.map((part) => part.text).join("");
+}
+
+// ---------------------------------------------------------------- files and models
+
+export const uploadRecordSchema = z.object({
+  filename: z.string(),
+  virtual_path: z.string(),
+  size: z.number().int().nonnegative(),
+  mime_type: z.string(),
+});
+
+export const uploadResponseSchema = z.object({ files: z.array(uploadRecordSchema) });
+
+export const modelInfoSchema = z.object({
+  name: z.string(),
+  provider: z.string(),
+  model: z.string().optional(),
+  displayName: z.string().optional(),
+  description: z.string().optional(),
+  supportsVision: z.boolean(),
+  supportsThinking: z.boolean(),
+});
+
+export const modelsListResponseSchema = z.object({ models: z.array(modelInfoSchema) });
+
+// ---------------------------------------------------------------- misc
+
+export const errorResponseSchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    hint: z.string().optional(),
+    where: z.string().optional(),
+    details: jsonObject.optional(),
+  }),
+});
+
+export const healthResponseSchema = z.object({ status: z.literal("ok"), version: z.string() });
