@@ -67,6 +67,31 @@ export interface SubagentRequest {
   readonly traceId?: string | undefined;
   /** Overrides the type's timeout. */
   readonly timeoutSeconds?: number | undefined;
+  /** Caller's id for this task (the `task` tool passes its tool_call_id); events and logs carry it. Default: a fresh id. */
+  readonly taskId?: string | undefined;
+  /** The parent's `models:` name, used by types whose model is `inherit`. Default: `default_model`. */
+  readonly modelName?: string | undefined;
+  /**
+   * The sandbox the parent thread already holds (its state's `sandbox.sandbox_id`). A subagent shares its parent's
+   * sandbox; when the parent acquired it first, the subagent's own state never names it, and `file:` criteria are
+   * checked in this one.
+   */
+  readonly sandboxId?: string | undefined;
+  /** Called after each new AI message of the subagent, with the receipts so far. Must not throw. */
+  readonly onProgress?: ((progress: SubagentProgress) => void) | undefined;
+}
+
+/** A subagent's progress, reported while it runs (the `task` tool turns it into `task_running` events). */
+export interface SubagentProgress {
+  readonly taskId: string;
+  /** 1-based count of the subagent's AI messages so far. */
+  readonly messageIndex: number;
+  /** The newest AI message's text, cut to a brief. */
+  readonly text: string;
+  /** Tool names the newest AI message asked for. */
+  readonly toolCalls: readonly string[];
+  readonly usage: SubagentUsage;
+  readonly receipts: readonly ToolReceipt[];
 }
 
 export interface SubagentOutcome {
@@ -82,9 +107,19 @@ export interface SubagentOutcome {
   /** Present when acceptance criteria were given and receipts are enabled. */
   readonly acceptance?: AcceptanceReport | undefined;
   readonly durationMs: number;
+  /** The task id (the request's, or the one generated for it). */
+  readonly taskId?: string | undefined;
+  /** The subagent's own checkpoint thread id, derived from the parent's. */
+  readonly checkpointThreadId?: string | undefined;
+  /** The trace id the subagent ran under. */
+  readonly traceId?: string | undefined;
 }
 
-/** Runs one subagent to its end. Never throws for an agent failure: that is an outcome with `status: "failed"`. */
+/**
+ * Runs one subagent to its end. Never throws for an agent failure: that is an outcome with `status: "failed"`
+ * (an unknown type too). `run` does not pass through the admission runtime: callers that want the process-wide
+ * cap (`task`, batches) submit `(signal) => runner.run({ ...request, signal })` to `ADMISSION_RUNTIME` themselves.
+ */
 export interface SubagentRunner {
   /** The configured types, for error messages and tool descriptions. */
   types(): readonly string[];

@@ -1,0 +1,93 @@
+import { definePlugin } from "@antler/kernel";
+import { batchCommands } from "./cli.js";
+import { batchPluginConfigSchema, PLUGIN_NAME, PLUGIN_VERSION } from "./config.js";
+import { BATCH_SERVICE, BatchService } from "./service.js";
+import { createBatchTools } from "./tools.js";
+
+export { renderProgress } from "./cli.js";
+export { type BatchCallOptions, BatchClient, type BatchClientOptions, type SubmitOptions, type WatchOptions } from "./client.js";
+export {
+  BATCH_LIMITS,
+  type BatchPluginConfig,
+  type BatchPluginConfigInput,
+  batchPluginConfigSchema,
+  batchWorkerConfigSchema,
+  PLUGIN_NAME,
+  PLUGIN_VERSION,
+} from "./config.js";
+export { BatchErrorCodes, batchNotFound } from "./errors.js";
+export { BATCH_ITEM_RUNNER, BATCH_SERVICE, BatchService, type BatchServiceOptions } from "./service.js";
+export {
+  BATCHES_TABLE,
+  type BatchRecord,
+  type BatchState,
+  type BatchStatus,
+  BatchStore,
+  type BatchTables,
+  batchMigrations,
+  type ClaimedItem,
+  type ClaimOptions,
+  type ExportedItem,
+  ITEM_STATES,
+  ITEMS_TABLE,
+  type ItemCompletion,
+  type ItemState,
+  type LeaseRef,
+  TERMINAL_STATES,
+  type VerdictKey,
+} from "./store.js";
+export {
+  BATCH_STATUS_TOOL,
+  BATCH_TASK_TOOL,
+  batchTaskSchema,
+  CANCEL_BATCH_TOOL,
+  createBatchTools,
+  formatStatusForModel,
+} from "./tools.js";
+export {
+  type BatchItemInput,
+  type BatchSubmission,
+  type NormalizedItem,
+  type NormalizedSubmission,
+  validateSubmission,
+} from "./validation.js";
+export { BATCH_PROGRESS_CHANNEL, type BatchProgressEvent, BatchWorker, type BatchWorkerOptions } from "./worker.js";
+
+export default definePlugin({
+  name: PLUGIN_NAME,
+  version: PLUGIN_VERSION,
+  kernel: "^0.1.0",
+  description: "Durable batches of subagent items (batch_task, batch_status, cancel_batch) on SQLite or PostgreSQL, run by leased workers.",
+  dependsOn: ["@antler/plugin-subagents"],
+  configSchema: batchPluginConfigSchema,
+  setup(ctx) {
+    let service: BatchService | undefined;
+    ctx.provide(BATCH_SERVICE, {
+      useFactory: (scope) => {
+        service = new BatchService({
+          config: ctx.config,
+          storage: ctx.kernelConfig.storage,
+          baseDir: ctx.paths.baseDir,
+          logger: ctx.logger,
+          scope,
+        });
+        return service;
+      },
+    });
+    // The tools exist only while this plugin is installed, and only for agents that may delegate (never for
+    // subagents themselves). The embedded worker starts when a batch tool is first used, never at assembly
+    // (`antler plugins list` assembles tools too and must not start running items).
+    let tools: ReturnType<typeof createBatchTools> | undefined;
+    ctx.hooks.assembleTools.tap(
+      async (entries, context) => {
+        if (!context.subagentEnabled || !context.scope) return entries;
+        tools ??= createBatchTools(context.scope.resolve(BATCH_SERVICE));
+        return [...entries, ...tools.map((tool) => ({ tool, plugin: ctx.plugin.name, source: "subagent" as const }))];
+      },
+      { stage: "last" },
+    );
+    // Before the subagents plugin stops its admission runtime (stop hooks run in reverse order).
+    ctx.hooks.stop.tap(() => service?.close());
+    for (const command of batchCommands()) ctx.commands.add(command);
+  },
+});

@@ -1,0 +1,37 @@
+import { z } from "zod";
+
+/**
+ * `plugins[i].config` of `@antler/plugin-subagents`. The subagent types themselves (`custom_agents`), the default
+ * timeout and the per-response / per-run `task` caps live in the kernel's `subagents:` section of config.yaml.
+ */
+export const subagentsPluginConfigSchema = z.strictObject({
+  runtime: z
+    .strictObject({
+      max_running: z.number().int().positive().default(3).describe("Subagents running at once in this process (task and batches)."),
+      max_queued: z.number().int().min(0).default(64).describe("Subagents waiting for a slot; past this, new ones are rejected."),
+    })
+    .default({ max_running: 3, max_queued: 64 }),
+  verification: z
+    .strictObject({
+      receipts_enabled: z.boolean().default(true).describe("Record a receipt per subagent tool call and check acceptance criteria."),
+    })
+    .default({ receipts_enabled: true }),
+  cancel_grace_seconds: z
+    .number()
+    .positive()
+    .default(60)
+    .describe("After a timeout or cancel, how long a subagent may take to stop before the task returns without it (safety net)."),
+  agents: z
+    .record(
+      z.string(),
+      z.strictObject({
+        max_turns: z.number().int().positive().optional(),
+        timeout_seconds: z.number().positive().optional(),
+        model: z.string().min(1).optional(),
+      }),
+    )
+    .default({})
+    .describe("Overrides for built-in types (general-purpose, bash): max_turns, timeout_seconds, model."),
+});
+
+export type SubagentsPluginConfig = z.output<typeof subagentsPluginConfigSchema>;
