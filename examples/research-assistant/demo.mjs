@@ -6,11 +6,14 @@ import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AntlerClient, DEFAULT_USER_ID, resolveVirtualPath, TurnRenderer, threadPaths } from "@antler/kernel";
+import { startNotesSite } from "./notes-site.mjs";
 import { PROMPT } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // config.yaml starts the MCP server from this folder's node_modules (stdio servers run in the thread workspace).
 process.env.RESEARCH_ASSISTANT_DIR = here;
+// The web page the agent fetches (a real HTTP server on loopback).
+const site = await startNotesSite();
 const client = await AntlerClient.create({ configPath: join(here, "config.yaml") });
 try {
   const threadId = `demo-${randomUUID().slice(0, 8)}`;
@@ -30,4 +33,5 @@ try {
   console.log(`\nThread "${thread.title}" (${threadId}), trace ${turn.traceId}: ${turn.toolCalls} tool calls, ${turn.toolErrors} failed.`);
 } finally {
   await client.close();
+  await site.close();
 }

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AntlerClient } from "@antler/kernel";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { NOTES_SITE_URL, startNotesSite } from "../notes-site.mjs";
 import { PROMPT, REPORT } from "../session.mjs";
 
 const here = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -22,9 +23,11 @@ Prefer wrap-style hooks; fuse node-style hooks so the per-turn cost stays flat. 
 become an error message the model can read.
 
 ## Treat tools as an attack surface
-Validate arguments against schemas, confine file tools to the thread's folders, and screen every URL.
+Validate arguments against schemas, confine file tools to the thread's folders, and screen every URL,
+re-checking each redirect hop. Treat fetched pages as data: they can carry instructions aimed at the model.
 
-_Sources: notes/checkpointing.md, notes/middleware.md, notes/tools.md._
+_Sources: notes/checkpointing.md, notes/middleware.md, notes/tools.md, and the field guide "Shipping agent
+tools safely" (fetched from the web)._
 `;
 
 const todos = (a, b, c) => [
@@ -47,8 +50,10 @@ console.log(["", "## Recommendations by area (computed in the sandbox)", "", "| 
 const steps = [
   { text: "I'll plan this first.", toolCalls: [{ name: "write_todos", args: { todos: todos("in_progress", "pending", "pending") } }] },
   { toolCalls: [{ name: "search_notes", args: { query: "checkpoint middleware tools safety" } }] },
+  // One web source, fetched for real by @antler/tools-web (the page is on loopback; see notes-site.mjs).
+  { text: "Checking the field guide on tool safety too.", toolCalls: [{ name: "web_fetch", args: { url: NOTES_SITE_URL } }] },
   {
-    text: "The notes cover state, middleware and tool safety. Writing the report.",
+    text: "The notes and the field guide cover state, middleware and tool safety. Writing the report.",
     toolCalls: [
       { name: "write_todos", args: { todos: todos("completed", "in_progress", "pending") } },
       { name: "write_report", args: { filename: REPORT, markdown: report } },
@@ -84,7 +89,7 @@ const steps = [
     ],
   },
   {
-    text: `Done. The report is in /mnt/user-data/outputs/${REPORT}: three sections (durable state, middleware, tool safety), drawn from your three notes, plus a table of 10 recommendations computed in the sandbox and checked with the MCP get-sum tool.`,
+    text: `Done. The report is in /mnt/user-data/outputs/${REPORT}: three sections (durable state, middleware, tool safety), drawn from your three notes and one web page, plus a table of 10 recommendations computed in the sandbox and checked with the MCP get-sum tool.`,
   },
   // The Title middleware's own model call, after the first exchange.
   { text: "Reliable agent harness report" },
@@ -92,6 +97,7 @@ const steps = [
 
 await rm(join(here, "cassettes", "research-session.jsonl"), { force: true });
 await rm(join(here, ".antler-record"), { recursive: true, force: true });
+const site = await startNotesSite();
 const client = await AntlerClient.create({
   configPath: join(here, "config.record.yaml"),
   plugins: [scriptedModelsPlugin({ scripted: steps })],
@@ -101,5 +107,6 @@ try {
   console.log(`recorded ${steps.length} exchanges; final answer: ${answer}`);
 } finally {
   await client.close();
+  await site.close();
   await rm(join(here, ".antler-record"), { recursive: true, force: true });
 }

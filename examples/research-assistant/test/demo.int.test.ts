@@ -17,8 +17,9 @@ describe.skipIf(!built)("the offline demo (skipped when the packages are not bui
     });
     expect(stdout).toContain("✓ bash(");
     expect(stdout).toContain('✓ everything_get-sum({"a":7,"b":3})');
+    expect(stdout).toContain('✓ web_fetch({"url":"http://127.0.0.1:47115/guide"})');
     expect(stdout).toMatch(/Presented files:\n {2}\/mnt\/user-data\/outputs\/agent-harness-report\.md/);
     expect(stdout).toContain("| total | 10 |");
-    expect(stdout).toMatch(/10 tool calls, 0 failed\./);
+    expect(stdout).toMatch(/11 tool calls, 0 failed\./);
   });
 });

@@ -44,6 +44,13 @@ export interface WebCallContext {
    * providers pass it to the SDK where the SDK accepts a fetch.
    */
   readonly fetch: typeof fetch;
+  /**
+   * `fetch` for the vendor's own API at its configured base URL: sends `X-Trace-Id` and honours `signal`, but
+   * skips the SSRF guard, because the operator chose that address in config (a self-hosted SearXNG on
+   * localhost, a loopback fake in tests). Use it for API calls; use `fetch` for URLs that came from the model
+   * or from remote content. Always set by `@antler/tools-web`.
+   */
+  readonly vendorFetch?: typeof fetch | undefined;
   readonly traceId: string;
 }
 

@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+export const DEFAULT_EXECUTABLE_PATH = "/usr/bin/chromium";
+
+/** `plugins[i].config` of `@antler/tools-browser`. */
+export const browserConfigSchema = z
+  .object({
+    executable_path: z.string().min(1).default(DEFAULT_EXECUTABLE_PATH).describe("Chromium binary to launch"),
+    headless: z.boolean().default(true),
+    extra_args: z.array(z.string().min(1)).default([]).describe("More Chromium command-line flags"),
+    max_sessions: z.number().int().min(1).max(64).default(4).describe("Hard cap on live browser sessions (one per thread)"),
+    idle_timeout_seconds: z.number().min(0).default(600).describe("Close a session unused for this long; 0 never"),
+    navigation_timeout_seconds: z.number().positive().max(300).default(30),
+    action_timeout_seconds: z.number().positive().max(120).default(10),
+    snapshot_max_chars: z.number().int().min(500).max(200_000).default(12_000),
+    text_max_chars: z.number().int().min(500).max(500_000).default(20_000),
+    viewport: z
+      .object({ width: z.number().int().min(200).max(4000), height: z.number().int().min(200).max(4000) })
+      .default({ width: 1280, height: 800 }),
+    user_agent: z.string().min(1).optional(),
+    allow_private_addresses: z.boolean().default(false).describe("Let the browser reach loopback/private/link-local addresses"),
+    cdp_url: z
+      .url({ protocol: /^(https?|wss?)$/ })
+      .optional()
+      .describe("Attach to a running browser over CDP"),
+    allow_unguarded_cdp: z.boolean().default(false),
+  })
+  .superRefine((config, ctx) => {
+    if (config.cdp_url !== undefined && !config.allow_unguarded_cdp) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["cdp_url"],
+        message:
+          "attaching to a browser over CDP bypasses the SSRF guard for everything the plugin did not create (other tabs and contexts, extensions, service workers, the browser's own flags); set allow_unguarded_cdp: true to accept that, or remove cdp_url to let the plugin launch its own Chromium",
+      });
+    }
+  });
+
+export type BrowserConfig = z.output<typeof browserConfigSchema>;
+export type BrowserConfigInput = z.input<typeof browserConfigSchema>;

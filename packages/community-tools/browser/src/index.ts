@@ -1,0 +1,65 @@
+import { createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
+import { browserCheckCommand } from "./check.js";
+import { browserConfigSchema } from "./config.js";
+import type { CheckUrl } from "./guard.js";
+import { BrowserSessionManager } from "./session-manager.js";
+import { createBrowserTools } from "./tools.js";
+
+export { type BrowserCheckResult, browserCheckCommand, checkBrowser } from "./check.js";
+export { type BrowserConfig, type BrowserConfigInput, browserConfigSchema, DEFAULT_EXECUTABLE_PATH } from "./config.js";
+export { BrowserError, type BrowserErrorCode, BrowserErrorCodes, isBrowserError } from "./errors.js";
+export { type BlockedRequest, type CheckUrl, installRequestGuard, type RequestGuardOptions } from "./guard.js";
+export { BASE_CHROMIUM_ARGS, chromiumArgs, connectOverCdp, isRoot, type LaunchOptions, launchChromium } from "./launch.js";
+export { BrowserSession, type SessionOptions, type SessionScope } from "./session.js";
+export { type BrowserManagerOptions, BrowserSessionManager, type SessionInfo } from "./session-manager.js";
+export { formatSnapshot, type PageSnapshot, REF_ATTRIBUTE, type SnapshotArgs, snapshotExpression } from "./snapshot.js";
+export { BROWSER_TOOL_NAMES, type BrowserToolOptions, browserScopeOf, createBrowserTools } from "./tools.js";
+
+export const BROWSER_PLUGIN_NAME = "@antler/tools-browser";
+/** Tool group of the browser tools (`tool_groups` in config.yaml). */
+export const BROWSER_TOOL_GROUP = "browser";
+/** DI token of the kernel's browser session manager (diagnostics, a gateway listing sessions). */
+export const BROWSER_SESSIONS = createToken<BrowserSessionManager>("antler.browser.sessions");
+
+export interface BrowserPluginOptions {
+  /** Replaces the SSRF check for every request (default: `validatePublicHttpUrl` of `@antler/tools-web`). */
+  checkUrl?: CheckUrl;
+  /** Called with each kernel's session manager once it exists (diagnostics, tests). */
+  onManager?: (manager: BrowserSessionManager) => void;
+}
+
+/**
+ * The browser plugin with options config.yaml cannot carry. Each kernel that sets it up gets its own session
+ * manager; the browser is launched on the first browser tool call and closed with the kernel.
+ */
+export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
+  return definePlugin({
+    name: BROWSER_PLUGIN_NAME,
+    version: "0.1.0",
+    kernel: "^0.1.0",
+    description: "Browser automation on the system Chromium: navigate, snapshot with refs, click, type, read, back, screenshot.",
+    configSchema: browserConfigSchema,
+    setup(ctx) {
+      const manager = new BrowserSessionManager({ config: ctx.config, checkUrl: options.checkUrl, logger: ctx.logger });
+      options.onManager?.(manager);
+      ctx.provide(BROWSER_SESSIONS, { useValue: manager });
+      ctx.commands.add(browserCheckCommand(() => ctx.config));
+      // A thread's session is pinned for the whole run, not just while a tool call runs: the model is mid-task
+      // on that page between tool calls.
+      const unpins = new Map<string, () => void>();
+      ctx.hooks.runStart.tap((run) => {
+        if (run.threadId !== undefined)
+          unpins.set(run.runId, manager.pin({ userId: run.userId ?? DEFAULT_USER_ID, threadId: run.threadId }));
+      });
+      ctx.hooks.runEnd.tap((run) => {
+        unpins.get(run.runId)?.();
+        unpins.delete(run.runId);
+      });
+      ctx.hooks.stop.tap(() => manager.close());
+      for (const tool of createBrowserTools({ manager, baseDir: ctx.paths.baseDir })) ctx.tools.add(tool, { group: BROWSER_TOOL_GROUP });
+    },
+  });
+}
+
+/** `@antler/tools-browser` with the default SSRF guard. */
+export default createBrowserPlugin();

@@ -1,0 +1,181 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isAntlerError, parseConfigText } from "@antler/kernel";
+import { createTestKernel, runPluginConformance } from "@antler/kernel/testing";
+import type { ToolMessage } from "@langchain/core/messages";
+import { afterEach, describe, expect, it } from "vitest";
+import browserPlugin, {
+  BASE_CHROMIUM_ARGS,
+  BROWSER_TOOL_NAMES,
+  BrowserErrorCodes,
+  BrowserSessionManager,
+  browserConfigSchema,
+  chromiumArgs,
+  createBrowserTools,
+  formatSnapshot,
+  isBrowserError,
+  launchChromium,
+} from "../src/index.js";
+import { runCommand } from "./fixtures.js";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+runPluginConformance(browserPlugin, {
+  validConfig: { max_sessions: 2, allow_private_addresses: false },
+  invalidConfigs: [{ max_sessions: 0 }, { cdp_url: "http://127.0.0.1:9222" }, { executable_path: "" }],
+});
+
+describe("config", () => {
+  it("accepts the README's config.yaml example as written", async () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const document = parseConfigText(yaml, { env: {}, dir: tmpdir() });
+    const entry = (document.data as { plugins: Array<{ package: string; config: unknown }> }).plugins[0];
+    expect(entry?.package).toBe(browserPlugin.name);
+    const config = browserConfigSchema.parse(entry?.config);
+    expect(config.max_sessions).toBe(4);
+    expect(config.executable_path).toBe("/usr/bin/chromium");
+  });
+
+  it("defaults to the system Chromium, 4 sessions and the guard on", () => {
+    const config = browserConfigSchema.parse({});
+    expect(config.executable_path).toBe("/usr/bin/chromium");
+    expect(config.max_sessions).toBe(4);
+    expect(config.allow_private_addresses).toBe(false);
+    expect(config.allow_unguarded_cdp).toBe(false);
+  });
+
+  it("fails closed at boot when cdp_url is set without allow_unguarded_cdp, naming the key", async () => {
+    const err = await createTestKernel({
+      plugins: [{ plugin: browserPlugin, config: { cdp_url: "http://127.0.0.1:9222" } }],
+      start: false,
+    }).catch((e: unknown) => e);
+    expect(isAntlerError(err, "ANTLER_ERR_CONFIG_INVALID")).toBe(true);
+    expect((err as Error).message).toContain("cdp_url");
+    expect((err as Error).message).toContain("allow_unguarded_cdp: true");
+  });
+
+  it("accepts cdp_url with the explicit allow_unguarded_cdp opt-in", () => {
+    expect(browserConfigSchema.safeParse({ cdp_url: "http://127.0.0.1:9222", allow_unguarded_cdp: true }).success).toBe(true);
+  });
+
+  it("refuses a manager built in code with cdp_url and no opt-in", () => {
+    const config = { ...browserConfigSchema.parse({}), cdp_url: "http://127.0.0.1:9222" };
+    let err: unknown;
+    try {
+      new BrowserSessionManager({ config });
+    } catch (e) {
+      err = e;
+    }
+    expect(isBrowserError(err, BrowserErrorCodes.UNSAFE_CONFIG)).toBe(true);
+  });
+});
+
+describe("launch flags", () => {
+  it("adds --no-sandbox only when running as root", () => {
+    expect(chromiumArgs({ runningAsRoot: true })).toContain("--no-sandbox");
+    expect(chromiumArgs({ runningAsRoot: false })).not.toContain("--no-sandbox");
+  });
+
+  it("always disables Chromium's background networking and appends extra_args last", () => {
+    const args = chromiumArgs({ runningAsRoot: false, extraArgs: ["--lang=de"] });
+    for (const flag of [
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ]) {
+      expect(args).toContain(flag);
+    }
+    expect(args).toEqual([...BASE_CHROMIUM_ARGS, "--lang=de"]);
+  });
+
+  it("reports a missing browser with the path and both fixes", async () => {
+    const err = await launchChromium({ executablePath: "/nonexistent/chromium", headless: true }).catch((e: unknown) => e);
+    expect(isBrowserError(err, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
+    expect((err as Error).message).toContain("/nonexistent/chromium");
+    expect((err as Error).message).toContain("apt-get install -y chromium");
+    expect((err as Error).message).toContain("executable_path");
+  });
+
+  it("reports a file that is not executable", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "antler-browser-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const err = await launchChromium({ executablePath: dir, headless: true }).catch((e: unknown) => e);
+    expect(isBrowserError(err, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
+  });
+});
+
+describe("tools", () => {
+  it("contributes the eight browser tools", async () => {
+    const kernel = await createTestKernel({ plugins: [browserPlugin], start: false });
+    cleanups.push(() => kernel.close());
+    const names = (await kernel.assembleTools()).filter((e) => e.plugin === "@antler/tools-browser").map((e) => e.tool.name);
+    expect(names.sort()).toEqual([...BROWSER_TOOL_NAMES].sort());
+  });
+
+  it("answers a tool call with the actionable missing-browser error instead of throwing", async () => {
+    const manager = new BrowserSessionManager({ config: browserConfigSchema.parse({ executable_path: "/nonexistent/chromium" }) });
+    cleanups.push(() => manager.close());
+    const navigate = createBrowserTools({ manager, baseDir: tmpdir() }).find((t) => t.name === "browser_navigate");
+    const result = (await navigate?.invoke(
+      { type: "tool_call", id: "c1", name: "browser_navigate", args: { url: "https://example.org/" } },
+      { context: { thread_id: "t1", user_id: "u1" } },
+    )) as ToolMessage;
+    expect(result.status).toBe("error");
+    expect(String(result.content)).toMatch(/^Error: The browser is not available: no file at that path/);
+    expect(String(result.content)).toContain("apt-get install -y chromium");
+  });
+
+  it("refuses a tool call of a run without thread_id", async () => {
+    const manager = new BrowserSessionManager({ config: browserConfigSchema.parse({}) });
+    cleanups.push(() => manager.close());
+    const snapshot = createBrowserTools({ manager, baseDir: tmpdir() }).find((t) => t.name === "browser_snapshot");
+    const result = (await snapshot?.invoke(
+      { type: "tool_call", id: "c2", name: "browser_snapshot", args: {} },
+      { context: {} },
+    )) as ToolMessage;
+    expect(result.status).toBe("error");
+    expect(String(result.content)).toContain("no thread_id");
+  });
+});
+
+describe("antler browser check", () => {
+  it("exits 1 with the install hint when the configured binary is missing", async () => {
+    const kernel = await createTestKernel({
+      plugins: [{ plugin: browserPlugin, config: { executable_path: "/nonexistent/chromium" } }],
+      start: false,
+    });
+    cleanups.push(() => kernel.close());
+    const result = await runCommand(kernel, "browser check");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("/nonexistent/chromium");
+    expect(result.stderr).toContain("apt-get install -y chromium");
+  });
+});
+
+describe("formatSnapshot", () => {
+  const base = { title: "T", url: "https://example.org/", lines: ['[1] link "a" -> https://example.org/a'], nextRef: 2, refCount: 1 };
+
+  it("says when the snapshot was cut and where to read the rest", () => {
+    const text = formatSnapshot({ ...base, truncated: true });
+    expect(text).toMatch(
+      /\[snapshot cut at \d+ characters \(snapshot_max_chars\); 1 interactive elements are listed above\. Use browser_get_text/,
+    );
+  });
+
+  it("lists blocked requests with their reasons", () => {
+    const text = formatSnapshot(
+      { ...base, truncated: false },
+      { blocked: [{ url: "http://10.0.0.1/x", reason: "host 10.0.0.1 is a private address", kind: "image" }], blockedOmitted: 3 },
+    );
+    expect(text).toContain("- image http://10.0.0.1/x: host 10.0.0.1 is a private address");
+    expect(text).toContain("... and 3 more");
+  });
+});

@@ -1,0 +1,14 @@
+export {
+  DUCKDUCKGO_DEFAULT_BASE_URL,
+  DUCKDUCKGO_DEFAULT_USER_AGENT,
+  type DuckDuckGoConfig,
+  type DuckDuckGoConfigInput,
+  duckduckgoConfigSchema,
+} from "./config.js";
+export { type DuckDuckGoPage, type DuckDuckGoParseCaps, parseDuckDuckGoHtml, resolveResultHref } from "./parse.js";
+export { DUCKDUCKGO_PLUGIN_NAME, duckduckgoToolsPlugin } from "./plugin.js";
+export { createDuckDuckGoProvider, DUCKDUCKGO_PROVIDER_NAME } from "./provider.js";
+
+import { duckduckgoToolsPlugin } from "./plugin.js";
+
+export default duckduckgoToolsPlugin;

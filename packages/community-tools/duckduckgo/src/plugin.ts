@@ -1,0 +1,15 @@
+import { defineWebProviderPlugin } from "@antler/tools-web";
+import { duckduckgoConfigSchema } from "./config.js";
+import { createDuckDuckGoProvider } from "./provider.js";
+
+export const DUCKDUCKGO_PLUGIN_NAME = "@antler/tools-duckduckgo";
+
+/** Registers the web provider `duckduckgo` (search, no key) for `@antler/tools-web`. */
+export const duckduckgoToolsPlugin = defineWebProviderPlugin({
+  name: DUCKDUCKGO_PLUGIN_NAME,
+  version: "0.1.0",
+  kernel: "^0.1.0",
+  description: "Web provider `duckduckgo`: keyless web_search through DuckDuckGo's HTML endpoint.",
+  configSchema: duckduckgoConfigSchema,
+  createProvider: (config) => createDuckDuckGoProvider(config),
+});

@@ -1,0 +1,86 @@
+import { AntlerError, type AntlerPlugin, type AntlerTool, definePlugin, ErrorCodes } from "@antler/kernel";
+import { type WebToolsConfig, webToolsConfigSchema } from "./config.js";
+import { type UrlCheckOptions, WEB_PROVIDERS, type WebSearchProvider } from "./contract.js";
+import { createDirectProvider } from "./direct.js";
+import { createPinnedDispatcher } from "./pinned-dispatcher.js";
+import { webProviderRegistry } from "./registry.js";
+import { createWebTools, IMAGE_SEARCH_TOOL, WEB_FETCH_TOOL, WEB_SEARCH_TOOL } from "./tools.js";
+
+export const WEB_TOOLS_PLUGIN_NAME = "@antler/tools-web";
+
+export interface WebToolsPluginOptions {
+  /** DNS lookup for the SSRF guard; tests pass a stub resolver. Default: the system resolver. */
+  readonly lookup?: UrlCheckOptions["lookup"];
+  /** The fetch under the guarded fetch. Default `globalThis.fetch`. */
+  readonly fetch?: typeof fetch | undefined;
+  /** Waits between retries; tests pass a fast one. */
+  readonly sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
+}
+
+const CAPABILITY = { search: "search", fetch: "fetch", images: "images" } as const;
+
+/**
+ * Builds the `@antler/tools-web` plugin. The default export is `createWebToolsPlugin()`; tests and embedders
+ * that need a stub resolver or a custom fetch build their own.
+ */
+export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): AntlerPlugin<WebToolsConfig> {
+  return definePlugin({
+    name: WEB_TOOLS_PLUGIN_NAME,
+    version: "0.1.0",
+    kernel: "^0.1.0",
+    description: "web_search, web_fetch and image_search, served by registered web providers, behind the SSRF guard.",
+    configSchema: webToolsConfigSchema,
+    setup(ctx) {
+      const config = ctx.config;
+      const where = `plugins[${ctx.plugin.name}].config`;
+      const registry = webProviderRegistry(ctx);
+      ctx.provide(WEB_PROVIDERS, { useValue: registry });
+      registry.add(createDirectProvider({ maxResponseBytes: config.direct.max_response_bytes, userAgent: config.direct.user_agent }));
+
+      let built: Map<string, AntlerTool> | undefined;
+      // One connection pool per kernel whose connections re-check resolved addresses (DNS rebinding).
+      const dispatcher = config.pin_resolved_addresses
+        ? createPinnedDispatcher({ allowPrivateAddresses: config.allow_private_addresses, lookup: options.lookup })
+        : undefined;
+      if (dispatcher) ctx.hooks.stop.tap(() => dispatcher.close());
+      // Provider plugins may set up after this one, so the names in config are resolved once every setup ran.
+      ctx.hooks.boot.tap(() => {
+        const pick = (key: keyof typeof CAPABILITY): WebSearchProvider | undefined => {
+          const name = config[key];
+          if (name === null) return undefined;
+          const provider = registry.get(name);
+          if (!provider) {
+            throw new AntlerError(ErrorCodes.CONFIG_INVALID, `web provider "${name}" is not registered`, {
+              where: `${where}.${key}`,
+              hint: `Registered providers: ${registry.names().join(", ")}. Add the provider's plugin to \`plugins:\` (e.g. package: "@antler/tools-${name}").`,
+            });
+          }
+          if (typeof provider[CAPABILITY[key]] !== "function") {
+            const can = (["search", "fetch", "images"] as const).filter((k) => typeof provider[k] === "function");
+            throw new AntlerError(ErrorCodes.CONFIG_INVALID, `web provider "${name}" cannot serve ${key}`, {
+              where: `${where}.${key}`,
+              hint: `"${name}" serves: ${can.join(", ")}. Pick another provider for ${key}, or null to leave the tool out.`,
+            });
+          }
+          return provider;
+        };
+        const tools = createWebTools({
+          config,
+          providers: { search: pick("search"), fetch: pick("fetch"), images: pick("images") },
+          lookup: options.lookup,
+          fetch: options.fetch,
+          sleep: options.sleep,
+          dispatcher,
+          logger: ctx.logger,
+          where,
+        });
+        built = new Map(tools.map((t) => [t.name, t]));
+      });
+      for (const name of [WEB_SEARCH_TOOL, WEB_FETCH_TOOL, IMAGE_SEARCH_TOOL]) {
+        const provide = () => built?.get(name) ?? null;
+        Object.defineProperty(provide, "name", { value: name });
+        ctx.tools.add(provide, { group: config.group });
+      }
+    },
+  });
+}
