@@ -1,0 +1,497 @@
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import {
+  type AntlerClient,
+  ErrorCodes,
+  isAntlerError,
+  KERNEL_VERSION,
+  type Logger,
+  type Principal,
+  requestTraceContext,
+  runCreateRequestSchema,
+  runRequestText,
+  type StreamEvent,
+  TRACE_ID_HEADER,
+  threadCreateRequestSchema,
+} from "@antler/kernel";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { cors } from "hono/cors";
+import { z } from "zod";
+import type { GatewayConfig } from "./config.js";
+import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
+import { mountMcpRoutes } from "./mcp.js";
+import type { GatewayReply, GatewayRoute } from "./routes.js";
+import { sseBody, sseFrame } from "./sse.js";
+
+export type GatewayEnv = { Variables: { traceId: string; principal: Principal } };
+
+export interface GatewayAppOptions {
+  client: AntlerClient;
+  config: GatewayConfig;
+  /** Routes contributed by plugins (the serve command collects them through `gatewayRoutesToken`). */
+  routes?: ReadonlyArray<{ plugin: string; route: GatewayRoute }>;
+  logger?: Logger;
+  /**
+   * Receives every unhandled error after the trace middleware has answered it with a plain 500 (the
+   * re-raise). Default: nothing beyond the error log line.
+   */
+  onUnhandledError?: (error: unknown, traceId: string) => void;
+}
+
+const listQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  offset: z.coerce.number().int().min(0).optional(),
+});
+
+// Errors the trace middleware already answered; onError hands back its response instead of making another.
+const answered = new WeakSet<object>();
+
+/** Builds the Hono app: trace middleware first, then CORS, auth on /api, the built-in routes and contributed ones. */
+export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
+  const { client, config } = options;
+  const logger = options.logger ?? client.kernel.logger.child({ plugin: "@antler/plugin-gateway" });
+  const app = new Hono<GatewayEnv>();
+
+  app.use("*", traceMiddleware(logger));
+  if (config.cors.allow_origins.length > 0) {
+    const origins = config.cors.allow_origins;
+    app.use(
+      "*",
+      cors({
+        origin: origins.includes("*") ? "*" : origins,
+        allowHeaders: ["Authorization", "X-API-Key", "Content-Type", TRACE_ID_HEADER],
+        allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        // Not CORS-safelisted, so browsers hide it from scripts unless it is exposed.
+        exposeHeaders: [TRACE_ID_HEADER, "X-Run-Id"],
+        maxAge: 600,
+      }),
+    );
+  }
+
+  app.onError((error, c) => {
+    const handled = describeHandledError(error);
+    if (handled) {
+      if (handled.status >= 500) logger.error({ err: error, trace_id: c.get("traceId") }, "request failed");
+      return c.json(handled.body, handled.status as 400, handled.headers);
+    }
+    if (answered.has(error)) {
+      options.onUnhandledError?.(error, c.get("traceId"));
+      return c.res;
+    }
+    // Not ours to answer: let it reach the trace middleware, which sends the plain 500.
+    throw error;
+  });
+  app.notFound((c) =>
+    c.json(
+      {
+        error: {
+          code: GatewayErrorCodes.NOT_FOUND,
+          message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}`,
+          hint: "See the gateway README for the routes.",
+        },
+      },
+      404,
+    ),
+  );
+
+  app.get("/health", (c) => c.json({ status: "ok" as const, version: KERNEL_VERSION }));
+  app.use("/api/*", authMiddleware(config));
+
+  const user = (c: Context<GatewayEnv>) => c.get("principal").userId;
+  const readJson = async <S extends z.ZodType>(c: Context<GatewayEnv>, schema: S): Promise<z.output<S>> =>
+    parseBody(schema, await readJsonBody(c, config.max_json_bytes));
+
+  app.get("/api/models", (c) => c.json({ models: client.listModels() }));
+
+  // ------------------------------------------------------------------ threads
+  app.post("/api/threads", async (c) => {
+    const body = await readJson(c, threadCreateRequestSchema);
+    const existed = body.thread_id ? await client.getThreadRecord(body.thread_id, { userId: user(c) }).catch(() => null) : null;
+    const record = await client.createThread({
+      threadId: body.thread_id,
+      metadata: body.metadata,
+      ifExists: body.if_exists,
+      userId: user(c),
+    });
+    return c.json(record, existed ? 200 : 201);
+  });
+  app.get("/api/threads", async (c) => {
+    const query = parseBody(listQuerySchema, c.req.query());
+    return c.json({ threads: await client.listThreads({ ...query, userId: user(c) }) });
+  });
+  app.get("/api/threads/:id", async (c) => c.json(await client.getThreadRecord(c.req.param("id"), { userId: user(c) })));
+  app.delete("/api/threads/:id", async (c) => c.json(await client.deleteThread(c.req.param("id"), { userId: user(c) })));
+  app.get("/api/threads/:id/state", async (c) => c.json(await client.getThread(c.req.param("id"), { userId: user(c) })));
+
+  // ------------------------------------------------------------------ runs
+  const prepareRun = async (c: Context<GatewayEnv>) => {
+    const threadId = c.req.param("id") as string;
+    const body = await readJson(c, runCreateRequestSchema);
+    await client.getThreadRecord(threadId, { userId: user(c) });
+    // Unknown model: a 400 before anything starts, not an error frame in the middle of a stream.
+    const model = client.kernel.modelConfig(body.model).name;
+    const context = { ...(body.config?.configurable ?? {}), ...(body.config?.context ?? {}), ...(body.context ?? {}) };
+    const metadata = { ...(body.config?.metadata ?? {}), ...(body.metadata ?? {}) };
+    return {
+      message: runRequestText(body),
+      options: {
+        threadId,
+        userId: user(c),
+        model,
+        context,
+        metadata,
+        traceId: c.get("traceId"),
+        runId: randomUUID(),
+      },
+    };
+  };
+
+  app.post("/api/threads/:id/runs/stream", async (c) => {
+    const { message, options: runOptions } = await prepareRun(c);
+    const traceId = c.get("traceId");
+    const { runId, threadId } = runOptions;
+    // The peer going away (request signal) or the body being cancelled aborts the run: an async generator
+    // cannot be closed while a step is pending, so the signal is what reaches the model call in flight.
+    const hangUp = new AbortController();
+    const events = client.stream(message, { ...runOptions, signal: AbortSignal.any([c.req.raw.signal, hangUp.signal]) });
+    const body = sseBody<StreamEvent>({
+      preamble: sseFrame("metadata", { run_id: runId, thread_id: threadId, trace_id: traceId }),
+      items: events,
+      frame: (event, seq) => sseFrame(event.type, event.data, seq),
+      onError(error) {
+        const code = isAntlerError(error) ? error.code : "ANTLER_ERR_INTERNAL";
+        if (!isAntlerError(error, ErrorCodes.RUN_CANCELLED))
+          logger.error({ err: error, trace_id: traceId, run_id: runId }, "run failed mid-stream");
+        const text = error instanceof Error ? error.message.split("\n")[0] : String(error);
+        return sseFrame("error", { code, message: text, run_id: runId, trace_id: traceId });
+      },
+      onCancel() {
+        // The peer went away: closing the generator cancels the run (its finally aborts and records it).
+        hangUp.abort("client disconnected");
+        void events.return(undefined).catch(() => undefined);
+      },
+      keepAliveMs: config.sse_keepalive_seconds * 1000,
+    });
+    return new Response(body, {
+      status: 200,
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        "x-run-id": runId,
+        "content-location": `/api/threads/${encodeURIComponent(threadId)}/runs/${runId}`,
+      },
+    });
+  });
+
+  app.post("/api/threads/:id/runs/wait", async (c) => {
+    const { message, options: runOptions } = await prepareRun(c);
+    const result = await client.invoke(message, { ...runOptions, signal: c.req.raw.signal });
+    return c.json(result, 200, { "x-run-id": result.run_id });
+  });
+  app.get("/api/threads/:id/runs", async (c) => {
+    const query = parseBody(listQuerySchema, c.req.query());
+    return c.json({ runs: await client.listRuns(c.req.param("id"), { ...query, userId: user(c) }) });
+  });
+  app.get("/api/threads/:id/runs/:run", async (c) =>
+    c.json(await client.getRun(c.req.param("id"), c.req.param("run"), { userId: user(c) })),
+  );
+  app.post("/api/threads/:id/runs/:run/cancel", async (c) =>
+    c.json(await client.cancelRun(c.req.param("id"), c.req.param("run"), { userId: user(c) })),
+  );
+
+  // ------------------------------------------------------------------ files
+  const { max_files: maxFiles, max_file_bytes: maxFileBytes } = client.kernel.config.uploads;
+  app.post("/api/threads/:id/uploads", async (c) => {
+    const threadId = c.req.param("id");
+    await client.getThreadRecord(threadId, { userId: user(c) });
+    const declared = Number(c.req.header("content-length") ?? "0");
+    const requestLimit = maxFileBytes * maxFiles + 64 * 1024;
+    if (declared > requestLimit) throw tooLarge(`the upload request is ${declared} bytes, over the limit of ${requestLimit}`, maxFileBytes);
+    if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data")) {
+      throw new HttpError(
+        400,
+        GatewayErrorCodes.INVALID_REQUEST,
+        "uploads must be multipart/form-data",
+        "Send the files in a form field named `files`.",
+      );
+    }
+    let form: Record<string, unknown>;
+    try {
+      form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
+    } catch (cause) {
+      throw new HttpError(400, GatewayErrorCodes.INVALID_REQUEST, `the multipart body could not be parsed: ${(cause as Error).message}`);
+    }
+    const raw = form.files ?? form.file;
+    const files = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((f): f is File => f instanceof File);
+    if (files.length === 0) {
+      throw new HttpError(
+        400,
+        GatewayErrorCodes.INVALID_REQUEST,
+        "no files in the upload",
+        "Send one or more files in the form field `files`.",
+      );
+    }
+    if (files.length > maxFiles) {
+      throw new HttpError(
+        400,
+        GatewayErrorCodes.INVALID_REQUEST,
+        `${files.length} files in one upload, over the limit of ${maxFiles}`,
+        "Send fewer files.",
+        {
+          files: files.length,
+          max_files: maxFiles,
+        },
+      );
+    }
+    for (const file of files) {
+      if (file.size > maxFileBytes)
+        throw tooLarge(`${file.name} is ${file.size} bytes, over the limit of ${maxFileBytes}`, maxFileBytes, file.size);
+    }
+    const dir = await mkdtemp(join(tmpdir(), "antler-upload-"));
+    try {
+      const saved = [];
+      for (const [i, file] of files.entries()) {
+        const staged = join(dir, String(i));
+        await writeFile(staged, Buffer.from(await file.arrayBuffer()));
+        try {
+          saved.push(await client.uploadFile(threadId, staged, { userId: user(c), filename: file.name || "upload" }));
+        } catch (error) {
+          // The kernel names the staged temp file; the caller knows the file by its own name.
+          if (isAntlerError(error, ErrorCodes.UPLOAD_INVALID)) {
+            const message = (error.message.split("\n")[0] ?? "").replaceAll(`${staged}: `, "").replaceAll(staged, file.name);
+            const details: Record<string, unknown> = { ...error.details, source: file.name };
+            if (details.max_bytes !== undefined) throw tooLarge(message, maxFileBytes);
+            throw new HttpError(400, error.code, message, error.hint, details);
+          }
+          throw error;
+        }
+      }
+      return c.json({ files: saved }, 201);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  app.get("/api/threads/:id/artifacts/*", async (c) => {
+    const threadId = c.req.param("id");
+    const pathname = new URL(c.req.url).pathname;
+    const prefix = `/api/threads/${threadId}/artifacts/`;
+    const encodedPrefix = `/api/threads/${encodeURIComponent(threadId)}/artifacts/`;
+    const rest = pathname.startsWith(encodedPrefix) ? pathname.slice(encodedPrefix.length) : pathname.slice(prefix.length);
+    let virtualPath: string;
+    try {
+      virtualPath = `/${decodeURIComponent(rest)}`;
+    } catch {
+      throw new HttpError(400, GatewayErrorCodes.INVALID_REQUEST, "the artifact path is not valid percent-encoding");
+    }
+    const artifact = await client.getArtifact(threadId, virtualPath, { userId: user(c) });
+    const active = /^(text\/html|image\/svg\+xml)/.test(artifact.mimeType);
+    const name = virtualPath.split("/").pop() ?? "artifact";
+    return new Response(new Uint8Array(artifact.bytes), {
+      status: 200,
+      headers: {
+        "content-type": artifact.mimeType.startsWith("text/") ? `${artifact.mimeType}; charset=utf-8` : artifact.mimeType,
+        "content-length": String(artifact.size),
+        "x-content-type-options": "nosniff",
+        // Whatever the agent wrote: active content never runs in the API's origin.
+        "content-security-policy": "sandbox; default-src 'none'",
+        ...(active || c.req.query("download") !== undefined
+          ? { "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}` }
+          : {}),
+      },
+    });
+  });
+
+  mountMcpRoutes(app, { client, config, logger, readJson });
+
+  // ------------------------------------------------------------------ route index
+  const index: Array<{ method: string; path: string; plugin: string; summary?: string }> = [];
+  app.get("/api", (c) => c.json({ routes: index }));
+
+  // ------------------------------------------------------------------ contributed routes
+  const builtin = new Set(app.routes.map((r) => `${r.method} ${r.path}`));
+  for (const r of app.routes) {
+    if (r.method !== "ALL" && r.path.startsWith("/") && r.path !== "/*" && r.path !== "/api/*") {
+      index.push({ method: r.method, path: r.path, plugin: "@antler/plugin-gateway" });
+    }
+  }
+  for (const { plugin, route } of options.routes ?? []) {
+    if (!route.path.startsWith("/")) {
+      throw new Error(`${plugin} contributes a route with path "${route.path}"; paths are relative to /api and must start with "/"`);
+    }
+    const full = `/api${route.path}`;
+    if (builtin.has(`${route.method} ${full}`)) {
+      throw new Error(`${plugin} contributes ${route.method} ${full}, which the gateway already serves; pick another path`);
+    }
+    builtin.add(`${route.method} ${full}`);
+    index.push({ method: route.method, path: full, plugin, ...(route.summary ? { summary: route.summary } : {}) });
+    app.on(route.method, full, async (c) => {
+      const principal = c.get("principal");
+      const body = route.body ? await readJson(c, route.body) : undefined;
+      const query = route.query ? parseBody(route.query, c.req.query()) : c.req.query();
+      const reply = await route.handler({
+        principal,
+        userId: principal.userId,
+        traceId: c.get("traceId"),
+        params: c.req.param() as Record<string, string>,
+        query,
+        body,
+        signal: c.req.raw.signal,
+        client,
+        request: c.req.raw,
+      });
+      return toResponse(c, reply);
+    });
+  }
+  return app;
+}
+
+function toResponse(c: Context<GatewayEnv>, reply: GatewayReply): Response {
+  if (reply instanceof Response) return reply;
+  const status = reply.status ?? 200;
+  if (reply.body === undefined) return c.body(null, status as 204, reply.headers);
+  return c.json(reply.body as object, status as 200, reply.headers);
+}
+
+function tooLarge(message: string, maxBytes: number, size?: number): HttpError {
+  return new HttpError(
+    413,
+    GatewayErrorCodes.PAYLOAD_TOO_LARGE,
+    message,
+    "Upload a smaller file, or raise uploads.max_file_bytes in config.yaml.",
+    {
+      max_bytes: maxBytes,
+      ...(size === undefined ? {} : { size }),
+    },
+  );
+}
+
+/**
+ * Binds the request's trace scope (a valid `X-Trace-Id` is kept, anything else replaced; never inherited),
+ * stamps the header on every response, and answers an unhandled error with its own plain 500 carrying the
+ * header, then re-raises it. A failure inside a streaming body happens after this returns: it is the stream's
+ * to report, and passes through unchanged.
+ */
+function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
+  return (c, next) =>
+    requestTraceContext(c.req.header(TRACE_ID_HEADER), async (traceId) => {
+      c.set("traceId", traceId);
+      const started = performance.now();
+      let unhandled: unknown;
+      try {
+        await next();
+      } catch (error) {
+        unhandled = error;
+        logger.error({ err: error, trace_id: traceId, method: c.req.method, path: new URL(c.req.url).pathname }, "unhandled error");
+        c.res = new Response("Internal Server Error", { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });
+      }
+      try {
+        c.res.headers.set(TRACE_ID_HEADER, traceId);
+      } catch {
+        // Some responses have immutable headers; copy them onto a fresh response.
+        c.res = new Response(c.res.body, c.res);
+        c.res.headers.set(TRACE_ID_HEADER, traceId);
+      }
+      if (logger.isLevelEnabled("debug")) {
+        const ms = Number((performance.now() - started).toFixed(1));
+        logger.debug({ trace_id: traceId, method: c.req.method, path: new URL(c.req.url).pathname, status: c.res.status, ms }, "request");
+      }
+      if (unhandled !== undefined) {
+        if (typeof unhandled === "object" && unhandled !== null) answered.add(unhandled);
+        throw unhandled;
+      }
+    });
+}
+
+function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
+  const digest = (key: string) => createHash("sha256").update(key).digest("hex");
+  const users = new Map(config.auth.api_keys.map((entry) => [digest(entry.key), entry.user]));
+  const challenge = { "WWW-Authenticate": 'Bearer realm="antler"' };
+  return async (c, next) => {
+    if (c.req.method === "OPTIONS") return next();
+    if (config.auth.mode === "none") {
+      c.set("principal", { kind: "user", userId: config.auth.user });
+      return next();
+    }
+    const authorization = c.req.header("authorization");
+    const bearer = authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+    const key = bearer ?? c.req.header("x-api-key")?.trim();
+    if (!key) {
+      throw new HttpError(
+        401,
+        GatewayErrorCodes.UNAUTHENTICATED,
+        "this endpoint needs an API key",
+        "Send `Authorization: Bearer <key>` or `X-API-Key: <key>` with a key from the gateway's auth.api_keys.",
+        undefined,
+        challenge,
+      );
+    }
+    const userId = users.get(digest(key));
+    if (!userId) {
+      throw new HttpError(
+        401,
+        GatewayErrorCodes.UNAUTHENTICATED,
+        "the API key is not valid",
+        "Check the key; keys are listed under auth.api_keys in config.yaml.",
+        undefined,
+        challenge,
+      );
+    }
+    // Always a user principal: nothing that arrives over HTTP can act as the internal principal.
+    c.set("principal", Object.freeze({ kind: "user" as const, userId }));
+    return next();
+  };
+}
+
+async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<unknown> {
+  const declared = Number(c.req.header("content-length") ?? "0");
+  if (declared > maxBytes) {
+    throw new HttpError(
+      413,
+      GatewayErrorCodes.PAYLOAD_TOO_LARGE,
+      `the JSON body is ${declared} bytes, over the limit of ${maxBytes}`,
+      "Send a smaller body, or raise max_json_bytes.",
+    );
+  }
+  const text = await c.req.text();
+  if (Buffer.byteLength(text) > maxBytes) {
+    throw new HttpError(
+      413,
+      GatewayErrorCodes.PAYLOAD_TOO_LARGE,
+      `the JSON body is over the limit of ${maxBytes} bytes`,
+      "Send a smaller body, or raise max_json_bytes.",
+    );
+  }
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new HttpError(
+      400,
+      GatewayErrorCodes.BAD_JSON,
+      `the request body is not valid JSON: ${(cause as Error).message}`,
+      "Send a JSON object with Content-Type: application/json.",
+    );
+  }
+}
+
+function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join(".") || "(body)", message: issue.message }));
+  const first = issues[0];
+  throw new HttpError(
+    400,
+    GatewayErrorCodes.INVALID_REQUEST,
+    first ? `${first.path}: ${first.message}` : "the request is invalid",
+    "Fix the named field; the gateway README lists each route's body.",
+    { issues },
+  );
+}
+
+export { parseBody };

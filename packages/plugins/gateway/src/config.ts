@@ -1,0 +1,64 @@
+import { z } from "zod";
+
+const userIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/, "a user id is 1–128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit")
+  .refine((id) => id !== "internal", "`internal` is reserved for in-process callers such as the scheduler");
+
+export const apiKeySchema = z.strictObject({
+  /** The secret a client sends; write it as `$ENV_VAR` so it never sits in the file. */
+  key: z.string().min(16, "API keys must be at least 16 characters (generate one with `openssl rand -hex 24`)"),
+  /** The user id the key acts as: threads, uploads, artifacts and runs are scoped by it. */
+  user: userIdSchema,
+});
+
+export const gatewayAuthSchema = z
+  .strictObject({
+    /** `api_keys`: every /api request needs a configured key. `none`: one unauthenticated user, loopback only. */
+    mode: z.enum(["api_keys", "none"]).default("api_keys"),
+    api_keys: z.array(apiKeySchema).default([]),
+    /** The single user of `mode: none`. */
+    user: userIdSchema.default("default"),
+    /** Users who may change the MCP config and reset its cache (in `mode: none`, the single user). */
+    admins: z.array(userIdSchema).default([]),
+  })
+  .superRefine((auth, issues) => {
+    if (auth.mode === "api_keys" && auth.api_keys.length === 0) {
+      issues.addIssue({
+        code: "custom",
+        path: ["api_keys"],
+        message:
+          "auth.mode is api_keys but no keys are configured; add `api_keys: [{ key: $MY_KEY, user: alice }]`, or use `mode: none` for local use",
+      });
+    }
+    const seen = new Set<string>();
+    for (const [i, entry] of auth.api_keys.entries()) {
+      if (seen.has(entry.key)) issues.addIssue({ code: "custom", path: ["api_keys", i, "key"], message: "this key is listed twice" });
+      seen.add(entry.key);
+    }
+  });
+
+export const gatewayConfigSchema = z.strictObject({
+  /** Interface to bind; `antler serve --host` overrides. Default loopback only. */
+  host: z.string().min(1).default("127.0.0.1"),
+  /** Port to bind (0 picks a free one); `antler serve --port` overrides. */
+  port: z.number().int().min(0).max(65535).default(8001),
+  auth: gatewayAuthSchema.default({ mode: "api_keys", api_keys: [], user: "default", admins: [] }),
+  cors: z
+    .strictObject({
+      /** Origins allowed to call the API from a browser; `*` allows any. Empty: no CORS headers. */
+      allow_origins: z.array(z.string().min(1)).default([]),
+    })
+    .default({ allow_origins: [] }),
+  /** Largest JSON request body, in bytes. */
+  max_json_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  /** Seconds between SSE keep-alive comments while a run is quiet. */
+  sse_keepalive_seconds: z.number().positive().default(15),
+});
+
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>;

@@ -1,0 +1,93 @@
+import { type AntlerError, ErrorCodes, isAntlerError } from "@antler/kernel";
+
+/** An HTTP-level failure the gateway answers itself (auth, bad JSON, limits): a status and a coded JSON body. */
+export class HttpError extends Error {
+  override readonly name = "HttpError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly hint?: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const GatewayErrorCodes = {
+  UNAUTHENTICATED: "ANTLER_ERR_GATEWAY_UNAUTHENTICATED",
+  FORBIDDEN: "ANTLER_ERR_GATEWAY_FORBIDDEN",
+  BAD_JSON: "ANTLER_ERR_GATEWAY_BAD_JSON",
+  INVALID_REQUEST: "ANTLER_ERR_GATEWAY_INVALID_REQUEST",
+  PAYLOAD_TOO_LARGE: "ANTLER_ERR_GATEWAY_PAYLOAD_TOO_LARGE",
+  NOT_FOUND: "ANTLER_ERR_GATEWAY_NOT_FOUND",
+  UNAVAILABLE: "ANTLER_ERR_GATEWAY_UNAVAILABLE",
+} as const;
+
+const NOT_FOUND = new Set<string>([
+  ErrorCodes.THREAD_NOT_FOUND,
+  ErrorCodes.ARTIFACT_NOT_FOUND,
+  ErrorCodes.RUN_NOT_FOUND,
+  ErrorCodes.TOOL_NOT_FOUND,
+]);
+const BAD_REQUEST = new Set<string>([
+  ErrorCodes.MODEL_NOT_FOUND,
+  ErrorCodes.PATH_UNSAFE,
+  ErrorCodes.CONTEXT_FORBIDDEN_KEY,
+  ErrorCodes.CONFIG_INVALID,
+  ErrorCodes.CONFIG_PARSE,
+  ErrorCodes.UPLOAD_INVALID,
+]);
+const CONFLICT = new Set<string>([ErrorCodes.STATE_CONFLICT, ErrorCodes.RUN_CANCELLED]);
+
+/** The HTTP status for a coded kernel error. */
+export function statusForAntlerError(error: AntlerError): number {
+  if (NOT_FOUND.has(error.code)) return 404;
+  if (error.code === ErrorCodes.UPLOAD_INVALID && error.details.max_bytes !== undefined) return 413;
+  if (BAD_REQUEST.has(error.code)) return 400;
+  if (CONFLICT.has(error.code)) return 409;
+  if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) return 503;
+  if (error.code === ErrorCodes.MODEL_CALL_FAILED) return 502;
+  return 500;
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; hint?: string; where?: string; details?: Record<string, unknown> };
+}
+
+/** The JSON body and status for an error the gateway knows how to answer, or `null` for anything else. */
+export function describeHandledError(error: unknown): { status: number; body: ErrorBody; headers?: Record<string, string> } | null {
+  if (error instanceof HttpError) {
+    return {
+      status: error.status,
+      body: {
+        error: {
+          code: error.code,
+          message: error.message,
+          ...(error.hint ? { hint: error.hint } : {}),
+          ...(error.details ? { details: error.details } : {}),
+        },
+      },
+      headers: error.headers,
+    };
+  }
+  if (isAntlerError(error)) {
+    // The composed message repeats where and hint; the body carries them as fields instead.
+    const first = error.message.split("\n")[0] ?? error.message;
+    const message = error.where && first.startsWith(`${error.where}: `) ? first.slice(error.where.length + 2) : first;
+    return {
+      status: statusForAntlerError(error),
+      body: {
+        error: {
+          code: error.code,
+          message,
+          ...(error.hint ? { hint: error.hint } : {}),
+          ...(error.where ? { where: error.where } : {}),
+          ...(Object.keys(error.details).length ? { details: error.details } : {}),
+        },
+      },
+    };
+  }
+  return null;
+}

@@ -1,0 +1,89 @@
+import type { AntlerClient, PluginContext, Principal, Token } from "@antler/kernel";
+import type { z } from "zod";
+
+/** HTTP methods a contributed route may use. */
+export type GatewayMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** What a contributed route's handler receives: the caller is already authenticated. */
+export interface GatewayRequest<Body = unknown, Query = unknown> {
+  /** Always a `user` principal: the internal principal is never reachable over HTTP. */
+  readonly principal: Principal;
+  /** `principal.userId`: scope every read and write by it, and answer 404 for anything another user owns. */
+  readonly userId: string;
+  /** The request's trace id (the `X-Trace-Id` the response carries). */
+  readonly traceId: string;
+  /** Path parameters (`/schedules/:id` → `params.id`), URL-decoded. */
+  readonly params: Readonly<Record<string, string>>;
+  /** The query string parsed by the route's `query` schema (raw strings when it has none). */
+  readonly query: Query;
+  /** The JSON body parsed by the route's `body` schema (`undefined` when it has none). */
+  readonly body: Body;
+  /** Aborts when the client disconnects. */
+  readonly signal: AbortSignal;
+  /** The gateway's embedded client: the same runs, threads and stores the built-in routes use. */
+  readonly client: AntlerClient;
+  /** The raw request, for headers or bodies the schemas do not cover. */
+  readonly request: Request;
+}
+
+/** A plain reply is sent as JSON (default status 200); a `Response` is sent as it is. */
+export type GatewayReply = Response | { status?: number; body?: unknown; headers?: Record<string, string> };
+
+/** One route contributed by another plugin. Build it with `defineGatewayRoute` to keep the body type. */
+export interface GatewayRoute {
+  readonly method: GatewayMethod;
+  /** Path under `/api`, Hono syntax: `/schedules`, `/schedules/:id/trigger`. Must start with `/`. */
+  readonly path: string;
+  /** One line for `GET /api` (the route index). */
+  readonly summary?: string;
+  /** Validates the JSON body; a mismatch is a 400 naming the field. */
+  readonly body?: z.ZodType;
+  /** Validates the query string (values are strings; use `z.coerce` for numbers). */
+  readonly query?: z.ZodType;
+  handler(request: GatewayRequest): GatewayReply | Promise<GatewayReply>;
+}
+
+/** Everything one plugin adds to the gateway. */
+export interface GatewayRouteContribution {
+  readonly routes: readonly GatewayRoute[];
+}
+
+export interface GatewayRouteDefinition<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+  method: GatewayMethod;
+  path: string;
+  summary?: string;
+  body?: B;
+  query?: Q;
+  handler(
+    request: GatewayRequest<B extends z.ZodType ? z.output<B> : undefined, Q extends z.ZodType ? z.output<Q> : Record<string, string>>,
+  ): GatewayReply | Promise<GatewayReply>;
+}
+
+/** Declares a route with its body and query types inferred from the schemas. */
+export function defineGatewayRoute<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+  route: GatewayRouteDefinition<B, Q>,
+): GatewayRoute {
+  return Object.freeze({ ...route }) as unknown as GatewayRoute;
+}
+
+const ROUTES_TOKEN_PREFIX = "plugin-gateway.routes:";
+
+/**
+ * The DI token under which plugin `pluginName` contributes routes. The key is a registry symbol, so the
+ * gateway finds every loaded plugin's contribution by name (and duplicate copies of this package agree).
+ */
+export function gatewayRoutesToken(pluginName: string): Token<GatewayRouteContribution> {
+  return Object.freeze({ key: Symbol.for(`@antler/plugin-gateway/routes:${pluginName}`), name: `${ROUTES_TOKEN_PREFIX}${pluginName}` });
+}
+
+/**
+ * Contributes routes from a plugin's `setup`. They are mounted under `/api` behind the gateway's auth and
+ * trace middleware when `antler serve` starts; without the gateway plugin they are simply never mounted, so
+ * a plugin can call this unconditionally and needs no `dependsOn` on the gateway.
+ */
+export function provideGatewayRoutes(
+  ctx: Pick<PluginContext<unknown>, "provide" | "plugin">,
+  contribution: GatewayRouteContribution,
+): void {
+  ctx.provide(gatewayRoutesToken(ctx.plugin.name), { useValue: Object.freeze({ routes: [...contribution.routes] }) });
+}

@@ -1,0 +1,112 @@
+import type { AddressInfo } from "node:net";
+import { type AntlerClient, AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
+import { createAdaptorServer } from "@hono/node-server";
+import type { Hono } from "hono";
+import { createGatewayApp, type GatewayEnv } from "./app.js";
+import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
+import { type GatewayRoute, gatewayRoutesToken } from "./routes.js";
+
+export interface StartGatewayOptions {
+  client: AntlerClient;
+  /** The plugin's config (defaults applied when partial). */
+  config?: GatewayConfigInput;
+  /** Overrides `config.host` / `config.port` (the serve command's flags). */
+  host?: string;
+  port?: number;
+  /** Contributed routes; default: everything the kernel's plugins provide through `gatewayRoutesToken`. */
+  routes?: ReadonlyArray<{ plugin: string; route: GatewayRoute }>;
+  logger?: Logger;
+  onUnhandledError?: (error: unknown, traceId: string) => void;
+  /** Milliseconds to wait for open connections after live runs were cancelled. Default 5000. */
+  shutdownGraceMs?: number;
+}
+
+export interface RunningGateway {
+  readonly app: Hono<GatewayEnv>;
+  /** `http://host:port`, with the port actually bound. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Stops accepting connections, cancels live runs, waits for streams to end. Does not close the client. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** Every route the loaded plugins contribute through `provideGatewayRoutes`, in plugin load order. */
+export function collectContributedRoutes(kernel: Kernel): Array<{ plugin: string; route: GatewayRoute }> {
+  const out: Array<{ plugin: string; route: GatewayRoute }> = [];
+  for (const plugin of kernel.plugins) {
+    const contribution = kernel.scope.tryResolve(gatewayRoutesToken(plugin.name));
+    for (const route of contribution?.routes ?? []) out.push({ plugin: plugin.name, route });
+  }
+  return out;
+}
+
+export function parseGatewayConfig(input: GatewayConfigInput | undefined): GatewayConfig {
+  const parsed = gatewayConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, issue?.message ?? "invalid gateway config", {
+      where: `@antler/plugin-gateway config.${(issue?.path ?? []).map(String).join(".")}`,
+    });
+  }
+  return parsed.data;
+}
+
+/** Starts the gateway on loopback (or the configured host) and resolves once it is listening. */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const config = parseGatewayConfig(options.config);
+  const host = options.host ?? config.host;
+  const port = options.port ?? config.port;
+  if (config.auth.mode === "none" && !LOOPBACK.has(host)) {
+    throw new AntlerError(
+      ErrorCodes.CONFIG_INVALID,
+      `auth.mode none serves one unauthenticated user and may only bind a loopback address, not ${host}`,
+      {
+        where: "@antler/plugin-gateway config.auth.mode",
+        hint: "Bind 127.0.0.1 (the default), or configure auth.api_keys to serve other hosts.",
+      },
+    );
+  }
+  const { client } = options;
+  if (client.kernel.status === "booted") await client.kernel.start();
+  const app = createGatewayApp({
+    client,
+    config,
+    routes: options.routes ?? collectContributedRoutes(client.kernel),
+    logger: options.logger,
+    onUnhandledError: options.onUnhandledError,
+  });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host, port });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    url: `http://${shownHost}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        const httpServer = server as import("node:http").Server;
+        httpServer.closeIdleConnections?.();
+        // Live runs end with a cancelled error frame, so their streams finish and the sockets can close.
+        await client.cancelAll("gateway shutting down");
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownGraceMs ?? 5000).unref());
+        await Promise.race([stopped, grace]);
+        httpServer.closeAllConnections?.();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { errorResponseSchema } from "@antler/kernel";
+import { describe, expect, it } from "vitest";
+import { startTestGateway } from "./fixtures.js";
+
+async function errorOf(response: Response) {
+  return errorResponseSchema.parse(await response.json()).error;
+}
+
+describe("bad input gets a clear, coded error", () => {
+  it("bad JSON is a 400 that says so", async () => {
+    const gw = await startTestGateway();
+    const response = await gw.call("/api/threads", { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(400);
+    const error = await errorOf(response);
+    expect(error.code).toBe("ANTLER_ERR_GATEWAY_BAD_JSON");
+    expect(error.message).toContain("not valid JSON");
+  });
+
+  it("a body that misses the message, or has a bad thread id, is a 400 naming the field", async () => {
+    const gw = await startTestGateway();
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t" } });
+    const noMessage = await gw.call("/api/threads/t/runs/stream", { method: "POST", json: { model: "m" } });
+    expect(noMessage.status).toBe(400);
+    expect((await errorOf(noMessage)).message).toBe("input: give the user's message as `message` or `input.messages`");
+    const badId = await gw.call("/api/threads", { method: "POST", json: { thread_id: "../etc" } });
+    expect(badId.status).toBe(400);
+    expect((await errorOf(badId)).message).toMatch(/^thread_id: /);
+    const unknownKey = await gw.call("/api/threads", { method: "POST", json: { thread: "x" } });
+    expect(unknownKey.status).toBe(400);
+  });
+
+  it("an unknown model is a 400 listing the configured models, before any stream starts", async () => {
+    const gw = await startTestGateway();
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t" } });
+    const response = await gw.call("/api/threads/t/runs/stream", { method: "POST", json: { message: "hi", model: "gpt-9" } });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    const error = await errorOf(response);
+    expect(error).toMatchObject({
+      code: "ANTLER_ERR_MODEL_NOT_FOUND",
+      message: 'model "gpt-9" is not configured',
+      hint: "Configured models: m.",
+    });
+    expect(gw.client.activeRuns).toBe(0);
+  });
+
+  it("an upload over the size limit is a 413, too many files a 400, and a non-multipart body a 400", async () => {
+    const gw = await startTestGateway({ kernelConfig: { uploads: { max_file_bytes: 1024, max_files: 2 } } });
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t" } });
+    const big = new FormData();
+    big.append("files", new Blob([new Uint8Array(1025)]), "big.bin");
+    const tooBig = await gw.call("/api/threads/t/uploads", { method: "POST", body: big });
+    expect(tooBig.status).toBe(413);
+    const bigError = await errorOf(tooBig);
+    expect(bigError).toMatchObject({
+      code: "ANTLER_ERR_GATEWAY_PAYLOAD_TOO_LARGE",
+      message: "big.bin is 1025 bytes, over the limit of 1024",
+    });
+    expect(bigError.hint).toContain("max_file_bytes");
+
+    const three = new FormData();
+    for (const name of ["a.txt", "b.txt", "c.txt"]) three.append("files", new Blob(["x"]), name);
+    const tooMany = await gw.call("/api/threads/t/uploads", { method: "POST", body: three });
+    expect(tooMany.status).toBe(400);
+    expect((await errorOf(tooMany)).message).toBe("3 files in one upload, over the limit of 2");
+
+    // The per-thread count limit holds across requests too, with the kernel's message (no server paths).
+    for (const name of ["a.txt", "b.txt"]) {
+      const one = new FormData();
+      one.append("files", new Blob(["x"]), name);
+      expect((await gw.call("/api/threads/t/uploads", { method: "POST", body: one })).status).toBe(201);
+    }
+    const third = new FormData();
+    third.append("files", new Blob(["x"]), "c.txt");
+    const full = await gw.call("/api/threads/t/uploads", { method: "POST", body: third });
+    expect(full.status).toBe(400);
+    const fullError = await errorOf(full);
+    expect(fullError.code).toBe("ANTLER_ERR_UPLOAD_INVALID");
+    expect(fullError.message).toContain("already holds 2 uploads (limit 2)");
+    expect(JSON.stringify(fullError)).not.toContain("antler-upload-");
+
+    const notMultipart = await gw.call("/api/threads/t/uploads", { method: "POST", json: { file: "x" } });
+    expect(notMultipart.status).toBe(400);
+    expect((await errorOf(notMultipart)).message).toBe("uploads must be multipart/form-data");
+  });
+
+  it("path traversal in an artifact path is a 400 PATH_UNSAFE, however it is encoded", async () => {
+    const gw = await startTestGateway();
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t" } });
+    for (const path of [
+      "mnt/user-data/outputs/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+      "mnt%2Fuser-data%2Foutputs%2F..%2F..%2Fuser-data%2F..%2F..%2Fsecret",
+      "etc/passwd",
+      "mnt/user-data/other/file.txt",
+    ]) {
+      const response = await gw.call(`/api/threads/t/artifacts/${path}`);
+      expect({ path, status: response.status }).toEqual({ path, status: 400 });
+      expect((await errorOf(response)).code).toBe("ANTLER_ERR_PATH_UNSAFE");
+    }
+  });
+
+  it("an oversize JSON body is a 413 and an unknown route a JSON 404", async () => {
+    const gw = await startTestGateway({ config: { max_json_bytes: 100 } });
+    const large = await gw.call("/api/threads", { method: "POST", json: { metadata: { text: "x".repeat(200) } } });
+    expect(large.status).toBe(413);
+    const missing = await gw.call("/api/nowhere");
+    expect(missing.status).toBe(404);
+    expect((await errorOf(missing)).message).toBe("no route for GET /api/nowhere");
+  });
+
+  it("POST /api/threads with if_exists raise is a 409 for an existing id, and returns it otherwise", async () => {
+    const gw = await startTestGateway();
+    expect((await gw.call("/api/threads", { method: "POST", json: { thread_id: "t" } })).status).toBe(201);
+    expect((await gw.call("/api/threads", { method: "POST", json: { thread_id: "t" } })).status).toBe(200);
+    const conflict = await gw.call("/api/threads", { method: "POST", json: { thread_id: "t", if_exists: "raise" } });
+    expect(conflict.status).toBe(409);
+    expect((await errorOf(conflict)).message).toBe('thread "t" already exists');
+  });
+});

@@ -1,0 +1,60 @@
+import { z } from "zod";
+
+/** `plugins[i].config` of `@antler/plugin-scheduler`. */
+export const schedulerConfigSchema = z.strictObject({
+  poll_interval_seconds: z.number().positive().max(3600).default(5).describe("How often each instance looks for due tasks."),
+  lease_seconds: z
+    .number()
+    .positive()
+    .max(86_400)
+    .default(60)
+    .describe(
+      "How long a claim lasts without renewal; a crashed instance's occurrence is taken over after this. Renewed every third of it.",
+    ),
+  max_concurrent_runs: z.number().int().positive().max(1000).default(3).describe("Occurrences one instance runs at a time."),
+  max_attempts: z
+    .number()
+    .int()
+    .positive()
+    .max(20)
+    .default(3)
+    .describe("Tries per occurrence when instances crash mid-run (lease takeovers); then it is recorded as failed."),
+  shutdown_grace_seconds: z
+    .number()
+    .min(0)
+    .max(3600)
+    .default(10)
+    .describe("On kernel close, how long running occurrences may finish before they are interrupted (and taken over elsewhere)."),
+  default_timezone: z.string().min(1).default("UTC").describe("Timezone of cron tasks and of `once` times written without an offset."),
+  instance_id: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("Names this instance in leases and run records; default <hostname>:<pid>:<random>. Must differ between instances."),
+  min_once_delay_seconds: z.number().min(0).default(0).describe("A `once` task must be at least this far in the future when added."),
+});
+
+export type SchedulerConfig = z.output<typeof schedulerConfigSchema>;
+export type SchedulerConfigInput = z.input<typeof schedulerConfigSchema>;
+
+/** What a user gives to add a task (CLI flags and HTTP bodies map onto this). Exactly one of `at` and `cron`. */
+export const taskInputSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    prompt: z.string().trim().min(1, "prompt is empty").max(100_000),
+    at: z.string().min(1).optional().describe("`once` time: ISO-8601; without an offset it is read in `timezone`."),
+    cron: z.string().min(1).optional().describe('Five-field cron expression, e.g. "0 9 * * 1-5".'),
+    timezone: z.string().min(1).optional().describe("IANA timezone; default `default_timezone`."),
+    thread: z.enum(["new", "fixed"]).default("new").describe("new: a fresh thread per occurrence; fixed: one thread for all."),
+    thread_id: z.string().min(1).max(128).optional().describe("The fixed thread (implies thread: fixed); default a new id."),
+    model: z.string().min(1).optional(),
+    context: z.record(z.string(), z.unknown()).optional().describe("Extra runtime context; server-owned keys are refused."),
+    paused: z.boolean().default(false),
+  })
+  .refine((t) => (t.at === undefined) !== (t.cron === undefined), {
+    message: "give exactly one of `at` (a once task) and `cron` (a recurring task)",
+    path: ["at"],
+  });
+
+export type TaskInput = z.input<typeof taskInputSchema>;

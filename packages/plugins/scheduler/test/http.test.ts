@@ -1,0 +1,170 @@
+import { AntlerClient } from "@antler/kernel";
+import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import schedulerPlugin, { type ScheduledRun, type ScheduledTaskView } from "../src/index.js";
+import { contextRecorder, tempDir, waitFor } from "./helpers.js";
+
+const ALICE = "alice-key-0123456789abcdef";
+const BOB = "bob-key-0123456789abcdef00";
+
+let dir: ReturnType<typeof tempDir>;
+let client: AntlerClient;
+let gateway: RunningGateway;
+let models: ReturnType<typeof scriptedModelsPlugin>;
+let recorder: ReturnType<typeof contextRecorder>;
+
+beforeEach(async () => {
+  dir = tempDir();
+  models = scriptedModelsPlugin({ scripted: { respond: () => ({ text: "done" }) } });
+  recorder = contextRecorder();
+  client = await AntlerClient.create({
+    plugins: [models, recorder.plugin, schedulerPlugin],
+    config: {
+      base_dir: dir.path,
+      models: [{ name: "scripted", provider: "scripted" }],
+      title: { enabled: false },
+      logging: { level: "warn" },
+    },
+    cwd: dir.path,
+    env: {},
+    discover: false,
+  });
+  gateway = await startGateway({
+    client,
+    config: {
+      port: 0,
+      auth: {
+        mode: "api_keys",
+        api_keys: [
+          { key: ALICE, user: "alice" },
+          { key: BOB, user: "bob" },
+        ],
+      },
+    },
+    shutdownGraceMs: 500,
+  });
+});
+
+afterEach(async () => {
+  await gateway.close();
+  await client.close();
+  await client.kernel.close();
+  dir.remove();
+});
+
+/** The JSON bodies these routes answer with (tasks, runs, errors), loosely. */
+interface Body {
+  tasks: ScheduledTaskView[];
+  run: ScheduledRun;
+  runs: ScheduledRun[];
+  error: { code: string; message: string; where?: string };
+  [key: string]: unknown;
+}
+
+async function call(
+  path: string,
+  init: { key?: string; method?: string; json?: unknown } = {},
+): Promise<{ status: number; body: Body; headers: Headers }> {
+  const response = await fetch(`${gateway.url}/api${path}`, {
+    method: init.method ?? (init.json === undefined ? "GET" : "POST"),
+    headers: {
+      ...(init.key === "" ? {} : { authorization: `Bearer ${init.key ?? ALICE}` }),
+      ...(init.json === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as Body, headers: response.headers };
+}
+
+describe("/api/scheduled-tasks over HTTP", () => {
+  it("adds, lists, pauses, resumes, triggers and deletes a user's own task", async () => {
+    const created = await call("/scheduled-tasks", {
+      json: { prompt: "weekly digest", cron: "0 8 * * 1", timezone: "Asia/Tokyo", name: "digest" },
+    });
+    expect(created.status).toBe(201);
+    const task = created.body as unknown as ScheduledTaskView;
+    expect(task).toMatchObject({
+      owner_user_id: "alice",
+      kind: "cron",
+      timezone: "Asia/Tokyo",
+      state: "active",
+      name: "digest",
+      running: false,
+    });
+    // Instance names are the deployment's host names and pids: not for API users.
+    expect(Object.keys(task)).not.toContain("lease_owner");
+    expect(created.headers.get("x-trace-id")).toBeTruthy();
+
+    expect((await call("/scheduled-tasks")).body.tasks.map((t) => t.id)).toEqual([task.id]);
+    expect((await call(`/scheduled-tasks/${task.id}`)).body.id).toBe(task.id);
+    expect((await call(`/scheduled-tasks/${task.id}/pause`, { method: "POST" })).body.state).toBe("paused");
+    expect((await call(`/scheduled-tasks/${task.id}/resume`, { method: "POST" })).body.state).toBe("active");
+
+    const triggered = await call(`/scheduled-tasks/${task.id}/trigger`, { method: "POST" });
+    expect(triggered.status).toBe(202);
+    const run = triggered.body.run;
+    expect(run).toMatchObject({ status: "running", trigger: "manual", owner_user_id: "alice" });
+    expect(Object.keys(run)).not.toContain("instance_id");
+    // The occurrence has its own trace, not the HTTP request's.
+    expect(run.trace_id).not.toBe(triggered.headers.get("x-trace-id"));
+    const runs = await waitFor(
+      async () => {
+        const listed = (await call(`/scheduled-tasks/${task.id}/runs`)).body.runs;
+        return listed[0]?.status === "succeeded" ? listed : undefined;
+      },
+      20_000,
+      "the triggered run to succeed",
+    );
+    expect(runs).toHaveLength(1);
+    expect(models.models.get("scripted")?.calls[0]?.tools).not.toContain("ask_clarification");
+    expect(recorder.contexts[0]).toMatchObject({ non_interactive: true, user_id: "alice", antler_trace_id: run.trace_id });
+
+    const deleted = await call(`/scheduled-tasks/${task.id}`, { method: "DELETE" });
+    expect(deleted).toMatchObject({ status: 200, body: { id: task.id, deleted: true } });
+    expect((await call(`/scheduled-tasks/${task.id}`)).status).toBe(404);
+  });
+
+  it("answers 404 for another user's task on every route, and lists only the caller's tasks", async () => {
+    const task = (await call("/scheduled-tasks", { json: { prompt: "alice only", cron: "*/10 * * * *" } }))
+      .body as unknown as ScheduledTaskView;
+    expect((await call("/scheduled-tasks", { key: BOB })).body.tasks).toEqual([]);
+    for (const [method, suffix] of [
+      ["GET", ""],
+      ["POST", "/pause"],
+      ["POST", "/resume"],
+      ["POST", "/trigger"],
+      ["GET", "/runs"],
+      ["DELETE", ""],
+    ] as const) {
+      const response = await call(`/scheduled-tasks/${task.id}${suffix}`, { key: BOB, method });
+      expect(response.status, `${method} ${suffix}`).toBe(404);
+      expect(response.body.error.code).toBe("ANTLER_ERR_SCHEDULE_NOT_FOUND");
+    }
+    expect((await call(`/scheduled-tasks/${task.id}`)).body.state).toBe("active");
+    expect((await call(`/scheduled-tasks/${task.id}/runs`)).body.runs).toEqual([]);
+  });
+
+  it("answers 400 with the reason for a bad cron expression, a bad timezone, a past once time and a server-owned context key", async () => {
+    const badCron = await call("/scheduled-tasks", { json: { prompt: "x", cron: "0 9 * *" } });
+    expect(badCron.status).toBe(400);
+    expect(badCron.body.error).toMatchObject({ code: "ANTLER_ERR_SCHEDULE_INVALID", where: "cron" });
+    expect(badCron.body.error.message).toMatch(/has 4 field\(s\); five are needed/);
+    const badTz = await call("/scheduled-tasks", { json: { prompt: "x", cron: "0 9 * * *", timezone: "Nowhere/City" } });
+    expect(badTz.body.error.message).toMatch(/unknown timezone "Nowhere\/City"/);
+    const past = await call("/scheduled-tasks", { json: { prompt: "x", at: "2001-01-01T00:00:00Z" } });
+    expect(past.status).toBe(400);
+    expect(past.body.error.message).toMatch(/is in the past/);
+    const forged = await call("/scheduled-tasks", { json: { prompt: "x", cron: "0 9 * * *", context: { non_interactive: false } } });
+    expect(forged.status).toBe(400);
+    expect(forged.body.error.code).toBe("ANTLER_ERR_CONTEXT_FORBIDDEN_KEY");
+    const both = await call("/scheduled-tasks", { json: { prompt: "x", cron: "0 9 * * *", at: "2030-01-01T00:00:00Z" } });
+    expect(both.status).toBe(400);
+    expect((await call("/scheduled-tasks")).body.tasks).toEqual([]);
+  });
+
+  it("refuses requests without an API key", async () => {
+    expect((await call("/scheduled-tasks", { key: "" })).status).toBe(401);
+  });
+});
