@@ -25,6 +25,33 @@ const PLUGIN = `export default ({ definePlugin, defineTool, z }) => definePlugin
 });`;
 
 describe("antler CLI", () => {
+  it("--help lists the commands the configured plugins contribute", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hi }\n",
+    });
+    const { code, out } = await cli(["--help"], dir);
+    expect(code).toBe(0);
+    expect(out).toMatch(/config check\s+/);
+    expect(out).toMatch(/greeter say\s+prints the greeting/);
+    expect(out).toContain(`Plugin commands come from ${join(dir, "config.yaml")}`);
+  });
+
+  it("--help still answers, with the reason, when the config does not load or is absent", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "config.yaml": "plugins:\n  - path: ./missing.js\n" });
+    const broken = await cli(["--help"], dir);
+    expect(broken.code).toBe(0);
+    expect(broken.out).toMatch(/config check\s+/);
+    expect(broken.out).toContain("Plugin commands are not listed:");
+    expect(broken.out).toContain("antler config check");
+    const empty = await cli(["help"], tempDir());
+    expect(empty.code).toBe(0);
+    expect(empty.out).toContain("Plugin commands: none (no config.yaml found");
+  });
+
   it("config check exits 0 for a valid config", async () => {
     const dir = tempDir();
     writeFiles(dir, {

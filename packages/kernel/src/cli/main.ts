@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { AntlerClient } from "../client/client.js";
 import { composedConfigJsonSchema } from "../config/json-schema.js";
+import { discoverConfigPath } from "../config/load.js";
 import { isAntlerError } from "../errors.js";
 import { createKernel, type Kernel } from "../kernel.js";
 import { createLogger } from "../logging.js";
@@ -232,6 +233,30 @@ function usage(extra: readonly CliCommand[]): string {
   return lines.join("\n");
 }
 
+/**
+ * The usage text, with the commands that the configured plugins contribute (`mcp status`, `serve`, ...). The
+ * config is booted only to list them; when it cannot be booted, the kernel's own commands are listed with the
+ * reason, so `--help` always answers.
+ */
+async function helpText(args: string[], io: Omit<CliIO, "kernel">): Promise<string> {
+  let configPath: string | undefined;
+  try {
+    configPath = discoverConfigPath({ explicit: takeConfigFlag(args).configPath, env: io.env, cwd: io.cwd }) ?? undefined;
+  } catch (err) {
+    return `${usage([])}\n\nPlugin commands are not listed: ${(err as Error).message}`;
+  }
+  if (!configPath) return `${usage([])}\n\nPlugin commands: none (no config.yaml found; pass --config to list a config's commands).`;
+  let kernel: Kernel | undefined;
+  try {
+    kernel = await boot(configPath, io);
+    return `${usage(kernel.commands)}\n\nPlugin commands come from ${configPath}.`;
+  } catch (err) {
+    return `${usage([])}\n\nPlugin commands are not listed: ${configPath} did not load (${(err as Error).message.split("\n")[0]}). Run \`antler config check\` for details.`;
+  } finally {
+    await kernel?.close();
+  }
+}
+
 function matchCommand<T extends { name: string }>(
   commands: readonly T[],
   args: readonly string[],
@@ -262,7 +287,7 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
       return 0;
     }
     if (args.length === 0 || args[0] === "help" || args[0] === "--help" || args[0] === "-h") {
-      write(io.stdout, usage([]));
+      write(io.stdout, await helpText(args, io));
       return 0;
     }
     const builtin = matchCommand(kernelCommands, args);
