@@ -21,11 +21,13 @@ export {
   type GatewayRoute,
   type GatewayRouteContribution,
   type GatewayRouteDefinition,
+  type GatewayServeHook,
   gatewayRoutesToken,
   provideGatewayRoutes,
 } from "./routes.js";
 export {
   collectContributedRoutes,
+  collectServeHooks,
   parseGatewayConfig,
   type RunningGateway,
   type StartGatewayOptions,

@@ -43,9 +43,16 @@ export interface GatewayRoute {
   handler(request: GatewayRequest): GatewayReply | Promise<GatewayReply>;
 }
 
+/**
+ * Background work that runs while the gateway serves (a scheduler's poller, an embedded worker). Called once the
+ * server listens; the function it returns is awaited at shutdown, before live runs are cancelled.
+ */
+export type GatewayServeHook = (client: AntlerClient) => void | (() => Promise<void> | void) | Promise<void | (() => Promise<void> | void)>;
+
 /** Everything one plugin adds to the gateway. */
 export interface GatewayRouteContribution {
   readonly routes: readonly GatewayRoute[];
+  readonly onServe?: GatewayServeHook | undefined;
 }
 
 export interface GatewayRouteDefinition<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
@@ -85,5 +92,7 @@ export function provideGatewayRoutes(
   ctx: Pick<PluginContext<unknown>, "provide" | "plugin">,
   contribution: GatewayRouteContribution,
 ): void {
-  ctx.provide(gatewayRoutesToken(ctx.plugin.name), { useValue: Object.freeze({ routes: [...contribution.routes] }) });
+  ctx.provide(gatewayRoutesToken(ctx.plugin.name), {
+    useValue: Object.freeze({ routes: [...contribution.routes], onServe: contribution.onServe }),
+  });
 }

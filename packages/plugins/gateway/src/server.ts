@@ -4,7 +4,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";
 import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
-import { type GatewayRoute, gatewayRoutesToken } from "./routes.js";
+import { type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
 
 export interface StartGatewayOptions {
   client: AntlerClient;
@@ -39,6 +39,16 @@ export function collectContributedRoutes(kernel: Kernel): Array<{ plugin: string
   for (const plugin of kernel.plugins) {
     const contribution = kernel.scope.tryResolve(gatewayRoutesToken(plugin.name));
     for (const route of contribution?.routes ?? []) out.push({ plugin: plugin.name, route });
+  }
+  return out;
+}
+
+/** Every loaded plugin's `onServe` hook, in plugin load order. */
+export function collectServeHooks(kernel: Kernel): Array<{ plugin: string; onServe: GatewayServeHook }> {
+  const out: Array<{ plugin: string; onServe: GatewayServeHook }> = [];
+  for (const plugin of kernel.plugins) {
+    const onServe = kernel.scope.tryResolve(gatewayRoutesToken(plugin.name))?.onServe;
+    if (onServe) out.push({ plugin: plugin.name, onServe });
   }
   return out;
 }
@@ -86,6 +96,35 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       resolve();
     });
   });
+  // Plugins' background work (a scheduler's poller, ...) runs while the server does; a hook that fails to
+  // start stops the ones before it and the server, and the error names the plugin.
+  const stops: Array<{ plugin: string; stop: () => Promise<void> | void }> = [];
+  const stopBackground = async () => {
+    for (const { plugin, stop } of stops.splice(0).reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        options.logger?.error({ err, plugin }, "a plugin's gateway background work failed to stop");
+      }
+    }
+  };
+  for (const { plugin, onServe } of collectServeHooks(client.kernel)) {
+    try {
+      const stop = await onServe(client);
+      if (typeof stop === "function") stops.push({ plugin, stop });
+    } catch (err) {
+      await stopBackground();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw new AntlerError(
+        ErrorCodes.PLUGIN_SETUP_FAILED,
+        `${plugin} failed to start its work in the gateway: ${(err as Error)?.message ?? String(err)}`,
+        {
+          where: plugin,
+          cause: err,
+        },
+      );
+    }
+  }
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
@@ -99,6 +138,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         const httpServer = server as import("node:http").Server;
         httpServer.closeIdleConnections?.();
+        await stopBackground();
         // Live runs end with a cancelled error frame, so their streams finish and the sockets can close.
         await client.cancelAll("gateway shutting down");
         const grace = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownGraceMs ?? 5000).unref());

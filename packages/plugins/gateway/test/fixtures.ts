@@ -82,7 +82,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     discover: false,
     logger: captured.logger,
   });
-  const gateway = await startGateway({
+  const starting = startGateway({
     client,
     config: {
       port: 0,
@@ -98,6 +98,11 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     shutdownGraceMs: 1000,
     ...options.gateway,
+  });
+  // A gateway that fails to start still owns a client: close it, so a failing test leaks nothing.
+  const gateway = await starting.catch(async (err: unknown) => {
+    await client.close();
+    throw err;
   });
   cleanups.push(async () => {
     await gateway.close();

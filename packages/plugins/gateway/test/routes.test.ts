@@ -101,3 +101,41 @@ describe("routes contributed by other plugins", () => {
     expect(gatewayRoutesToken("a").key).not.toBe(gatewayRoutesToken("b").key);
   });
 });
+
+describe("background work contributed with onServe", () => {
+  function workerPlugin(events: string[], fail = false) {
+    return definePlugin({
+      name: "worker-plugin",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        provideGatewayRoutes(ctx, {
+          routes: [],
+          onServe: async (client) => {
+            events.push(`start:${client.kernel.status}`);
+            if (fail) throw new Error("queue unreachable");
+            return async () => {
+              events.push("stop");
+            };
+          },
+        });
+      },
+    });
+  }
+
+  it("starts once the server listens and is stopped at shutdown, before the gateway finishes closing", async () => {
+    const events: string[] = [];
+    const gw = await startTestGateway({ plugins: [workerPlugin(events)] });
+    expect(events).toEqual(["start:started"]);
+    expect((await gw.call("/health")).status).toBe(200);
+    await gw.close();
+    expect(events).toEqual(["start:started", "stop"]);
+  });
+
+  it("a hook that throws fails the start with the plugin's name, and the port is released", async () => {
+    const events: string[] = [];
+    const gw = startTestGateway({ plugins: [workerPlugin(events, true)] });
+    await expect(gw).rejects.toThrow(/worker-plugin failed to start its work in the gateway: queue unreachable/);
+    expect(events).toEqual(["start:started"]);
+  });
+});

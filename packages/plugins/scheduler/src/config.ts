@@ -2,6 +2,10 @@ import { z } from "zod";
 
 /** `plugins[i].config` of `@antler/plugin-scheduler`. */
 export const schedulerConfigSchema = z.strictObject({
+  run_in_gateway: z
+    .boolean()
+    .default(true)
+    .describe("Poll for due tasks inside `antler serve` while the gateway serves (safe on any number of instances: claims are leased)."),
   poll_interval_seconds: z.number().positive().max(3600).default(5).describe("How often each instance looks for due tasks."),
   lease_seconds: z
     .number()

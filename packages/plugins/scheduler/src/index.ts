@@ -60,7 +60,16 @@ export default definePlugin({
     });
     const resolve = (kernel: Kernel) => kernel.scope.resolve(SCHEDULER);
     for (const command of schedulerCommands(resolve)) ctx.commands.add(command);
-    // Mounted only when the gateway runs (`antler serve`); without it these are never read.
-    provideGatewayRoutes(ctx, { routes: schedulerRoutes(resolve, ctx.logger) });
+    // Mounted only when the gateway runs (`antler serve`); without it these are never read. While it serves, the
+    // gateway also runs this instance's poller (unless `run_in_gateway: false` leaves polling to `antler scheduler run`).
+    provideGatewayRoutes(ctx, {
+      routes: schedulerRoutes(resolve, ctx.logger),
+      onServe: (client) => {
+        if (!ctx.config.run_in_gateway) return;
+        const scheduler = resolve(client.kernel);
+        scheduler.startPoller();
+        return () => scheduler.stopPoller();
+      },
+    });
   },
 });

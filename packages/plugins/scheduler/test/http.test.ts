@@ -168,3 +168,73 @@ describe("/api/scheduled-tasks over HTTP", () => {
     expect((await call("/scheduled-tasks", { key: "" })).status).toBe(401);
   });
 });
+
+describe("the poller under the gateway", () => {
+  async function serve(schedulerConfig: Record<string, unknown>) {
+    const home = tempDir();
+    const served = await AntlerClient.create({
+      plugins: [
+        scriptedModelsPlugin({ scripted: { respond: () => ({ text: "done" }) } }),
+        { plugin: schedulerPlugin, config: schedulerConfig },
+      ],
+      config: {
+        base_dir: home.path,
+        models: [{ name: "scripted", provider: "scripted" }],
+        title: { enabled: false },
+        logging: { level: "warn" },
+      },
+      cwd: home.path,
+      env: {},
+      discover: false,
+    });
+    const server = await startGateway({
+      client: served,
+      config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE, user: "alice" }] } },
+      shutdownGraceMs: 500,
+    });
+    const add = async () => {
+      const response = await fetch(`${server.url}/api/scheduled-tasks`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ALICE}`, "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "fire soon", at: new Date(Date.now() + 300).toISOString() }),
+      });
+      expect(response.status).toBe(201);
+      return (await response.json()) as ScheduledTaskView;
+    };
+    const runs = async (id: string) =>
+      (
+        (await (
+          await fetch(`${server.url}/api/scheduled-tasks/${id}/runs`, { headers: { authorization: `Bearer ${ALICE}` } })
+        ).json()) as Body
+      ).runs;
+    const close = async () => {
+      await server.close();
+      await served.close();
+      await served.kernel.close();
+      home.remove();
+    };
+    return { add, runs, close };
+  }
+
+  it("fires a due once task while `antler serve` runs, with no separate scheduler process", async () => {
+    const gw = await serve({ poll_interval_seconds: 0.1 });
+    try {
+      const task = await gw.add();
+      await waitFor(async () => (await gw.runs(task.id)).some((r) => r.status === "succeeded"), 10_000);
+      expect((await gw.runs(task.id)).filter((r) => r.status === "succeeded")).toHaveLength(1);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it("leaves polling to `antler scheduler run` when run_in_gateway is false", async () => {
+    const gw = await serve({ poll_interval_seconds: 0.1, run_in_gateway: false });
+    try {
+      const task = await gw.add();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(await gw.runs(task.id)).toEqual([]);
+    } finally {
+      await gw.close();
+    }
+  });
+});
