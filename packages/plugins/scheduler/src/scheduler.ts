@@ -455,6 +455,42 @@ export class Scheduler {
     return new Date(now.getTime() + this.config.lease_seconds * 1000).toISOString();
   }
 
+  /** A fresh `running` occurrence of `task` held by this instance, with its own thread (per policy) and trace id. */
+  private newRun(task: ScheduledTask, o: { scheduledFor: string; trigger: RunTrigger; attempt: number; nowIso: string }): ScheduledRun {
+    const id = newId("srun");
+    return {
+      id,
+      task_id: task.id,
+      owner_user_id: task.owner_user_id,
+      scheduled_for: o.scheduledFor,
+      trigger: o.trigger,
+      attempt: o.attempt,
+      occurrence_key: o.trigger === "schedule" ? `schedule:${o.scheduledFor}:${o.attempt}` : `manual:${id}`,
+      status: "running",
+      instance_id: this.instanceId,
+      thread_id: task.thread_policy === "fixed" ? task.thread_id : randomUUID(),
+      trace_id: generateTraceId(),
+      agent_run_id: null,
+      error: null,
+      started_at: o.nowIso,
+      finished_at: null,
+    };
+  }
+
+  /** The task columns that record this instance's claim on `run` (its lease and the task's "last run"). */
+  private leaseFields(run: ScheduledRun, now: Date) {
+    return {
+      lease_owner: this.instanceId,
+      lease_expires_at: this.leaseUntil(now),
+      lease_run_id: run.id,
+      last_run_id: run.id,
+      last_status: "running" as const,
+      last_trace_id: run.trace_id,
+      last_error: null,
+      updated_at: now.toISOString(),
+    };
+  }
+
   /** Wins the claim of one occurrence or returns null (another instance won, or the task changed). */
   private async claim(
     task: ScheduledTask,
@@ -465,39 +501,11 @@ export class Scheduler {
     const nowIso = now.toISOString();
     const scheduledFor = trigger === "schedule" ? (task.next_fire_at as string) : nowIso;
     const next = trigger === "schedule" ? this.nextAfter(task, scheduledFor, now) : task.next_fire_at;
-    const id = newId("srun");
-    const run: ScheduledRun = {
-      id,
-      task_id: task.id,
-      owner_user_id: task.owner_user_id,
-      scheduled_for: scheduledFor,
-      trigger,
-      attempt: 1,
-      occurrence_key: trigger === "schedule" ? `schedule:${scheduledFor}:1` : `manual:${id}`,
-      status: "running",
-      instance_id: this.instanceId,
-      thread_id: task.thread_policy === "fixed" ? task.thread_id : randomUUID(),
-      trace_id: generateTraceId(),
-      agent_run_id: null,
-      error: null,
-      started_at: nowIso,
-      finished_at: null,
-    };
+    const run = this.newRun(task, { scheduledFor, trigger, attempt: 1, nowIso });
     const won = await inSequence(db, async (trx) => {
       let update = trx
         .updateTable(TASKS_TABLE)
-        .set({
-          next_fire_at: next,
-          lease_owner: this.instanceId,
-          lease_expires_at: this.leaseUntil(now),
-          lease_run_id: run.id,
-          last_run_id: run.id,
-          last_status: "running",
-          last_trace_id: run.trace_id,
-          last_error: null,
-          last_fired_at: nowIso,
-          updated_at: nowIso,
-        })
+        .set({ ...this.leaseFields(run, now), next_fire_at: next, last_fired_at: nowIso })
         .where("id", "=", task.id)
         .where("lease_owner", "is", null);
       if (trigger === "schedule") update = update.where("next_fire_at", "=", scheduledFor).where("state", "=", "active");
@@ -606,39 +614,16 @@ export class Scheduler {
         this.logger?.warn({ task: task.id, run: previous?.id, attempts: attempt - 1 }, "scheduled occurrence failed: too many takeovers");
       return null;
     }
-    const id = newId("srun");
-    const scheduledFor = previous?.scheduled_for ?? task.last_fired_at ?? nowIso;
-    const trigger = previous?.trigger ?? "schedule";
-    const run: ScheduledRun = {
-      id,
-      task_id: task.id,
-      owner_user_id: task.owner_user_id,
-      scheduled_for: scheduledFor,
-      trigger,
+    const run = this.newRun(task, {
+      scheduledFor: previous?.scheduled_for ?? task.last_fired_at ?? nowIso,
+      trigger: previous?.trigger ?? "schedule",
       attempt,
-      occurrence_key: trigger === "schedule" ? `schedule:${scheduledFor}:${attempt}` : `manual:${id}`,
-      status: "running",
-      instance_id: this.instanceId,
-      thread_id: task.thread_policy === "fixed" ? task.thread_id : randomUUID(),
-      trace_id: generateTraceId(),
-      agent_run_id: null,
-      error: null,
-      started_at: nowIso,
-      finished_at: null,
-    };
+      nowIso,
+    });
     const won = await inSequence(db, async (trx) => {
       const result = await trx
         .updateTable(TASKS_TABLE)
-        .set({
-          lease_owner: this.instanceId,
-          lease_expires_at: this.leaseUntil(now),
-          lease_run_id: run.id,
-          last_run_id: run.id,
-          last_status: "running",
-          last_trace_id: run.trace_id,
-          last_error: null,
-          updated_at: nowIso,
-        })
+        .set(this.leaseFields(run, now))
         .where("id", "=", task.id)
         .where("lease_run_id", "=", task.lease_run_id)
         .where("lease_expires_at", "=", task.lease_expires_at)
