@@ -470,6 +470,9 @@ export class BatchWorker {
   /** Renews leases; aborts items whose lease is gone (batch cancelled, or expired and taken by another worker). */
   private async beat(): Promise<void> {
     if (this.inFlight.size === 0 && this.awaitingWrite.size === 0) return;
+    // A claim is committed before its flight is stamped, so every flight stamped before this instant is visible
+    // to the heartbeat query below; only later ones are too new to judge.
+    const beatStartedAt = Date.now();
     let held: Set<string>;
     try {
       held = await this.options.store.heartbeat(this.workerId, this.options.leaseMs);
@@ -478,8 +481,7 @@ export class BatchWorker {
       return;
     }
     for (const [id, flight] of this.inFlight) {
-      // Claimed after the heartbeat read its rows: too new to judge.
-      if (Date.now() - flight.startedAt < this.options.heartbeatMs) continue;
+      if (flight.startedAt >= beatStartedAt) continue;
       if (held.has(id)) continue;
       this.logger.info(
         { worker_id: this.workerId, batch_id: flight.item.batchId, key: flight.item.key, trace_id: flight.item.batch.traceId },
