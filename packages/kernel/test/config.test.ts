@@ -123,6 +123,28 @@ describe("config variables", () => {
     expect(validateKernelConfig(doc).recursion_limit).toBe(250);
   });
 
+  it("keeps an all-digit or true/false variable a string where the schema wants a string, and typed where it wants a number", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "p.mjs": `export default ({ definePlugin, z }) => definePlugin({
+        name: "keyed-plugin", version: "1.0.0", kernel: "^0.1.0",
+        configSchema: z.object({ api_key: z.string(), flag_text: z.string(), port: z.number().int(), keys: z.array(z.string()) }),
+        setup(ctx) { globalThis.__keyedConfig = ctx.config; },
+      });`,
+    });
+    const yaml =
+      "plugins:\n  - path: ./p.mjs\n    config:\n      api_key: ${KEY}\n      flag_text: $FLAG\n      port: ${PORT}\n      keys: [$KEY, x]\n";
+    const kernel = await createKernel({ configText: yaml, cwd: dir, discover: false, env: { KEY: "0012345", FLAG: "true", PORT: "8080" } });
+    const seen = (globalThis as { __keyedConfig?: unknown }).__keyedConfig;
+    expect(seen).toEqual({ api_key: "0012345", flag_text: "true", port: 8080, keys: ["0012345", "x"] });
+    await kernel.close();
+    // A number that is out of range is still reported as a number problem, not turned into a string.
+    const bad = await createKernel({ configText: yaml, cwd: dir, discover: false, env: { KEY: "1", FLAG: "x", PORT: "80.5" } }).catch(
+      (e: AntlerError) => e,
+    );
+    expect(issuesOf(bad).map((i) => i.path)).toEqual(["plugins[0].config.port"]);
+  });
+
   it("fails on a missing variable without default, naming the YAML path and line", () => {
     let err: AntlerError | undefined;
     try {

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { AntlerError, ErrorCodes } from "../errors.js";
-import { type MissingVariable, substituteVariables } from "./env.js";
+import { type MissingVariable, substituteVariables, type TypedSubstitutions, typedKey } from "./env.js";
 import { type ConfigIssue, type ConfigSource, formatIssue, formatPath, locate, type PathSegment, toConfigIssues } from "./issues.js";
 import { type KernelConfig, kernelConfigSchema } from "./schema.js";
 
@@ -17,6 +17,8 @@ export interface ConfigDocument {
   readonly dir: string;
   readonly source: ConfigSource;
   readonly data: Record<string, unknown>;
+  /** Whole-reference values that substitution typed as numbers or booleans, with their text. */
+  readonly typed?: TypedSubstitutions;
 }
 
 /**
@@ -75,7 +77,8 @@ export function parseConfigText(text: string, options: { file?: string | null; e
     );
   }
   const missing: MissingVariable[] = [];
-  const data = substituteVariables(raw, options.env ?? process.env, missing) as Record<string, unknown>;
+  const typed: TypedSubstitutions = new Map();
+  const data = substituteVariables(raw, options.env ?? process.env, missing, [], typed) as Record<string, unknown>;
   if (missing.length > 0) {
     const issues = missing.map((m) => ({
       path: formatPath(m.path),
@@ -89,7 +92,39 @@ export function parseConfigText(text: string, options: { file?: string | null; e
       details: { issues },
     });
   }
-  return { path: file, dir: options.dir ?? (file ? dirname(file) : process.cwd()), source, data };
+  return { path: file, dir: options.dir ?? (file ? dirname(file) : process.cwd()), source, data, typed };
+}
+
+function restoreTypedText(
+  value: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  typed: TypedSubstitutions,
+  prefix: readonly PathSegment[],
+): unknown {
+  let out = value;
+  for (const issue of issues) {
+    if (issue.code !== "invalid_type" || issue.expected !== "string" || issue.path.length === 0) continue;
+    const text = typed.get(typedKey([...prefix, ...issue.path].map((s) => (typeof s === "symbol" ? String(s) : s))));
+    if (text === undefined) continue;
+    out = withValueAt(out, issue.path as ReadonlyArray<string | number>, text);
+  }
+  return out;
+}
+
+/** A copy of `root` with `path` set to `next`; the copies are shallow, along the path only. */
+function withValueAt(root: unknown, path: ReadonlyArray<string | number>, next: unknown): unknown {
+  if (path.length === 0) return next;
+  const [head, ...rest] = path;
+  if (Array.isArray(root)) {
+    const copy = [...root];
+    copy[Number(head)] = withValueAt(root[Number(head)], rest, next);
+    return copy;
+  }
+  if (root !== null && typeof root === "object") {
+    const record = root as Record<string, unknown>;
+    return { ...record, [String(head)]: withValueAt(record[String(head)], rest, next) };
+  }
+  return root;
 }
 
 /** A config given in code: validated the same way, located by path only. */
@@ -103,7 +138,15 @@ export function validateSection<S extends z.ZodType>(
   document: ConfigDocument,
   prefix: readonly PathSegment[],
 ): { ok: true; value: z.output<S> } | { ok: false; issues: ConfigIssue[] } {
-  const result = schema.safeParse(value);
+  let result = schema.safeParse(value);
+  if (!result.success && document.typed && document.typed.size > 0) {
+    // `api_key: ${KEY}` with KEY=12345 was typed as a number; where the schema wants a string, the text goes back.
+    const restored = restoreTypedText(value, result.error.issues, document.typed, prefix);
+    if (restored !== value) {
+      value = restored;
+      result = schema.safeParse(value);
+    }
+  }
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, issues: toConfigIssues(result.error.issues, schema, document.source, prefix, value) };
 }
