@@ -230,6 +230,23 @@ describe("migrations", () => {
     });
   });
 
+  it("a start against an up-to-date database takes no write lock, so a busy writer in another process never holds it up", async () => {
+    const baseDir = tempDir();
+    await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir, migrations: [createNotes] }), async () => {});
+    // Another process is in the middle of a write transaction on the same file.
+    const writer = new Database(join(baseDir, "data", "antler.sqlite"));
+    writer.exec("BEGIN IMMEDIATE");
+    writer.prepare("insert into notes (id) values ('held')").run();
+    try {
+      await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir, migrations: [createNotes] }), async (database) => {
+        expect(await runMigrations(database, [createNotes])).toEqual([]);
+      });
+    } finally {
+      writer.exec("COMMIT");
+      writer.close();
+    }
+  }, 20_000);
+
   it("a failing migration rolls back the whole run and is not recorded", async () => {
     await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir: tempDir() }), async (database) => {
       const broken: Migration = {

@@ -44,6 +44,9 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
     }
     seen.add(migration.name);
   }
+  // The common case, a process starting against an up-to-date database, takes no write lock: a busy writer
+  // (a batch worker, another gateway) would otherwise hold up every start for nothing.
+  if (await allRecorded(database, seen)) return [];
   return database.db.connection().execute(async (conn) => {
     if (database.dialect === "postgres") {
       await sql`begin`.execute(conn);
@@ -85,6 +88,20 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
       throw error;
     }
   });
+}
+
+async function allRecorded(database: AntlerDatabase, names: ReadonlySet<string>): Promise<boolean> {
+  try {
+    const rows = await database.db
+      .selectFrom(MIGRATIONS_TABLE)
+      .select("name")
+      .where("name", "in", [...names])
+      .execute();
+    return rows.length === names.size;
+  } catch {
+    // No migrations table yet (a new database): the locked path creates it.
+    return false;
+  }
 }
 
 /** Names already recorded, oldest first. */
