@@ -15,6 +15,7 @@ import { uploadsMiddleware } from "./builtins/uploads.js";
 import { viewImageMiddleware } from "./builtins/view-image.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 import { type BuiltinMiddlewareName, composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
+import { callGraphDirectly } from "./pipeline/direct.js";
 import { type CompiledPipeline, compilePipeline } from "./pipeline/fuse.js";
 import type { MiddlewareEntry, MiddlewarePlacement, MiddlewareSpec } from "./pipeline/types.js";
 import type { AntlerTool } from "./tools.js";
@@ -182,5 +183,6 @@ export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgen
     ...(options.checkpointer ? { checkpointer: options.checkpointer } : {}),
     ...(options.name ? { name: options.name } : {}),
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
-  return { agent: agent.withConfig({ recursionLimit: options.recursionLimit ?? 1000 }) as ReactAgent, pipeline };
+  const configured = agent.withConfig({ recursionLimit: options.recursionLimit ?? 1000 }) as ReactAgent;
+  return { agent: callGraphDirectly(configured, pipeline.stateFields), pipeline };
 }

@@ -36,7 +36,22 @@ export interface ThreadPaths {
   readonly outputs: string;
 }
 
+// Hooks ask for a thread's folders on every model call; the answer never changes, so recent ones are kept.
+const recentThreadPaths = new Map<string, ThreadPaths>();
+
 export function threadPaths(baseDir: string, userId: string, threadId: string): ThreadPaths {
+  // A relative base follows the working directory, so the key is always absolute.
+  const base = isAbsolute(baseDir) ? baseDir : resolve(baseDir);
+  const key = `${base}\0${userId}\0${threadId}`;
+  const known = recentThreadPaths.get(key);
+  if (known) return known;
+  const paths = computeThreadPaths(base, userId, threadId);
+  if (recentThreadPaths.size >= 4096) recentThreadPaths.clear();
+  recentThreadPaths.set(key, paths);
+  return paths;
+}
+
+function computeThreadPaths(baseDir: string, userId: string, threadId: string): ThreadPaths {
   const threadDir = join(resolve(baseDir), "users", assertSafeId("user", userId), "threads", assertSafeId("thread", threadId));
   const userData = join(threadDir, "user-data");
   return Object.freeze({

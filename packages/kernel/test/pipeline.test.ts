@@ -8,10 +8,12 @@ import { z } from "zod";
 import { patchDanglingToolCalls } from "../src/builtins/dangling-tool-call.js";
 import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "../src/builtins/error-handling.js";
 import { loopDetectionMiddleware } from "../src/builtins/loop-detection.js";
-import { ensureTraceContext } from "../src/index.js";
+import { createAntlerAgent, ensureTraceContext } from "../src/index.js";
 import { composeChain, DEFAULT_CHAIN } from "../src/pipeline/compose.js";
 import { compilePipeline, MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "../src/pipeline/fuse.js";
 import type { MiddlewareEntry, MiddlewareSpec } from "../src/pipeline/types.js";
+import { ScriptedChatModel } from "../src/testing/index.js";
+import { tempDir } from "./fixtures.js";
 
 const builtin = (name: string, spec: Partial<MiddlewareSpec> = {}): MiddlewareEntry => ({
   name,
@@ -350,5 +352,51 @@ describe("dangling tool calls", () => {
     expect(patched.map((m) => m.getType())).toEqual(["human", "ai", "tool", "tool", "human"]);
     expect((patched[2] as ToolMessage).tool_call_id).toBe("y");
     expect((patched[2] as ToolMessage).status).toBe("error");
+  });
+});
+
+describe("calling the compiled graph directly", () => {
+  // Counts checkpoint reads: LangChain's own per-call state initialization adds a whole extra one per turn.
+  class CountingSaver extends MemorySaver {
+    reads = 0;
+    override async getTuple(config: Parameters<MemorySaver["getTuple"]>[0]) {
+      this.reads += 1;
+      return super.getTuple(config);
+    }
+  }
+  const ask = (thread: string): [{ messages: BaseMessage[] }, { configurable: { thread_id: string } }] => [
+    { messages: [new HumanMessage("hi")] },
+    { configurable: { thread_id: thread } },
+  ];
+
+  it("reads the checkpoint once per turn with the default pipeline, and the thread state is the same as LangChain's path", async () => {
+    const saver = new CountingSaver();
+    const baseDir = tempDir();
+    const { agent } = createAntlerAgent({ model: new ScriptedChatModel(() => ({ text: "hello" })), baseDir, checkpointer: saver });
+    await agent.invoke(...ask("t1"));
+    saver.reads = 0;
+    const after = (await agent.invoke(...ask("t1"))) as { messages: BaseMessage[]; token_usage?: unknown };
+    expect(saver.reads).toBe(1);
+    expect(after.messages.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai"]);
+    // `withConfig` gives a plain LangChain agent (its own initialization, one more read) over the same state.
+    const plain = agent.withConfig({});
+    saver.reads = 0;
+    const viaLangChain = (await plain.invoke(...ask("t1"))) as { messages: BaseMessage[] };
+    expect(saver.reads).toBe(2);
+    expect(viaLangChain.messages).toHaveLength(6);
+  });
+
+  it("keeps LangChain's initialization when a plugin's state field is required, so a missing value is a clear error", async () => {
+    const build = (state: MiddlewareSpec["state"]) =>
+      createAntlerAgent({
+        model: new ScriptedChatModel(() => ({ text: "ok" })),
+        baseDir: tempDir(),
+        checkpointer: new MemorySaver(),
+        extraMiddleware: [{ name: "counter", state, wrapModelCall: (request, handler) => handler(request) }],
+      }).agent;
+    await expect(build({ visits: z.number() }).invoke(...ask("t2"))).rejects.toThrow(/required state fields/);
+    // With a default the field is filled either way.
+    const result = (await build({ visits: z.number().default(7) }).invoke(...ask("t3"))) as { visits?: number };
+    expect(result.visits).toBe(7);
   });
 });

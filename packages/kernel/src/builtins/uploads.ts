@@ -25,6 +25,17 @@ const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fre
  * written only then.
  */
 export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec {
+  // The last listing of each folder this process made, by mtime: a thread whose state does not carry the scan
+  // (no checkpointer, or a new thread on a known folder) skips the readdir when the folder did not change.
+  const listings = new Map<string, { mtime: number; files: UploadedFile[] }>();
+  const listing = (dir: string, mtime: number): UploadedFile[] => {
+    const cached = listings.get(dir);
+    if (cached?.mtime === mtime) return cached.files;
+    const files = listFiles(dir);
+    if (listings.size >= 10_000) listings.clear();
+    listings.set(dir, { mtime, files });
+    return files;
+  };
   return {
     name: "Uploads",
     requires: ["ThreadData"],
@@ -43,8 +54,11 @@ export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec 
         // Nothing arrived since the last scan: the files new in this turn (if the scan was this turn) still apply.
         return handler(withUploadsNote(request, tracked?.turn === turn ? tracked.fresh : []));
       }
-      const files = listFiles(dir);
-      const known = new Set(((request.state.uploaded_files as UploadedFile[] | undefined) ?? []).map((f) => f.virtual_path));
+      const files = listing(dir, dirMtime);
+      const recorded = (request.state.uploaded_files as UploadedFile[] | undefined) ?? [];
+      // An empty folder on a thread that never had uploads: nothing to tell the model, nothing to record.
+      if (files.length === 0 && recorded.length === 0) return handler(request);
+      const known = new Set(recorded.map((f) => f.virtual_path));
       const fresh = files.filter((f) => !known.has(f.virtual_path));
       await handler(withUploadsNote(request, fresh));
       return new Command({ update: { uploaded_files: files, _uploads: { turn, dir_mtime: dirMtime, fresh } } });

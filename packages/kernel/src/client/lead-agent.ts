@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, type ReactAgent } from "langchain";
 import type { Kernel } from "../kernel.js";
 import type { ModelInfo } from "../models.js";
+import { callGraphDirectly } from "../pipeline/direct.js";
 import { compilePipeline } from "../pipeline/fuse.js";
 import type { AntlerTool } from "../tools.js";
 
@@ -58,5 +59,5 @@ export async function buildLeadAgent(input: LeadAgentInput): Promise<{ agent: Re
     systemPrompt: kernel.config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
     checkpointer: input.checkpointer,
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
-  return { agent, order: pipeline.order };
+  return { agent: callGraphDirectly(agent, pipeline.stateFields), order: pipeline.order };
 }
