@@ -1,4 +1,6 @@
 import diagnosticsChannel from "node:diagnostics_channel";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
@@ -8,7 +10,7 @@ import { z } from "zod";
 import { patchDanglingToolCalls } from "../src/builtins/dangling-tool-call.js";
 import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "../src/builtins/error-handling.js";
 import { loopDetectionMiddleware } from "../src/builtins/loop-detection.js";
-import { createAntlerAgent, ensureTraceContext } from "../src/index.js";
+import { createAntlerAgent, ensureTraceContext, threadPaths } from "../src/index.js";
 import { composeChain, DEFAULT_CHAIN } from "../src/pipeline/compose.js";
 import { compilePipeline, MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "../src/pipeline/fuse.js";
 import type { MiddlewareEntry, MiddlewareSpec } from "../src/pipeline/types.js";
@@ -398,5 +400,30 @@ describe("calling the compiled graph directly", () => {
     // With a default the field is filled either way.
     const result = (await build({ visits: z.number().default(7) }).invoke(...ask("t3"))) as { visits?: number };
     expect(result.visits).toBe(7);
+  });
+});
+
+describe("uploads middleware", () => {
+  it("announces a file uploaded between turns in that turn only, after turns with an empty folder", async () => {
+    const baseDir = tempDir();
+    const seen: string[] = [];
+    const model = new ScriptedChatModel((messages) => {
+      seen.push(messages.map((m) => String(m.content)).join("\n"));
+      return { text: "ok" };
+    });
+    const { agent } = createAntlerAgent({ model, baseDir, checkpointer: new MemorySaver() });
+    const turn = (text: string) =>
+      agent.invoke(
+        { messages: [new HumanMessage(text)] },
+        { configurable: { thread_id: "u1" }, context: { thread_id: "u1", user_id: "ann" } },
+      );
+    await turn("one");
+    await turn("two");
+    const uploads = threadPaths(baseDir, "ann", "u1").uploads;
+    writeFileSync(join(uploads, "data.csv"), "a,b\n1,2\n");
+    await turn("three");
+    await turn("four");
+    const announced = seen.map((text) => text.includes("/mnt/user-data/uploads/data.csv (8 bytes)"));
+    expect(announced).toEqual([false, false, true, false]);
   });
 });
