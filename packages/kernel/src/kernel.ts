@@ -246,6 +246,7 @@ export class Kernel {
         this.services.register(token, provider, name);
         contributions.providers.push(token.name);
       },
+      services: this.scope,
       tools: Object.freeze({
         add: (tool: ToolProvider, options: ToolContribution = {}) => this.addTool(name, tool, options, contributions, where),
       }),

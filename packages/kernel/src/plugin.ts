@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
 import type { KernelConfig } from "./config/schema.js";
-import type { Provider, Token } from "./di.js";
+import type { Provider, Scope, Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 import type { HookName, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
@@ -135,6 +135,11 @@ export interface PluginContext<C = unknown> {
   readonly hooks: PluginHooks;
   /** Binds a DI token in the kernel's root scope (or per run with `lifetime: "run"`). */
   provide<T>(token: Token<T>, provider: Provider<T>): void;
+  /**
+   * The kernel's root scope. In `setup` it resolves what earlier plugins bound (list their names in `dependsOn`
+   * so they set up first); from `hooks.start` on, every plugin's tokens. Run-scoped tokens resolve only in a run.
+   */
+  readonly services: Scope;
   readonly tools: { add(tool: ToolProvider, options?: ToolContribution): void };
   readonly commands: { add(command: CliCommand): void };
   /** Register a model provider (picked by `provider:` in `models:`), or build a configured model at run time. */

@@ -56,6 +56,40 @@ describe("DI scopes", () => {
     expect(err?.message).toContain('"test.session" (services)');
   });
 
+  it("lets a plugin resolve a dependency's tokens in setup, and every plugin's tokens from the start hook on", async () => {
+    const seen: string[] = [];
+    const Later = createToken<string>("test.later");
+    const consumer = definePlugin({
+      name: "consumer",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      dependsOn: ["services"],
+      setup(ctx) {
+        seen.push(`setup clock ${ctx.services.resolve(Clock).now()}`);
+        // Bound by a plugin that sets up after this one: not yet, with a hint that says when.
+        try {
+          ctx.services.resolve(Later);
+        } catch (e) {
+          seen.push(`setup later: ${(e as AntlerError).code} ${(e as AntlerError).hint?.includes("hooks.start")}`);
+        }
+        ctx.hooks.start.tap(() => {
+          seen.push(`start later ${ctx.services.resolve(Later)}`);
+        });
+      },
+    });
+    const late = definePlugin({
+      name: "late",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      dependsOn: ["consumer"],
+      setup: (ctx) => ctx.provide(Later, { useValue: "bound" }),
+    });
+    const kernel = await createKernel({ plugins: [late, consumer, services()], discover: false });
+    await kernel.start();
+    expect(seen).toEqual(["setup clock 42", "setup later: ANTLER_ERR_DI_UNREGISTERED true", "start later bound"]);
+    await kernel.close();
+  });
+
   it("gives each run its own instance of a run-scoped service and disposes it when the run succeeds", async () => {
     const log: string[] = [];
     const kernel = await createKernel({ plugins: [services(log)], discover: false });

@@ -1,4 +1,5 @@
 import { runPluginConformance } from "@antler/kernel/testing";
+import { createWebToolsPlugin } from "@antler/tools-web";
 import { webToolsHarness } from "@antler/tools-web/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import braveToolsPlugin from "../src/index.js";
@@ -123,4 +124,5 @@ describe("Brave through @antler/tools-web's tools", () => {
 runPluginConformance(braveToolsPlugin, {
   validConfig: { api_key: "BSA-x", max_results: 5, safesearch: "off" },
   invalidConfigs: [{ base_url: "ftp://example.com" }, { max_results: 0 }, { safesearch: "sometimes" }, { country: "Germany" }],
+  dependencies: [createWebToolsPlugin()],
 });

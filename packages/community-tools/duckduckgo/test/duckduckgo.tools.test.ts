@@ -1,4 +1,5 @@
 import { runPluginConformance } from "@antler/kernel/testing";
+import { createWebToolsPlugin } from "@antler/tools-web";
 import { webToolsHarness } from "@antler/tools-web/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import duckduckgoToolsPlugin from "../src/index.js";
@@ -73,4 +74,5 @@ describe("DuckDuckGo through @antler/tools-web's web_search", () => {
 runPluginConformance(duckduckgoToolsPlugin, {
   validConfig: { region: "de-de", safesearch: "off", time_range: "month" },
   invalidConfigs: [{ region: "germany" }, { max_pages: 0 }, { time_range: "decade" }, { api_key: "x" }],
+  dependencies: [createWebToolsPlugin()],
 });

@@ -1,4 +1,5 @@
 import { runPluginConformance } from "@antler/kernel/testing";
+import { createWebToolsPlugin } from "@antler/tools-web";
 import { stubLookup, webToolsHarness } from "@antler/tools-web/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import exaToolsPlugin from "../src/index.js";
@@ -108,4 +109,5 @@ runPluginConformance(exaToolsPlugin, {
     { include_domains: ["not a domain"] },
     { fetch_max_chars: 10 },
   ],
+  dependencies: [createWebToolsPlugin()],
 });

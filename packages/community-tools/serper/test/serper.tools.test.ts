@@ -1,4 +1,5 @@
 import { runPluginConformance } from "@antler/kernel/testing";
+import { createWebToolsPlugin } from "@antler/tools-web";
 import { webToolsHarness } from "@antler/tools-web/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import serperToolsPlugin from "../src/index.js";
@@ -101,4 +102,5 @@ describe("Serper through @antler/tools-web's tools", () => {
 runPluginConformance(serperToolsPlugin, {
   validConfig: { api_key: "k", gl: "us", hl: "en" },
   invalidConfigs: [{ base_url: "not a url" }, { max_results: 101 }, { gl: "USA" }],
+  dependencies: [createWebToolsPlugin()],
 });

@@ -88,6 +88,9 @@ export interface WebProviderRegistry {
 
 export const WEB_PROVIDERS = createToken<WebProviderRegistry>("antler.web.providers");
 
+/** The plugin that binds `WEB_PROVIDERS`; every provider plugin depends on it. */
+export const WEB_TOOLS_PLUGIN_NAME = "@antler/tools-web";
+
 export interface UrlCheckOptions {
   /** The operator's explicit opt-out (`allow_private_addresses: true`) for intentional internal targets. */
   readonly allowPrivateAddresses?: boolean | undefined;

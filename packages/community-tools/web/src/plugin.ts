@@ -1,12 +1,12 @@
 import { AntlerError, type AntlerPlugin, type AntlerTool, definePlugin, ErrorCodes } from "@antler/kernel";
 import { type WebToolsConfig, webToolsConfigSchema } from "./config.js";
-import { type UrlCheckOptions, WEB_PROVIDERS, type WebSearchProvider } from "./contract.js";
+import { type UrlCheckOptions, WEB_PROVIDERS, WEB_TOOLS_PLUGIN_NAME, type WebSearchProvider } from "./contract.js";
 import { createDirectProvider } from "./direct.js";
 import { createPinnedDispatcher } from "./pinned-dispatcher.js";
-import { webProviderRegistry } from "./registry.js";
+import { createWebProviderRegistry } from "./registry.js";
 import { createWebTools, IMAGE_SEARCH_TOOL, WEB_FETCH_TOOL, WEB_SEARCH_TOOL } from "./tools.js";
 
-export const WEB_TOOLS_PLUGIN_NAME = "@antler/tools-web";
+export { WEB_TOOLS_PLUGIN_NAME };
 
 export interface WebToolsPluginOptions {
   /** DNS lookup for the SSRF guard; tests pass a stub resolver. Default: the system resolver. */
@@ -33,7 +33,7 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
     setup(ctx) {
       const config = ctx.config;
       const where = `plugins[${ctx.plugin.name}].config`;
-      const registry = webProviderRegistry(ctx);
+      const registry = createWebProviderRegistry();
       ctx.provide(WEB_PROVIDERS, { useValue: registry });
       registry.add(createDirectProvider({ maxResponseBytes: config.direct.max_response_bytes, userAgent: config.direct.user_agent }));
 

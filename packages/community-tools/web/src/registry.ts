@@ -1,6 +1,6 @@
 import { AntlerError, type AntlerPlugin, definePlugin, ErrorCodes, type PluginContext } from "@antler/kernel";
 import type { z } from "zod";
-import type { WebProviderRegistry, WebSearchProvider } from "./contract.js";
+import { WEB_PROVIDERS, WEB_TOOLS_PLUGIN_NAME, type WebProviderRegistry, type WebSearchProvider } from "./contract.js";
 
 const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,40}$/;
 
@@ -29,27 +29,20 @@ export function createWebProviderRegistry(): WebProviderRegistry {
   };
 }
 
-// One registry per kernel, found from any plugin's setup context. The kernel hands every plugin of one kernel
-// the same frozen `kernelConfig` object, and setup contexts cannot resolve DI tokens, so that object is the
-// per-kernel key. A WeakMap keeps no kernel alive and shares nothing between kernels.
-const registries = new WeakMap<object, WebProviderRegistry>();
-
-/** The web-provider registry of the kernel `ctx` belongs to (created on first use, by whichever plugin sets up first). */
-export function webProviderRegistry(ctx: Pick<PluginContext, "kernelConfig">): WebProviderRegistry {
-  const key = ctx.kernelConfig as object;
-  let registry = registries.get(key);
-  if (!registry) {
-    registry = createWebProviderRegistry();
-    registries.set(key, registry);
-  }
-  return registry;
+/**
+ * The web-provider registry of the kernel `ctx` belongs to: the one `@antler/tools-web` binds to
+ * `WEB_PROVIDERS`. A provider plugin lists `@antler/tools-web` in `dependsOn`, so the token is bound by the
+ * time its `setup` runs; without it the kernel says which plugin is missing.
+ */
+export function webProviderRegistry(ctx: Pick<PluginContext, "services">): WebProviderRegistry {
+  return ctx.services.resolve(WEB_PROVIDERS);
 }
 
 /**
  * What a provider plugin calls in `setup`: makes `provider` available to `@antler/tools-web`'s tools under
  * `provider.name`, which config then names (`search: tavily`).
  */
-export function registerWebProvider(ctx: Pick<PluginContext, "kernelConfig">, provider: WebSearchProvider): void {
+export function registerWebProvider(ctx: Pick<PluginContext, "services">, provider: WebSearchProvider): void {
   webProviderRegistry(ctx).add(provider);
 }
 
@@ -60,7 +53,7 @@ export interface WebProviderPluginDefinition<S extends z.ZodType> {
   /** Semver range of kernels the plugin fits, e.g. "^0.1.0". */
   readonly kernel: string;
   readonly description?: string;
-  /** Usually `[WEB_TOOLS_PLUGIN_NAME]`, so a config that lists the provider without `@antler/tools-web` fails at boot. */
+  /** Other plugins to set up first. `@antler/tools-web` is always added, so it sets up first and a config without it fails at boot. */
   readonly dependsOn?: readonly string[];
   readonly configSchema: S;
   /**
@@ -78,6 +71,7 @@ export function defineWebProviderPlugin<S extends z.ZodType>(definition: WebProv
   const { createProvider, ...manifest } = definition;
   return definePlugin<S>({
     ...manifest,
+    dependsOn: [...new Set([WEB_TOOLS_PLUGIN_NAME, ...(manifest.dependsOn ?? [])])],
     setup(ctx) {
       const context = ctx as PluginContext<z.output<S>>;
       registerWebProvider(context, createProvider(context.config, context));
