@@ -247,6 +247,29 @@ describe("migrations", () => {
     }
   }, 20_000);
 
+  it("two stores of one process opening a new SQLite file at once both migrate, without one stalling the other", async () => {
+    const baseDir = tempDir();
+    // A migration that yields to the event loop while it holds the write lock.
+    const slow: Migration = {
+      name: "notes/001-slow",
+      async up(db) {
+        await db.schema
+          .createTable("slow_notes")
+          .addColumn("id", "text", (c) => c.primaryKey())
+          .execute();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      },
+    };
+    const opened = await Promise.all([
+      createDatabase({ backend: "sqlite" }, { baseDir, migrations: [slow] }),
+      createDatabase({ backend: "sqlite" }, { baseDir, migrations: [slow] }),
+    ]);
+    for (const database of opened) {
+      expect(await appliedMigrations(database)).toContain("notes/001-slow");
+      await database.close();
+    }
+  }, 20_000);
+
   it("a failing migration rolls back the whole run and is not recorded", async () => {
     await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir: tempDir() }), async (database) => {
       const broken: Migration = {

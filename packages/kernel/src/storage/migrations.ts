@@ -47,6 +47,20 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
   // The common case, a process starting against an up-to-date database, takes no write lock: a busy writer
   // (a batch worker, another gateway) would otherwise hold up every start for nothing.
   if (await allRecorded(database, seen)) return [];
+  // better-sqlite3 waits for a busy lock synchronously, blocking the event loop: a second connection of this
+  // process (another store on the same file) waiting for the lock would stall the first one, which holds it
+  // across awaits, until busy_timeout fails it. One SQLite migration run at a time per process avoids that.
+  if (database.dialect === "sqlite") {
+    const run = sqliteMigrations.then(() => applyLocked(database, migrations));
+    sqliteMigrations = run.catch(() => undefined);
+    return run;
+  }
+  return applyLocked(database, migrations);
+}
+
+let sqliteMigrations: Promise<unknown> = Promise.resolve();
+
+async function applyLocked(database: AntlerDatabase, migrations: readonly Migration[]): Promise<string[]> {
   return database.db.connection().execute(async (conn) => {
     if (database.dialect === "postgres") {
       await sql`begin`.execute(conn);
