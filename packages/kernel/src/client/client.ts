@@ -28,6 +28,15 @@ export interface AntlerClientOptions {
   userId?: string;
   /** Close the kernel when the client closes. */
   ownsKernel?: boolean;
+  /** How this client vouches for its runs to other instances on the same database. */
+  runLeases?: {
+    /** How often live runs' leases are renewed and cancel requests from other instances are read. Default 5000. */
+    heartbeatMs?: number;
+    /** How long a lease lasts; a running run past it counts as orphaned. Default 3 × heartbeatMs. */
+    leaseMs?: number;
+    /** How long `cancelRun` waits for another instance to stop a run it holds. Default heartbeatMs + 2000. */
+    cancelWaitMs?: number;
+  };
 }
 
 export interface RunCallOptions {
@@ -74,7 +83,11 @@ interface LiveRun {
   readonly threadId: string;
   abort(reason: unknown): void;
   readonly done: Promise<void>;
+  /** Its record exists, so the heartbeat renews its lease. */
+  recorded: boolean;
 }
+
+const DEFAULT_HEARTBEAT_MS = 5000;
 
 // Keys that would carry a trace id as data; a caller-sent one is dropped, never honoured.
 const TRACE_KEYS = new Set([TRACE_METADATA_KEY, "trace_id"]);
@@ -102,6 +115,11 @@ export class AntlerClient {
       }>
     | undefined;
   private readonly live = new Map<string, LiveRun>();
+  /** Names this client in the run records it owns; other instances on the database address it through them. */
+  readonly instanceId = randomUUID();
+  private readonly leases: { heartbeatMs: number; leaseMs: number; cancelWaitMs: number };
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
   private readonly agents = new Map<string, Promise<ReactAgent>>();
   private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
 
@@ -110,13 +128,23 @@ export class AntlerClient {
     this.defaultUser = assertSafeId("user", options.userId ?? DEFAULT_USER_ID);
     this.ownsKernel = options.ownsKernel ?? false;
     this.givenCheckpointer = options.checkpointer;
+    this.leases = resolveLeaseTimings(options.runLeases);
   }
 
   /** Boots and starts a kernel from config (file, text or object) and wraps it; `close()` closes both. */
-  static async create(options: CreateKernelOptions & { userId?: string; checkpointer?: BaseCheckpointSaver } = {}): Promise<AntlerClient> {
+  static async create(
+    options: CreateKernelOptions & Pick<AntlerClientOptions, "userId" | "checkpointer" | "runLeases"> = {},
+  ): Promise<AntlerClient> {
+    const leases = resolveLeaseTimings(options.runLeases);
     const kernel = await createKernel(options);
     await kernel.start();
-    return new AntlerClient({ kernel, ownsKernel: true, userId: options.userId, checkpointer: options.checkpointer });
+    return new AntlerClient({
+      kernel,
+      ownsKernel: true,
+      userId: options.userId,
+      checkpointer: options.checkpointer,
+      runLeases: leases,
+    });
   }
 
   private openStorage() {
@@ -179,14 +207,16 @@ export class AntlerClient {
     let iterator: AsyncIterator<unknown> | undefined;
     let recorded = false;
     let settle: () => void = () => {};
-    this.live.set(runId, {
+    const live: LiveRun = {
       userId,
       threadId,
       abort: (reason) => run.abort(reason),
       done: new Promise<void>((resolve) => {
         settle = resolve;
       }),
-    });
+      recorded: false,
+    };
+    this.live.set(runId, live);
     try {
       const principal = options.principal ?? { kind: "user" as const, userId };
       const { context } = sanitizeRunContext(options.context, {
@@ -200,8 +230,18 @@ export class AntlerClient {
       for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) metadata[key] = value;
       metadata[TRACE_METADATA_KEY] = traceId;
       await threads.touch(userId, threadId);
-      await runs.create({ runId, threadId, userId, traceId, model: modelName, kwargs: { input: message, context, metadata } });
+      await runs.create({
+        runId,
+        threadId,
+        userId,
+        traceId,
+        model: modelName,
+        kwargs: { input: message, context, metadata },
+        owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
+      });
       recorded = true;
+      live.recorded = true;
+      this.startHeartbeat();
       const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
@@ -254,6 +294,8 @@ export class AntlerClient {
       }
       try {
         if (recorded) {
+          // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
+          live.recorded = false;
           const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
           await runs.finish(runId, outcome, outcome === "error" ? error : null).catch((err: unknown) => {
             this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
@@ -262,6 +304,7 @@ export class AntlerClient {
         await run.end(outcome, failure);
       } finally {
         this.live.delete(runId);
+        if (this.live.size === 0) this.stopHeartbeat();
         settle();
       }
     }
@@ -343,52 +386,59 @@ export class AntlerClient {
     return runs.list(userId, threadId, options);
   }
 
-  /** One run record of the user's thread, or RUN_NOT_FOUND. */
+  /**
+   * One run record of the user's thread, or RUN_NOT_FOUND. A run whose process stopped renewing its lease is
+   * reported (and recorded) as an error, never as running.
+   */
   async getRun(threadId: string, runId: string, options: { userId?: string } = {}): Promise<RunRecord> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { runs } = await this.openStorage();
-    const record = await runs.get(userId, runId);
-    if (!record || record.thread_id !== threadId) {
-      throw new AntlerError(ErrorCodes.RUN_NOT_FOUND, `run ${JSON.stringify(runId)} not found in thread ${JSON.stringify(threadId)}`, {
-        hint: "List the thread's runs (GET /api/threads/{id}/runs) to see their ids.",
-      });
-    }
-    return record;
+    return requireRun(await runs.get(userId, runId), threadId, runId);
   }
 
   /**
-   * Cancels a live run through its AbortSignal and waits for it to wind down. A run that already ended is a
-   * STATE_CONFLICT naming its status; a run live in another process cannot be reached from here.
+   * Cancels a running run and returns its status. A run live in this client is aborted through its
+   * AbortSignal. A run held by another instance on the same database gets a cancel request in its record,
+   * which its owner reads at its next heartbeat; this waits up to `runLeases.cancelWaitMs` for the record to
+   * end and answers `running` when it has not yet (the request stays, and the owner still honours it). A run
+   * whose owner died (lease expired) is finished as cancelled here. A run that already ended is a
+   * STATE_CONFLICT naming its status.
    */
   async cancelRun(
     threadId: string,
     runId: string,
     options: { userId?: string } = {},
   ): Promise<{ run_id: string; thread_id: string; status: RunStatus }> {
-    const record = await this.getRun(threadId, runId, options);
-    const live = this.live.get(runId);
-    if (!live || live.userId !== record.user_id) {
-      throw new AntlerError(
-        ErrorCodes.STATE_CONFLICT,
-        record.status === "running"
-          ? `run ${runId} is not running in this process`
-          : `run ${runId} already ended with status ${record.status}`,
-        {
-          hint:
-            record.status === "running"
-              ? "Send the cancel to the server instance that started the run."
-              : "Only running runs can be cancelled.",
-          details: { status: record.status },
-        },
-      );
-    }
-    live.abort("cancelled by request");
-    // A stream winds down on its consumer's next pull; one that nobody is reading still counts as cancelled
-    // now (the record is the truth, and its own finish later is a no-op).
-    await settledWithin(live.done, 1000);
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { runs } = await this.openStorage();
-    await runs.finish(runId, "cancelled");
-    return { run_id: runId, thread_id: threadId, status: (await this.getRun(threadId, runId, options)).status };
+    // Read without the orphan sweep: cancelling an orphan ends it cancelled, not as an error.
+    const record = requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId);
+    const answer = (status: RunStatus) => ({ run_id: runId, thread_id: threadId, status });
+    const live = this.live.get(runId);
+    if (live && live.userId === record.user_id) {
+      live.abort("cancelled by request");
+      // A stream winds down on its consumer's next pull; one that nobody is reading still counts as cancelled
+      // now (the record is the truth, and its own finish later is a no-op).
+      await settledWithin(live.done, 1000);
+      await runs.finish(runId, "cancelled");
+      return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
+    }
+    if (record.status !== "running") throw alreadyEnded(runId, record.status);
+    if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
+    if (!(await runs.requestCancel(runId))) {
+      // It ended between the read and the request.
+      return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
+    }
+    const deadline = Date.now() + this.leases.cancelWaitMs;
+    const pollMs = Math.min(250, Math.max(10, Math.floor(this.leases.heartbeatMs / 5)));
+    for (;;) {
+      const current = requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId);
+      if (current.status !== "running") return answer(current.status);
+      // The owner may die while we wait; then nobody else will honour the request.
+      if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
+      if (Date.now() >= deadline) return answer("running");
+      await delay(pollMs);
+    }
   }
 
   /** Runs live in this client right now. */
@@ -506,13 +556,110 @@ export class AntlerClient {
 
   async close(): Promise<void> {
     await this.cancelAll("client closed");
+    this.stopHeartbeat();
+    await this.beating;
     this.agents.clear();
     const storage = await this.storage?.catch(() => undefined);
+    // Runs still winding down (a stream nobody pulls) were aborted above: record them as cancelled now rather
+    // than leave them to be swept as orphans once their lease runs out.
+    for (const [runId, live] of this.live) {
+      if (live.recorded) await storage?.runs.finish(runId, "cancelled").catch(() => undefined);
+    }
     this.storage = undefined;
     await storage?.checkpointer?.close();
     await storage?.database.close();
     if (this.ownsKernel) await this.kernel.close();
   }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      // A slow database must not stack rounds; the next tick tries again.
+      this.beating ??= this.beat().finally(() => {
+        this.beating = undefined;
+      });
+    }, this.leases.heartbeatMs);
+    // Background upkeep only: it never keeps the process alive.
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  /**
+   * One heartbeat round: renew the leases of this client's recorded live runs, abort those another instance
+   * asked to cancel (they end "cancelled" through the normal path) or that are no longer running in the record,
+   * and finish any other instance's runs whose lease has expired.
+   */
+  private async beat(): Promise<void> {
+    const storage = await this.storage?.catch(() => undefined);
+    if (!storage) return;
+    const ids = [...this.live].filter(([, live]) => live.recorded).map(([id]) => id);
+    const log = this.kernel.logger;
+    try {
+      const { cancelRequested, ended } = await storage.runs.renewLeases(this.instanceId, ids, this.leases.leaseMs);
+      // Only runs still live and recorded: one that is finishing on its own may have ended since the round began.
+      const held = (runId: string) => (this.live.get(runId)?.recorded ? this.live.get(runId) : undefined);
+      for (const runId of cancelRequested) held(runId)?.abort("cancelled by request (sent to another instance)");
+      for (const { run_id, status } of ended) {
+        const live = held(run_id);
+        if (!live) continue;
+        // Swept while this process was too slow to renew (a long pause), or its thread was deleted elsewhere:
+        // nothing the run does now would be recorded.
+        log.warn({ run_id, status, instance_id: this.instanceId }, "a live run is no longer running in its record; stopping it");
+        live.abort(`the run record ended elsewhere (${status})`);
+      }
+      const swept = await storage.runs.sweepExpired();
+      if (swept.length > 0) {
+        log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished runs whose process stopped renewing their lease");
+      }
+    } catch (err) {
+      log.warn({ err, instance_id: this.instanceId }, "run lease heartbeat failed; retrying at the next beat");
+    }
+  }
+}
+
+function resolveLeaseTimings(input: AntlerClientOptions["runLeases"] = {}): { heartbeatMs: number; leaseMs: number; cancelWaitMs: number } {
+  const heartbeatMs = input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const leaseMs = input.leaseMs ?? heartbeatMs * 3;
+  const cancelWaitMs = input.cancelWaitMs ?? heartbeatMs + 2000;
+  for (const [key, value] of Object.entries({ heartbeatMs, leaseMs, cancelWaitMs })) {
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `runLeases.${key} must be a positive number of milliseconds, got ${value}`, {
+        where: `runLeases.${key}`,
+        hint: "Leave it out for the default.",
+      });
+    }
+  }
+  if (leaseMs <= heartbeatMs) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `runLeases.leaseMs (${leaseMs}) must be longer than heartbeatMs (${heartbeatMs})`, {
+      where: "runLeases.leaseMs",
+      hint: "Use about three heartbeats, so one late beat does not make a live run look orphaned.",
+    });
+  }
+  return { heartbeatMs, leaseMs, cancelWaitMs };
+}
+
+function requireRun(record: RunRecord | null, threadId: string, runId: string): RunRecord {
+  if (!record || record.thread_id !== threadId) {
+    throw new AntlerError(ErrorCodes.RUN_NOT_FOUND, `run ${JSON.stringify(runId)} not found in thread ${JSON.stringify(threadId)}`, {
+      hint: "List the thread's runs (GET /api/threads/{id}/runs) to see their ids.",
+    });
+  }
+  return record;
+}
+
+function alreadyEnded(runId: string, status: RunStatus): AntlerError {
+  return new AntlerError(ErrorCodes.STATE_CONFLICT, `run ${runId} already ended with status ${status}`, {
+    hint: "Only running runs can be cancelled.",
+    details: { status },
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {

@@ -200,9 +200,12 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.get("/api/threads/:id/runs/:run", async (c) =>
     c.json(await client.getRun(c.req.param("id"), c.req.param("run"), { userId: user(c) })),
   );
-  app.post("/api/threads/:id/runs/:run/cancel", async (c) =>
-    c.json(await client.cancelRun(c.req.param("id"), c.req.param("run"), { userId: user(c) })),
-  );
+  app.post("/api/threads/:id/runs/:run/cancel", async (c) => {
+    const result = await client.cancelRun(c.req.param("id"), c.req.param("run"), { userId: user(c) });
+    // Still running: another instance holds the run and has not stopped it within the wait. The request is
+    // recorded and its owner honours it at its next heartbeat, so this is accepted, not done.
+    return c.json(result, result.status === "running" ? 202 : 200);
+  });
 
   // ------------------------------------------------------------------ files
   const { max_files: maxFiles, max_file_bytes: maxFileBytes } = client.kernel.config.uploads;
