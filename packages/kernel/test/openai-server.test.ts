@@ -147,7 +147,8 @@ describe("startOpenAICompatibleServer", () => {
     while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
     const started = performance.now();
     await server.close();
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Well short of the 30 s delay, with room for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(await inFlight).toBe("cut off");
     await expect(fetch(`${server.url}/models`)).rejects.toThrow();
   });

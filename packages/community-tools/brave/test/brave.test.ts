@@ -219,9 +219,10 @@ describe("Brave provider against a loopback Brave API", () => {
   });
 
   it("stops waiting when the call's signal aborts", async () => {
-    brave.queue({ status: 200, body: braveWebSearchBody("q"), delayMs: 5000 });
+    brave.queue({ status: 200, body: braveWebSearchBody("q"), delayMs: 30_000 });
     const started = Date.now();
     await expect(provider().search!("q", { maxResults: 1 }, callContext(AbortSignal.timeout(100)))).rejects.toThrow(/abort|timeout/i);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Well short of the 30 s the answer is held back, with room for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

@@ -281,10 +281,25 @@ describeWithChromium("@antler/tools-browser against real Chromium", (executableP
       return validatePublicHttpUrl(url, options);
     };
     const m = manager({ allow_private_addresses: false }, checkUrl);
+    const blocked = [
+      `image ${internal.origin}/secret.png: host 127.0.0.1 is a loopback address`,
+      `${internal.origin}/secret.png?via=redirect: redirect from ${realSite.origin}/hop:`,
+      `${internal.origin}/secret.png?via=redirect: redirect from ${realSite.origin}/hop?second=1:`,
+      `document ${internal.origin}/frame`,
+      `${internal.origin}/api`,
+      `websocket ws://127.0.0.1:${internal.port}/ws`,
+    ];
     const snap = await m.withSession(thread("sub"), async (session) => {
       await session.navigate(`${realSite.origin}/page`);
-      await session.page.waitForTimeout(500);
-      return session.snapshot();
+      // The page's scripts and sub-requests go on after the navigation; poll until they have all been seen
+      // (a loaded machine can take a while), then check them one by one below.
+      const deadline = Date.now() + 20_000;
+      let snapshot = await session.snapshot();
+      while (!blocked.every((b) => snapshot.includes(b)) && Date.now() < deadline) {
+        await session.page.waitForTimeout(100);
+        snapshot = await session.snapshot();
+      }
+      return snapshot;
     });
     expect(snap).toContain("Public page");
     expect(realSite.hits.map((h) => h.path)).toEqual(expect.arrayContaining(["/page", "/ok.png", "/hop"]));

@@ -73,7 +73,7 @@ export function processesWithMarker(marker: string): number[] {
 }
 
 /** Polls until `fn` is true or the time is up. */
-export async function eventually(fn: () => boolean, timeoutMs = 5_000): Promise<boolean> {
+export async function eventually(fn: () => boolean, timeoutMs = 20_000): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (fn()) return true;

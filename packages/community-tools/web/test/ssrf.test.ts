@@ -192,7 +192,7 @@ describe("createGuardedFetch: redirects re-checked on every hop", () => {
         case "/loop":
           return { status: 302, headers: { location: "/loop" } };
         case "/slow":
-          return { status: 200, body: "late", delayMs: 3000 };
+          return { status: 200, body: "late", delayMs: 30_000 };
         case "/secret":
           return { status: 200, body: "internal secret" };
         default:
@@ -248,7 +248,8 @@ describe("createGuardedFetch: redirects re-checked on every hop", () => {
     const started = Date.now();
     const err = await createGuardedFetch({ allowPrivateAddresses: true, timeoutMs: 300 })(`${server.url}/slow`).catch((e: unknown) => e);
     expect((err as Error).name).toBe("TimeoutError");
-    expect(Date.now() - started).toBeLessThan(2500);
+    // Well short of the 30 s the answer is held back, with room for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("drops credentials when a redirect leaves the origin", async () => {

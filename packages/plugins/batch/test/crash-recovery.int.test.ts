@@ -45,7 +45,9 @@ describeWithPostgres("crash recovery across worker processes", (url) => {
         schema: schema.name,
         concurrency: 4,
         sleepMs: 60,
-        leaseSeconds: 2,
+        // Heartbeats every 0.5 s; a 5 s lease lets a worker stall for seconds on a loaded machine before the other
+        // may take its items over (a takeover of a live worker's item would run it twice at once).
+        leaseSeconds: 5,
         heartbeatSeconds: 0.5,
         executionsFile,
       });

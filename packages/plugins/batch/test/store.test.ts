@@ -142,9 +142,10 @@ describe("BatchStore on SQLite", () => {
   it("keeps a lease alive by heartbeat and drops cancelled items from it", async () => {
     const batch = await store.createBatch("alice", submission(2), { traceId: "t1" });
     const claimed = await store.claim({ workerId: "A", limit: 2, leaseMs: 100, maxAttempts: 3 });
-    await sleep(60);
-    expect((await store.heartbeat("A", 100)).size).toBe(2);
-    await sleep(60);
+    // The renewal is long, so a slow machine cannot let it run out before B looks; the wait below only has to
+    // outlast the original 100 ms lease, and a slow machine only makes it longer.
+    expect((await store.heartbeat("A", 60_000)).size).toBe(2);
+    await sleep(150);
     // Past the original expiry, but the heartbeat renewed it.
     expect(await store.claim({ workerId: "B", limit: 2, leaseMs: 100, maxAttempts: 3 })).toEqual([]);
     const { cancelledItems } = await store.cancel("alice", batch.id);

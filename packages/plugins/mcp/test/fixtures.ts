@@ -38,29 +38,29 @@ export async function freePort(): Promise<number> {
 
 /** Starts server-everything in streamable HTTP mode and resolves once it listens. */
 export async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`server-everything did not listen: ${out}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      out += String(chunk);
-      if (out.includes("listening on port")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stderr?.on("data", onData);
-    child.stdout?.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server-everything exited with ${code}: ${out}`));
+  return startEverythingOnFreePort("streamableHttp", "listening on port", "/mcp");
+}
+
+/**
+ * server-everything listens on the port in $PORT and cannot be told to take any free one (port 0). A free port
+ * found here can still be taken by another process before the server binds it, so a start that fails with
+ * EADDRINUSE is retried on a fresh port.
+ */
+async function startEverythingOnFreePort(mode: string, needle: string, path: string): Promise<{ url: string; child: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [EVERYTHING, mode], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "pipe", "pipe"],
     });
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
+    try {
+      await waitForOutput(child, needle);
+      return { url: `http://127.0.0.1:${port}${path}`, child };
+    } catch (err) {
+      await stopProcess(child);
+      if (attempt >= 5 || !/EADDRINUSE|already in use/.test(String(err))) throw err;
+    }
+  }
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {
@@ -87,19 +87,13 @@ export const META_ECHO_SERVER = fileURLToPath(new URL("./fixtures/meta-echo-serv
 
 /** Starts server-everything in legacy SSE mode (GET /sse, POST /message) and resolves once it listens. */
 export async function startEverythingSse(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, "sse"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  await waitForOutput(child, "running on port");
-  return { url: `http://127.0.0.1:${port}/sse`, child };
+  return startEverythingOnFreePort("sse", "running on port", "/sse");
 }
 
 async function waitForOutput(child: ChildProcess, needle: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     let out = "";
-    const timer = setTimeout(() => reject(new Error(`server-everything did not listen: ${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`server-everything did not listen in 30 s: ${out}`)), 30_000);
     const onData = (chunk: Buffer) => {
       out += String(chunk);
       if (out.includes(needle)) {
@@ -109,7 +103,8 @@ async function waitForOutput(child: ChildProcess, needle: string): Promise<void>
     };
     child.stderr?.on("data", onData);
     child.stdout?.on("data", onData);
-    child.once("exit", (code) => {
+    // "close" rather than "exit": it comes after the output is read, so the error names the cause (e.g. EADDRINUSE).
+    child.once("close", (code) => {
       clearTimeout(timer);
       reject(new Error(`server-everything exited with ${code}: ${out}`));
     });

@@ -174,7 +174,9 @@ describe("@antler/plugin-mcp with server-everything", () => {
     const pids = livePids(catalog, "everything");
     expect(pids).toHaveLength(1);
     await kernel.close();
-    await new Promise((r) => setTimeout(r, 200));
+    // A stopped child lingers until it is reaped; give a loaded machine time for that.
+    const deadline = Date.now() + 20_000;
+    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 });

@@ -113,12 +113,15 @@ describe("OAuth for HTTP MCP servers", () => {
   });
 
   it("refresh_token: refreshes shortly before expires_in runs out, using the rotated refresh token", async () => {
-    tokens.expiresIn = 1;
+    // A 4 s token is refreshed 0.4 s (a tenth of its lifetime) before it runs out, so each echo below has 3.6 s
+    // to finish on one token even on a loaded machine.
+    tokens.expiresIn = 4;
     const oauth = { grant: "refresh_token", token_url: tokens.url, client_id: "antler", refresh_token: "initial-refresh" };
     const { kernel } = await kernelWith({ oauth });
     expect(await echo(kernel, "first")).toBe("Echo: first");
     expect(tokens.bodies).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1100));
+    // Past the refresh point of the first token (it was requested before the first echo ended).
+    await new Promise((r) => setTimeout(r, 3_700));
     // The old token is no longer accepted by the proxy once a new one is issued: the call only works with the new one.
     expect(await echo(kernel, "second")).toBe("Echo: second");
     expect(tokens.bodies.map((b) => [b.get("grant_type"), b.get("refresh_token")])).toEqual([

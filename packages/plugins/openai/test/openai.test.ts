@@ -178,12 +178,13 @@ describe("@antler/plugin-openai", () => {
   });
 
   it("applies timeout_seconds to the HTTP call", async () => {
-    const s = await server({ script: [{ text: "slow", delayMs: 5_000 }] });
+    const s = await server({ script: [{ text: "slow", delayMs: 30_000 }] });
     const model = await modelFor(s, { timeout_seconds: 0.2 });
     const started = performance.now();
     const error = await model.invoke("hi").catch((e: unknown) => e);
     expect(isAntlerError(error, ErrorCodes.MODEL_CALL_FAILED)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(3_000);
+    // Well short of the 30 s the answer is held back, with room for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it("passes options through as extra ChatOpenAI fields, and sampling settings from the entry", async () => {

@@ -196,7 +196,8 @@ describe("the poller under the gateway", () => {
       const response = await fetch(`${server.url}/api/scheduled-tasks`, {
         method: "POST",
         headers: { authorization: `Bearer ${ALICE}`, "content-type": "application/json" },
-        body: JSON.stringify({ prompt: "fire soon", at: new Date(Date.now() + 300).toISOString() }),
+        // Far enough ahead to still be in the future when a loaded machine gets round to checking it.
+        body: JSON.stringify({ prompt: "fire soon", at: new Date(Date.now() + 2_000).toISOString() }),
       });
       expect(response.status).toBe(201);
       return (await response.json()) as ScheduledTaskView;
@@ -220,18 +221,19 @@ describe("the poller under the gateway", () => {
     const gw = await serve({ poll_interval_seconds: 0.1 });
     try {
       const task = await gw.add();
-      await waitFor(async () => (await gw.runs(task.id)).some((r) => r.status === "succeeded"), 10_000);
+      await waitFor(async () => (await gw.runs(task.id)).some((r) => r.status === "succeeded"), 30_000, "the task to run");
       expect((await gw.runs(task.id)).filter((r) => r.status === "succeeded")).toHaveLength(1);
     } finally {
       await gw.close();
     }
-  });
+  }, 60_000);
 
   it("leaves polling to `antler scheduler run` when run_in_gateway is false", async () => {
     const gw = await serve({ poll_interval_seconds: 0.1, run_in_gateway: false });
     try {
       const task = await gw.add();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Past the task's time (2 s ahead) plus many poll intervals: a poller in the gateway would have fired it.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(await gw.runs(task.id)).toEqual([]);
     } finally {
       await gw.close();

@@ -123,7 +123,8 @@ function scenarios(label: string, storageFor: () => Promise<{ storage: Storage; 
       await startInstance({ ...common, instanceId: "instance-b" }),
     ];
 
-    const at = new Date(Date.now() + 1500).toISOString();
+    // Far enough ahead that all four adds still see a future time on a loaded machine.
+    const at = new Date(Date.now() + 3_000).toISOString();
     const tasks = [];
     for (let i = 0; i < 4; i++) tasks.push(await admin.add("alice", { prompt: `scheduled job ${i}`, at }));
     const runs = await Promise.all(tasks.map((t) => finished(admin, t.id)));
@@ -167,7 +168,7 @@ function scenarios(label: string, storageFor: () => Promise<{ storage: Storage; 
     writeFileSync(record, "");
     const scheduler = { poll_interval_seconds: 0.1, lease_seconds: 1.5 };
     const doomed = await startInstance({ baseDir: dir.path, storage, record, instanceId: "doomed", delayMs: 120_000, scheduler });
-    const task = await admin.add("alice", { prompt: "survive a crash", at: new Date(Date.now() + 800).toISOString() });
+    const task = await admin.add("alice", { prompt: "survive a crash", at: new Date(Date.now() + 2_000).toISOString() });
     await waitFor(async () => (await admin.get(null, task.id)).lease_owner === "doomed", 20_000, "the doomed instance to claim the task");
     await waitFor(
       () => records(record).some((l) => l.kind === "model" && l.instance === "doomed"),

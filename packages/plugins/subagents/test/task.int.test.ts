@@ -25,9 +25,21 @@ import subagentsPlugin, { type AcceptanceReport, type ToolReceipt } from "../src
 
 const WS = "/mnt/user-data/workspace";
 const cleanups: Array<() => Promise<void> | void> = [];
+/** Ends the waits of `stall` middlewares once a test is over, so none outlives it. */
+const stalls: AbortController[] = [];
 afterEach(async () => {
+  for (const stall of stalls.splice(0)) stall.abort();
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
+
+/** Polls `probe` until it holds; fails after `ms` (generous: a slow machine only costs time here). */
+async function until(probe: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!probe()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
 
 /** Records every run's start and end, subagent runs included. */
 function runRecorder() {
@@ -50,6 +62,9 @@ function runRecorder() {
  * abort, a middleware it does not): only the safety net can get a task past it.
  */
 function stallPlugin(ms: number): AntlerPlugin {
+  // The wait ignores the run's cancellation; only the end of the test cuts it short.
+  const stall = new AbortController();
+  stalls.push(stall);
   return definePlugin({
     name: "test-stall",
     version: "0.1.0",
@@ -59,7 +74,7 @@ function stallPlugin(ms: number): AntlerPlugin {
       ctx.middleware.add({
         name: "stall",
         async wrapToolCall(request, handler) {
-          if (request.toolCall.name === "stall") await sleep(ms);
+          if (request.toolCall.name === "stall") await sleep(ms, undefined, { signal: stall.signal }).catch(() => undefined);
           return handler(request);
         },
       });
@@ -385,7 +400,8 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
       for await (const event of t.client.stream("go", { threadId: "t4", signal: controller.signal })) {
         if (event.type === "custom" && event.data.type === "task_running") throw new Error("the subagent should not get to answer");
         if (event.type === "custom" && event.data.type === "task_started") {
-          await sleep(200);
+          // Stop once the subagent is inside its 20 s model call.
+          await until(() => (t.sub()?.callCount ?? 0) > 0, "the subagent's model call");
           abortedAt = performance.now();
           controller.abort("user pressed stop");
         }
@@ -393,10 +409,11 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
     })();
     await expect(consume).rejects.toThrow(/cancel/i);
     // Wait for the subagent's run to end (it is cancelled through its own signal, not abandoned).
-    for (let i = 0; i < 50 && t.runs.ended.length < 2; i++) await sleep(50);
+    await until(() => t.runs.ended.length >= 2, "the subagent's run to end");
     const subRun = t.runs.ended.find((e) => e.run.runId !== t.runs.started[0]?.runId);
     expect(subRun?.outcome).toBe("cancelled");
-    expect((subRun?.at ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(2000);
+    // Well before its 20 s model call would have ended, with room for a loaded machine.
+    expect((subRun?.at ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(10_000);
   });
 
   it("times out a subagent stuck in a tool, stops it, and carries the receipts so far into task_timed_out", async () => {
@@ -407,19 +424,21 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
         { toolCalls: [{ name: "stall", args: {} }] },
         { text: "finished late" },
       ],
-      plugins: [stallPlugin(4000)],
-      pluginConfig: { agents: { "general-purpose": { model: "sub", timeout_seconds: 0.6 } }, cancel_grace_seconds: 0.3 },
+      plugins: [stallPlugin(60_000)],
+      // Long enough for the write_file step to finish on a loaded machine before the timeout; the stall outlasts it.
+      pluginConfig: { agents: { "general-purpose": { model: "sub", timeout_seconds: 3 } }, cancel_grace_seconds: 0.3 },
     });
     const before = performance.now();
     const events = await collect(t.client.stream("go", { threadId: "t5" }));
-    expect(performance.now() - before).toBeLessThan(3000);
+    // Back long before the 60 s stall ends, with room for a loaded machine.
+    expect(performance.now() - before).toBeLessThan(30_000);
     const timedOut = customEvents(events, "task_timed_out")[0];
     expect(timedOut).toMatchObject({ task_id: "stuck", status: "timed_out" });
     expect(((timedOut?.receipts ?? []) as ToolReceipt[]).map((r) => `${r.id} ${r.tool}`)).toEqual(["r1 write_file"]);
     const result = toolResults(events).get("stuck");
     expect(result?.status).toBe("error");
     expect(result?.content).toMatch(/^Task timed out/);
-    expect(result?.additional_kwargs).toMatchObject({ subagent_status: "timed_out", subagent_error: "timed out after 0.6s" });
+    expect(result?.additional_kwargs).toMatchObject({ subagent_status: "timed_out", subagent_error: "timed out after 3s" });
   });
 
   it("returns a timed-out task after the grace period even when the subagent never gets going (safety net)", async () => {
@@ -450,7 +469,8 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
     });
     const before = performance.now();
     const events = await collect(t.client.stream("go", { threadId: "t7" }));
-    expect(performance.now() - before).toBeLessThan(2000);
+    // The model never answers: returning at all is the safety net; the bound leaves room for a loaded machine.
+    expect(performance.now() - before).toBeLessThan(20_000);
     expect(customEvents(events, "task_timed_out")[0]).toMatchObject({ task_id: "h", receipts: [] });
     expect(toolResults(events).get("h")?.additional_kwargs).toMatchObject({
       subagent_status: "timed_out",
@@ -459,7 +479,9 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
   });
 
   it("runs parallel task calls concurrently, but never more at once than runtime.max_running", async () => {
-    const peak = { now: 0, max: 0 };
+    // `target` is how many calls may overlap; each call holds its slot at least 400 ms, and until that many are in
+    // at once (at most 20 s), so a slow start of one subagent cannot hide the overlap.
+    const peak = { now: 0, max: 0, target: 1 };
     const probe = definePlugin({
       name: "test-busy",
       version: "0.1.0",
@@ -473,7 +495,8 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
             async run() {
               peak.now++;
               peak.max = Math.max(peak.max, peak.now);
-              await sleep(400);
+              const held = performance.now();
+              while ((performance.now() - held < 400 || peak.max < peak.target) && performance.now() - held < 20_000) await sleep(20);
               peak.now--;
               return "worked";
             },
@@ -490,6 +513,7 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
       [3, 3],
     ] as const) {
       peak.max = 0;
+      peak.target = expected;
       const t = await start({
         lead: [{ toolCalls: [task("a"), task("b"), task("c")] }, { text: "done" }],
         sub,

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { ErrorCodes, ensureTraceContext } from "@antler/kernel";
 import { afterEach, describe, expect, it } from "vitest";
 import aioSandboxPlugin, { type AioConfigInput, type AioSandboxProvider, createAioProvider, sandboxIdFor } from "../src/index.js";
@@ -18,6 +20,15 @@ async function setup(
 const creates = (s: FakeAioServer) => s.count("POST", /^\/api\/sandboxes$/);
 const deletes = (s: FakeAioServer) => s.count("DELETE", /^\/api\/sandboxes\//);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `probe` holds; fails after `ms` (generous: a slow machine only costs time here). */
+async function until(probe: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
 
 afterEach(async () => {
   await provider?.close();
@@ -87,7 +98,14 @@ describe("warm pool", () => {
     await provider.release(sandbox.id);
     await sleep(50);
     expect(provider.get(sandbox.id)).toBe(sandbox);
-    await sleep(400);
+    // The reaper deletes the container over HTTP; wait until the fake has finished deleting it (its folder is
+    // gone) rather than for a fixed time. An acquire of the same thread while that DELETE is still in flight
+    // would race it for the same sandbox id (the provider does not wait for a pending destroy).
+    const folder = join(server.root, sandboxIdFor("u1", "t1"));
+    await until(
+      () => provider.get(sandbox.id) === undefined && server.liveSandboxes().length === 0 && !existsSync(folder),
+      "the idle sandbox to be destroyed",
+    );
     expect(provider.get(sandbox.id)).toBeUndefined();
     expect(deletes(server)).toBe(1);
     expect(server.liveSandboxes()).toEqual([]);
