@@ -57,6 +57,8 @@ export class AioSandboxProvider implements SandboxProvider {
   readonly backend: SandboxBackend;
   private readonly options: AioProviderOptions;
   private readonly leases = new Map<string, Lease>();
+  /** Deletes under way, by sandbox id: a new sandbox with the same id waits for its predecessor to be gone. */
+  private readonly destroying = new Map<string, Promise<void>>();
   private readonly byId = new Map<string, Lease>();
   private readonly pending = new Map<string, Promise<AioSandbox>>();
   /** Bumped by reset/close so creations that finish afterwards are destroyed instead of leased. */
@@ -166,6 +168,9 @@ export class AioSandboxProvider implements SandboxProvider {
     const sandboxId = sandboxIdFor(userId, threadId);
     let instance: SandboxInstance | undefined;
     try {
+      // The id is fixed per (user, thread): a delete of the previous sandbox that is still under way (an idle
+      // reap just as the user returns) would otherwise remove the new one, or clash with it by name.
+      await this.destroying.get(sandboxId)?.catch(() => undefined);
       instance = await this.backend.create({ sandboxId, userId, threadId, signal });
       const client = new AioClient({
         baseUrl: instance.baseUrl,
@@ -243,7 +248,14 @@ export class AioSandboxProvider implements SandboxProvider {
     // Forget first: a sandbox being destroyed is no longer live for get() or acquire().
     if (this.leases.get(lease.key) === lease) this.leases.delete(lease.key);
     if (this.byId.get(lease.sandbox.id) === lease) this.byId.delete(lease.sandbox.id);
-    await this.backend.destroy(lease.instance);
+    const sandboxId = lease.instance.sandboxId;
+    const gone = this.backend.destroy(lease.instance);
+    this.destroying.set(sandboxId, gone);
+    try {
+      await gone;
+    } finally {
+      if (this.destroying.get(sandboxId) === gone) this.destroying.delete(sandboxId);
+    }
   }
 
   private warn(lease: Lease, error: unknown, msg: string): void {

@@ -72,6 +72,7 @@ export class FakeAioServer {
   private readonly options: FakeServerOptions;
   private port = 0;
   private rootSandbox: string | undefined;
+  private deleteGate: Promise<void> | undefined;
 
   private constructor(options: FakeServerOptions) {
     this.options = options;
@@ -104,6 +105,21 @@ export class FakeAioServer {
   /** Also serves this sandbox's API at the server root (`/v1/...`), like a container on its own port. */
   serveAtRoot(id: string): void {
     this.rootSandbox = id;
+  }
+
+  /**
+   * Holds every DELETE after it is received and before the sandbox goes, like a provisioner that takes a while
+   * to tear a container down; the returned function lets them through.
+   */
+  holdDeletes(): () => void {
+    let release: () => void = () => {};
+    this.deleteGate = new Promise<void>((resolve) => {
+      release = () => {
+        this.deleteGate = undefined;
+        resolve();
+      };
+    });
+    return release;
   }
 
   /** Live sandbox ids (created and not deleted). */
@@ -204,6 +220,7 @@ export class FakeAioServer {
       return;
     }
     if (method === "DELETE") {
+      await this.deleteGate;
       this.killAll(box);
       this.sandboxes.delete(id);
       await rm(join(this.root, id), { recursive: true, force: true });

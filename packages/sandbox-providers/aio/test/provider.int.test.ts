@@ -99,8 +99,7 @@ describe("warm pool", () => {
     await sleep(50);
     expect(provider.get(sandbox.id)).toBe(sandbox);
     // The reaper deletes the container over HTTP; wait until the fake has finished deleting it (its folder is
-    // gone) rather than for a fixed time. An acquire of the same thread while that DELETE is still in flight
-    // would race it for the same sandbox id (the provider does not wait for a pending destroy).
+    // gone) rather than for a fixed time.
     const folder = join(server.root, sandboxIdFor("u1", "t1"));
     await until(
       () => provider.get(sandbox.id) === undefined && server.liveSandboxes().length === 0 && !existsSync(folder),
@@ -113,6 +112,21 @@ describe("warm pool", () => {
     expect(fresh.id).toBe(sandbox.id);
     expect(fresh).not.toBe(sandbox);
     expect(creates(server)).toBe(2);
+  });
+
+  it("acquiring a thread again while its old sandbox is still being deleted gets a new sandbox that survives the delete", async () => {
+    const { server, provider } = await setup({ replicas: 0 });
+    const old = await provider.acquire("t1", { userId: "u1" });
+    const letDeletesThrough = server.holdDeletes();
+    const releasing = provider.release(old.id);
+    await until(() => deletes(server) === 1, "the DELETE to reach the provisioner");
+    const again = provider.acquire("t1", { userId: "u1" });
+    letDeletesThrough();
+    await releasing;
+    const fresh = await again;
+    expect(fresh).not.toBe(old);
+    expect(server.liveSandboxes()).toEqual([sandboxIdFor("u1", "t1")]);
+    expect((await fresh.executeCommand("echo alive")).stdout.trim()).toBe("alive");
   });
 
   it("an active sandbox is not reaped", async () => {
