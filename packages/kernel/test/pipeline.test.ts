@@ -334,6 +334,17 @@ describe("loop detection", () => {
     expect(second.stop_reason ?? null).toBeNull();
     expect(second.messages.at(-1)?.content).toBe("answer 1");
   });
+  it("clears a capped run's stop reason when the next turn starts", async () => {
+    const lookup = tool(() => "same", { name: "lookup", description: "looks up", schema: z.object({ q: z.string() }) });
+    let model = fakeModel();
+    for (let i = 0; i < 5; i++) model = model.respondWithTools([{ name: "lookup", args: { q: "x" }, id: `c${i}` }]);
+    model = model.respond(new AIMessage("gave up")).respond(new AIMessage("fresh answer"));
+    const { invoke } = runAgent([builtin("LoopDetection", loopDetectionMiddleware())], model, [lookup]);
+    expect((await invoke("first")).stop_reason).toBe("loop_capped");
+    const second = await invoke("second");
+    expect(second.stop_reason).toBeNull();
+    expect(second.messages.at(-1)?.content).toBe("fresh answer");
+  });
 });
 
 describe("dangling tool calls", () => {

@@ -1,8 +1,6 @@
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { z } from "zod";
 import type { MiddlewareSpec } from "../pipeline/types.js";
-import { turnNumber } from "./turn.js";
 
 export interface LoopDetectionOptions {
   /** Identical calls (same tool, same arguments) in one run before the model is warned. */
@@ -24,16 +22,51 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-const loopField = z.object({ turn: z.number(), history: z.array(z.string()), warning: z.string().nullable() }).optional();
-type LoopState = NonNullable<z.output<typeof loopField>>;
-
 const notice = (text: string) => new HumanMessage({ content: `<system_notice>${text}</system_notice>` });
+
+type Call = { name: string; args: unknown };
+
+/**
+ * The tool calls the model made in the current turn (everything after the last user message): their
+ * signatures, oldest first, and the calls of the latest assistant message.
+ */
+function turnCalls(messages: readonly BaseMessage[]): { history: string[]; latest: Call[] } {
+  let start = messages.length;
+  while (start > 0 && !HumanMessage.isInstance(messages[start - 1])) start--;
+  const history: string[] = [];
+  let latest: Call[] = [];
+  for (let i = start; i < messages.length; i++) {
+    const m = messages[i];
+    if (!AIMessage.isInstance(m)) continue;
+    latest = m.tool_calls ?? [];
+    for (const call of latest) history.push(signatureOf(call));
+  }
+  return { history, latest };
+}
+
+function signatureOf(call: Call): string {
+  return `${call.name}:${canonical(call.args)}`;
+}
+
+/** The most repeated of `calls`, counted over the last `window` signatures of `history` plus `calls` themselves. */
+function worstRepeat(history: readonly string[], calls: readonly Call[], window: number) {
+  const seen = [...history];
+  let worst = { name: "", count: 0 };
+  for (const call of calls) {
+    const signature = signatureOf(call);
+    seen.push(signature);
+    const count = seen.slice(-window).filter((s) => s === signature).length;
+    if (count > worst.count) worst = { name: call.name, count };
+  }
+  return worst;
+}
 
 /**
  * Stops an agent that keeps making the same tool call. Per turn: at `warnThreshold` identical calls the next
  * model request carries a warning; at `hardLimit` the repeated call is not run: the model is asked again,
- * without tools, for its final answer, and the run's `stop_reason` becomes `loop_capped`. Wrap-style: no graph
- * step is added.
+ * without tools, for its final answer, and the run's `stop_reason` becomes `loop_capped`. Wrap-style and
+ * stateless: the turn's calls are read from its messages (everything after the last user message), so no graph
+ * step and no state write is added.
  */
 export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): MiddlewareSpec {
   const warnAt = options.warnThreshold ?? 3;
@@ -41,27 +74,20 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
   const window = options.windowSize ?? 20;
   return {
     name: "LoopDetection",
-    state: { _loop: loopField },
     async wrapModelCall(request, handler) {
-      const turn = turnNumber(request.state.messages);
-      const saved = request.state._loop as LoopState | undefined;
-      const current: LoopState = saved?.turn === turn ? saved : { turn, history: [], warning: null };
-      // A new turn clears the previous run's stop reason.
-      const resetStop = saved?.turn !== turn && request.state.stop_reason ? { stop_reason: null } : {};
-      const result = await handler(current.warning ? { ...request, messages: [...request.messages, notice(current.warning)] } : request);
+      const { history, latest } = turnCalls(request.state.messages);
+      // The previous model call's repeats, if they reached the warning threshold, are pointed out now.
+      const previous = latest.length > 0 ? worstRepeat(history.slice(0, history.length - latest.length), latest, window) : undefined;
+      const warning =
+        previous && previous.count >= warnAt
+          ? `Warning: you have called ${previous.name} with the same arguments ${previous.count} times. Repeating it will not give a different result; change approach or answer. At ${hardAt} repeats tools are withdrawn.`
+          : null;
+      // The first model call of a turn clears the previous run's stop reason.
+      const resetStop = history.length === 0 && request.state.stop_reason ? { stop_reason: null } : undefined;
+      const result = await handler(warning ? { ...request, messages: [...request.messages, notice(warning)] } : request);
       if (!AIMessage.isInstance(result)) return result;
       const calls = result.tool_calls ?? [];
-      // Nothing to record: a final answer in a turn already tracked, with no warning to clear.
-      if (calls.length === 0 && saved?.turn === turn && !current.warning) return result;
-      const history = [...current.history];
-      let worst = { name: "", count: 0 };
-      for (const call of calls) {
-        const signature = `${call.name}:${canonical(call.args)}`;
-        history.push(signature);
-        const count = history.slice(-window).filter((s) => s === signature).length;
-        if (count > worst.count) worst = { name: call.name, count };
-      }
-      const next: LoopState = { turn, history: history.slice(-window), warning: null };
+      const worst = calls.length > 0 ? worstRepeat(history, calls, window) : { name: "", count: 0 };
       if (worst.count >= hardAt) {
         // Do not run the repeated call: ask once more, with tools withdrawn, for the final answer.
         const text = `You were about to call ${worst.name} with the same arguments for the ${worst.count}th time. Tools are withdrawn for the rest of this turn: give your final answer now from what you already have.`;
@@ -72,12 +98,9 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
               calls.map((c) => c.name),
             )
           : final;
-        return new Command({ update: { messages: [answer], _loop: next, stop_reason: "loop_capped" } });
+        return new Command({ update: { messages: [answer], stop_reason: "loop_capped" } });
       }
-      if (worst.count >= warnAt) {
-        next.warning = `Warning: you have called ${worst.name} with the same arguments ${worst.count} times. Repeating it will not give a different result; change approach or answer. At ${hardAt} repeats tools are withdrawn.`;
-      }
-      return new Command({ update: { _loop: next, ...resetStop } });
+      return resetStop ? new Command({ update: resetStop }) : result;
     },
   };
 }
