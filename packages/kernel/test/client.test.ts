@@ -128,6 +128,19 @@ describe("AntlerClient.stream", () => {
     expect(events.at(-1)).toMatchObject({ type: "end", data: { usage: { input_tokens: 7, output_tokens: 2, total_tokens: 9 } } });
   });
 
+  it("streams only this run's messages: an earlier turn's tool calls and text are never sent again", async () => {
+    const { c } = await client([
+      { id: "a1", toolCalls: [{ id: "call-1", name: "get_weather", args: { city: "Oslo" } }] },
+      { id: "a2", text: "Oslo is clear." },
+      { id: "a3", text: "Still clear." },
+    ]);
+    await collect(c.stream("weather?", { threadId: "h" }));
+    const events = await collect(c.stream("and now?", { threadId: "h" }));
+    const sent = events.filter((e) => e.type === "messages-tuple").map((e) => e.data as { id: string; content: string });
+    expect(sent.map((d) => d.id)).toEqual(["a3", "a3"]);
+    expect(sent.map((d) => d.content).join("")).toBe("Still clear.");
+  });
+
   it("keeps a caller's trace id and replaces a forged one in the context", async () => {
     const { c } = await client([{ id: "a1", text: "ok" }]);
     const events = await collect(

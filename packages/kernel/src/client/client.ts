@@ -245,16 +245,11 @@ export class AntlerClient {
       const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
-      const before = await (agent as unknown as { getState(c: unknown): Promise<{ values: unknown }> })
-        .getState({ configurable })
-        .catch(() => undefined);
-      const existing = ((before?.values as { messages?: Array<{ id?: string }> } | undefined)?.messages ?? [])
-        .map((m) => m.id)
-        .filter((id): id is string => !!id);
-      const translator = new StreamTranslator(existing);
+      const input = new HumanMessage({ content: message, id: randomUUID() });
+      const translator = new StreamTranslator({ inputMessageId: input.id as string });
       const stream = await bind(() =>
         agent.stream(
-          { messages: [new HumanMessage(message)] } as never,
+          { messages: [input] } as never,
           {
             configurable,
             context,

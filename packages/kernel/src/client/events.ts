@@ -116,11 +116,18 @@ export class StreamTranslator {
   private readonly emittedToolResults = new Set<string>();
   private readonly streamedText = new Map<string, string>();
   private readonly usageById = new Map<string, Usage>();
-  private readonly preexisting: Set<string>;
+  private readonly preexisting = new Set<string>();
   private lastValues: ValuesEvent["data"] | undefined;
+  /** Set until the first values event has told the thread's earlier messages apart from this run's. */
+  private inputMessageId: string | undefined;
 
-  constructor(existingMessageIds: Iterable<string> = []) {
-    this.preexisting = new Set(existingMessageIds);
+  /**
+   * `inputMessageId` is the id of the message that starts this run. The stream's first values event is the
+   * thread's state with that message appended, so everything before it is history and never re-emitted; this
+   * costs no extra checkpoint read before the run.
+   */
+  constructor(options: { inputMessageId: string }) {
+    this.inputMessageId = options.inputMessageId;
   }
 
   translate(mode: string, data: unknown): StreamEvent[] {
@@ -155,6 +162,11 @@ export class StreamTranslator {
 
   private fromValues(state: Record<string, unknown>): StreamEvent[] {
     const messages = (state.messages as BaseMessage[] | undefined) ?? [];
+    if (this.inputMessageId !== undefined) {
+      const at = messages.findIndex((m) => m.id === this.inputMessageId);
+      for (const m of at === -1 ? messages : messages.slice(0, at)) if (m.id) this.preexisting.add(m.id);
+      this.inputMessageId = undefined;
+    }
     const out: StreamEvent[] = [];
     for (const m of messages) {
       if (m.id && this.preexisting.has(m.id)) continue;
