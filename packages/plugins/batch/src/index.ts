@@ -1,4 +1,5 @@
 import { definePlugin } from "@antler/kernel";
+import { provideGatewayRoutes } from "@antler/plugin-gateway";
 import { batchCommands } from "./cli.js";
 import { batchPluginConfigSchema, PLUGIN_NAME, PLUGIN_VERSION } from "./config.js";
 import { BATCH_SERVICE, BatchService } from "./service.js";
@@ -86,6 +87,19 @@ export default definePlugin({
       },
       { stage: "last" },
     );
+    // A serving process (`antler serve`) picks up pending batches right away, including those a previous process
+    // left behind, instead of waiting for the next batch tool call.
+    provideGatewayRoutes(ctx, {
+      routes: [],
+      onServe: async (client) => {
+        await client.kernel.scope
+          .resolve(BATCH_SERVICE)
+          .startEmbeddedWorker()
+          .catch((error: unknown) =>
+            ctx.logger.error({ err: error }, "starting the embedded batch worker failed; batches wait for `antler worker`"),
+          );
+      },
+    });
     // Before the subagents plugin stops its admission runtime (stop hooks run in reverse order).
     ctx.hooks.stop.tap(() => service?.close());
     for (const command of batchCommands()) ctx.commands.add(command);

@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { type CliIO, ErrorCodes, type Kernel } from "@antler/kernel";
+import { AntlerClient, type CliIO, ErrorCodes, type Kernel } from "@antler/kernel";
 import { createTestKernel } from "@antler/kernel/testing";
+import { startGateway } from "@antler/plugin-gateway";
 import subagentsPlugin from "@antler/plugin-subagents";
 import { afterEach, describe, expect, it } from "vitest";
 import batchPlugin, { BATCH_SERVICE, BatchErrorCodes, type BatchPluginConfigInput, type BatchStatus } from "../src/index.js";
@@ -197,5 +198,33 @@ describe("@antler/plugin-batch", () => {
     expect(out).toContain(`[${"█".repeat(30)}] 100% 20/20 done`);
     // Redrawn in place: one line of bar output, then the final summary line.
     expect(out.trim().split("\n")).toHaveLength(2);
+  });
+});
+
+describe("@antler/plugin-batch under antler serve", () => {
+  it("a serving gateway runs the batches a previous process left pending, with no batch tool call", async () => {
+    const first = await bootKernel();
+    const service = first.kernel.scope.resolve(BATCH_SERVICE);
+    // Submitted without starting a worker, then the process goes away with every item still pending.
+    const batch = await (await service.client("alice")).submit({ title: "left over", subagent_type: "general-purpose", items: items(6) });
+    await first.kernel.close();
+    kernels.splice(kernels.indexOf(first.kernel), 1);
+
+    const kernel = await createTestKernel({
+      plugins: [
+        subagentsPlugin,
+        { plugin: stubRunnerPlugin, config: { sleep_ms: 5 } },
+        { plugin: batchPlugin, config: { worker: { poll_ms: 20 } } },
+      ],
+      cwd: first.cwd,
+    });
+    kernels.push(kernel);
+    const gateway = await startGateway({ client: new AntlerClient({ kernel }), config: { port: 0 }, shutdownGraceMs: 500 });
+    try {
+      const status = await waitForState(kernel, batch.id);
+      expect(status.counts.completed).toBe(6);
+    } finally {
+      await gateway.close();
+    }
   });
 });
