@@ -58,6 +58,24 @@ export const gatewayConfigSchema = z.strictObject({
     .default(1024 * 1024),
   /** Seconds between SSE keep-alive comments while a run is quiet. */
   sse_keepalive_seconds: z.number().positive().default(15),
+  /**
+   * How instances on one database vouch for their runs. Give every instance the same values: a cancel sent to
+   * one instance waits `cancel_wait_seconds` for the owner, which reads it at its next heartbeat.
+   */
+  runs: z
+    .strictObject({
+      /** How often an instance renews its live runs' leases and reads cancel requests. */
+      heartbeat_seconds: z.number().positive().max(300).default(5),
+      /** A run whose lease is this old counts as orphaned (its process died); default 3 heartbeats. */
+      lease_seconds: z.number().positive().max(3600).optional(),
+      /** How long a cancel for another instance's run waits before answering 202; default heartbeat + 2 s. */
+      cancel_wait_seconds: z.number().positive().max(300).optional(),
+    })
+    .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
+      message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",
+      path: ["lease_seconds"],
+    })
+    .default({ heartbeat_seconds: 5 }),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

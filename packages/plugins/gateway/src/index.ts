@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import { AntlerClient, AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
-import { gatewayConfigSchema } from "./config.js";
+import { AntlerClient, type AntlerClientOptions, AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
+import { type GatewayConfig, gatewayConfigSchema } from "./config.js";
 import { startGateway } from "./server.js";
 
 export { createGatewayApp, type GatewayAppOptions, type GatewayEnv } from "./app.js";
@@ -95,7 +95,7 @@ export default definePlugin({
           });
         }
         const shutdown = nextShutdownSignal();
-        const client = new AntlerClient({ kernel: io.kernel });
+        const client = new AntlerClient({ kernel: io.kernel, runLeases: runLeasesOf(config) });
         try {
           const gateway = await startGateway({ client, config, ...flags, logger });
           logger.info({ url: gateway.url }, "gateway listening");
@@ -112,3 +112,13 @@ export default definePlugin({
     });
   },
 });
+
+/** `runs:` of the gateway config as the client's lease timings. */
+export function runLeasesOf(config: GatewayConfig): NonNullable<AntlerClientOptions["runLeases"]> {
+  const { heartbeat_seconds, lease_seconds, cancel_wait_seconds } = config.runs;
+  return {
+    heartbeatMs: heartbeat_seconds * 1000,
+    ...(lease_seconds !== undefined ? { leaseMs: lease_seconds * 1000 } : {}),
+    ...(cancel_wait_seconds !== undefined ? { cancelWaitMs: cancel_wait_seconds * 1000 } : {}),
+  };
+}

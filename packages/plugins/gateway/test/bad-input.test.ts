@@ -1,5 +1,6 @@
 import { errorResponseSchema } from "@antler/kernel";
 import { describe, expect, it } from "vitest";
+import { parseGatewayConfig, runLeasesOf } from "../src/index.js";
 import { startTestGateway } from "./fixtures.js";
 
 async function errorOf(response: Response) {
@@ -115,5 +116,21 @@ describe("bad input gets a clear, coded error", () => {
     const conflict = await gw.call("/api/threads", { method: "POST", json: { thread_id: "t", if_exists: "raise" } });
     expect(conflict.status).toBe(409);
     expect((await errorOf(conflict)).message).toBe('thread "t" already exists');
+  });
+});
+
+describe("runs: lease timings in the gateway config", () => {
+  it("defaults to a 5 s heartbeat, maps seconds to the client's milliseconds, and refuses a lease no longer than the heartbeat", () => {
+    const defaults = parseGatewayConfig({ auth: { mode: "none" } });
+    expect(runLeasesOf(defaults)).toEqual({ heartbeatMs: 5000 });
+    const tuned = parseGatewayConfig({ auth: { mode: "none" }, runs: { heartbeat_seconds: 2, lease_seconds: 9, cancel_wait_seconds: 4 } });
+    expect(runLeasesOf(tuned)).toEqual({ heartbeatMs: 2000, leaseMs: 9000, cancelWaitMs: 4000 });
+    let error: unknown;
+    try {
+      parseGatewayConfig({ auth: { mode: "none" }, runs: { heartbeat_seconds: 10, lease_seconds: 10 } });
+    } catch (e) {
+      error = e;
+    }
+    expect(String((error as Error).message)).toMatch(/runs\.lease_seconds.*longer than heartbeat_seconds/s);
   });
 });
