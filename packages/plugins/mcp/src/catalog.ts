@@ -67,7 +67,11 @@ interface SessionEntry {
   readonly server: string;
   readonly caller: Caller;
   readonly session: Promise<McpSession>;
+  readonly stdio: boolean;
   opened?: McpSession;
+  /** Calls (and listings) using it right now: a busy session is never reaped. */
+  busy: number;
+  lastUsed: number;
 }
 
 /** Model providers accept tool names of 1–64 characters from [a-zA-Z0-9_-]. */
@@ -98,6 +102,7 @@ export class McpToolCatalog {
   private readonly sessions = new Map<string, SessionEntry>();
   private readonly starts = new Map<string, number>();
   private readonly lastErrors = new Map<string, string>();
+  private reaper: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: McpToolCatalogOptions) {
@@ -185,8 +190,7 @@ export class McpToolCatalog {
 
   private async list(name: string, config: McpServerConfig, caller: Caller): Promise<Listing> {
     try {
-      const session = await this.session(name, config, caller);
-      const tools = await session.listTools();
+      const tools = await this.withSession(name, config, caller, (session) => session.listTools());
       this.lastErrors.delete(name);
       const built = tools.map((t) => this.buildTool(name, config, t));
       return { ok: true, tools: built, names: built.map((t) => t.name) };
@@ -205,10 +209,24 @@ export class McpToolCatalog {
     return [name, caller.userId ?? NO_ID, caller.threadId ?? NO_ID].join("\u0001");
   }
 
-  private session(name: string, config: McpServerConfig, caller: Caller): Promise<McpSession> {
+  /** Runs `use` with the (user, thread)'s session of a server, marked busy so the reaper leaves it alone. */
+  private async withSession<T>(name: string, config: McpServerConfig, caller: Caller, use: (s: McpSession) => Promise<T>): Promise<T> {
+    const entry = this.sessionEntry(name, config, caller);
+    entry.busy += 1;
+    try {
+      return await use(await entry.session);
+    } finally {
+      entry.busy -= 1;
+      entry.lastUsed = Date.now();
+    }
+  }
+
+  private sessionEntry(name: string, config: McpServerConfig, caller: Caller): SessionEntry {
     const key = this.sessionKey(name, config, caller);
     const existing = this.sessions.get(key);
-    if (existing) return existing.session;
+    if (existing) return existing;
+    const stdio = config.transport === "stdio";
+    if (stdio) this.makeRoomForStdio();
     this.starts.set(name, (this.starts.get(name) ?? 0) + 1);
     const opening = McpSession.open(name, config, {
       ...this.workspaceFor(config, caller),
@@ -218,7 +236,7 @@ export class McpToolCatalog {
         if (this.sessions.get(key)?.session === opening) this.sessions.delete(key);
       },
     });
-    const entry: SessionEntry = { server: name, caller, session: opening };
+    const entry: SessionEntry = { server: name, caller, session: opening, stdio, busy: 0, lastUsed: Date.now() };
     this.sessions.set(key, entry);
     opening.then(
       (s) => {
@@ -228,7 +246,54 @@ export class McpToolCatalog {
         if (this.sessions.get(key) === entry) this.sessions.delete(key);
       },
     );
-    return opening;
+    if (stdio) this.startReaper();
+    return entry;
+  }
+
+  /** At the stdio cap, closes the least recently used idle stdio session (a busy one is never cut off). */
+  private makeRoomForStdio(): void {
+    const { max_stdio_sessions } = this.options.config.stdio_sessions;
+    const stdio = [...this.sessions.entries()].filter(([, e]) => e.stdio);
+    if (stdio.length < max_stdio_sessions) return;
+    const idle = stdio.filter(([, e]) => e.busy === 0).sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    const victim = idle[0];
+    if (!victim) {
+      this.options.logger.warn(
+        { max_stdio_sessions, live: stdio.length },
+        "every MCP stdio session is busy at max_stdio_sessions; starting one more",
+      );
+      return;
+    }
+    this.closeEntry(victim[0], victim[1], "least recently used at max_stdio_sessions");
+  }
+
+  private startReaper(): void {
+    if (this.reaper || this.closed) return;
+    const idleMs = this.options.config.stdio_sessions.idle_seconds * 1000;
+    this.reaper = setInterval(() => this.reapIdle(idleMs), Math.min(60_000, Math.max(50, idleMs / 4)));
+    // Housekeeping only: it never keeps the process alive.
+    this.reaper.unref();
+  }
+
+  /** Closes stdio sessions nobody used for `idleMs`; stops the timer when none are left. */
+  reapIdle(idleMs = this.options.config.stdio_sessions.idle_seconds * 1000): void {
+    const now = Date.now();
+    for (const [key, entry] of this.sessions) {
+      if (entry.stdio && entry.busy === 0 && now - entry.lastUsed >= idleMs) this.closeEntry(key, entry, "idle");
+    }
+    if (![...this.sessions.values()].some((e) => e.stdio)) {
+      clearInterval(this.reaper);
+      this.reaper = undefined;
+    }
+  }
+
+  private closeEntry(key: string, entry: SessionEntry, why: string): void {
+    if (this.sessions.get(key) === entry) this.sessions.delete(key);
+    this.options.logger.debug(
+      { server: entry.server, user_id: entry.caller.userId, thread_id: entry.caller.threadId, why },
+      "closing MCP session",
+    );
+    void entry.session.then((s) => s.close()).catch(() => undefined);
   }
 
   private workspaceFor(config: McpServerConfig, caller: Caller): { cwd?: string; env?: Record<string, string> } {
@@ -266,21 +331,24 @@ export class McpToolCatalog {
     caller: Caller,
     signal?: AbortSignal,
   ): Promise<string | ToolContentBlock[]> {
+    let entry: SessionEntry;
     let session: McpSession;
     try {
-      session = await this.session(server, config, caller);
+      entry = this.sessionEntry(server, config, caller);
+      session = await entry.session;
     } catch (err) {
       const error = `MCP server ${server} failed to start for ${toolName}: ${message(err)}`;
       this.lastErrors.set(server, error);
       throw new Error(error, { cause: err });
     }
     let result: Awaited<ReturnType<McpSession["callTool"]>>;
+    entry.busy += 1;
     try {
       result = await session.callTool(mcpName, args, signal);
     } catch (err) {
       if (session.exited || isConnectionLoss(err)) {
         const key = this.sessionKey(server, config, caller);
-        if ((await this.sessions.get(key)?.session.catch(() => undefined)) === session) this.sessions.delete(key);
+        if (this.sessions.get(key) === entry) this.sessions.delete(key);
         await session.close();
         const tail = session.stderrTail;
         const error = `MCP server ${server} exited during ${toolName}: ${message(err)}${tail ? ` (stderr: ${tail})` : ""}; it will be restarted on the next call`;
@@ -293,6 +361,9 @@ export class McpToolCatalog {
         });
       }
       throw err;
+    } finally {
+      entry.busy -= 1;
+      entry.lastUsed = Date.now();
     }
     if (result.isError) throw new Error(errorText(result.content));
     return toToolContent(result.content, result.structuredContent);
@@ -360,6 +431,8 @@ export class McpToolCatalog {
   }
 
   private async closeAll(): Promise<void> {
+    clearInterval(this.reaper);
+    this.reaper = undefined;
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((e) => e.session.then((s) => s.close()).catch(() => undefined)));

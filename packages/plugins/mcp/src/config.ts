@@ -59,6 +59,16 @@ export const mcpPluginConfigSchema = z.object({
   servers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), mcpServerSchema).default({}),
   /** DeerFlow-style `extensions_config.json` (`{ "mcpServers": { ... } }`), relative to the config folder. */
   extensions_config: z.string().min(1).optional(),
+  /**
+   * stdio servers run one process per (server, user, thread). A session unused this long is closed (its next
+   * call starts a new process); past `max_stdio_sessions`, the least recently used idle one is closed first.
+   */
+  stdio_sessions: z
+    .strictObject({
+      idle_seconds: z.number().positive().max(86_400).default(600),
+      max_stdio_sessions: z.number().int().positive().max(10_000).default(64),
+    })
+    .default({ idle_seconds: 600, max_stdio_sessions: 64 }),
 });
 
 export type McpPluginConfig = z.output<typeof mcpPluginConfigSchema>;

@@ -179,4 +179,51 @@ describe("@antler/plugin-mcp with server-everything", () => {
     while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
+
+  describe("stdio session housekeeping", () => {
+    const call = async (kernel: Kernel, threadId: string, name: string, args: Record<string, unknown>) => {
+      const context = { thread_id: threadId, user_id: "u1" };
+      const entries = await kernel.assembleTools({ context });
+      const tool = entries.find((e) => e.tool.name === name)?.tool;
+      if (!tool) throw new Error(`no tool ${name}`);
+      return tool.invoke(args, { context });
+    };
+    const threadsOf = (catalog: McpToolCatalog) =>
+      (catalog.status().servers.find((s) => s.name === "everything")?.sessions ?? []).map((s) => s.threadId).sort();
+    async function until(probe: () => boolean, what: string) {
+      const deadline = Date.now() + 20_000;
+      while (!probe()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+
+    it("closes a session idle for idle_seconds, never one in the middle of a call, and the next call starts a new process", async () => {
+      const { kernel, catalog } = await kernelWith({ servers: { everything: everythingStdio() }, stdio_sessions: { idle_seconds: 0.3 } });
+      // A 2 s call outlives several idle periods: the session is busy, so it is left alone.
+      expect(String(await call(kernel, "t1", "everything_trigger-long-running-operation", { duration: 2, steps: 2 }))).toMatch(
+        /completed/i,
+      );
+      const [pid] = livePids(catalog, "everything");
+      expect(pid).toBeTypeOf("number");
+      expect(catalog.status().servers[0]?.starts).toBe(1);
+      await until(() => livePids(catalog, "everything").length === 0 && !alive(pid as number), "the idle session to close");
+      expect(await call(kernel, "t1", "everything_echo", { message: "again" })).toBe("Echo: again");
+      expect(catalog.status().servers[0]?.starts).toBe(2);
+    });
+
+    it("past max_stdio_sessions, closes the least recently used idle session to start a new one", async () => {
+      const { kernel, catalog } = await kernelWith({
+        servers: { everything: everythingStdio() },
+        stdio_sessions: { max_stdio_sessions: 2 },
+      });
+      await call(kernel, "t1", "everything_echo", { message: "one" });
+      await call(kernel, "t2", "everything_echo", { message: "two" });
+      await call(kernel, "t1", "everything_echo", { message: "one again" });
+      expect(threadsOf(catalog)).toEqual(["t1", "t2"]);
+      await call(kernel, "t3", "everything_echo", { message: "three" });
+      // t2 was used least recently.
+      expect(threadsOf(catalog)).toEqual(["t1", "t3"]);
+    });
+  });
 });
