@@ -83,6 +83,31 @@ function abortPromise(signal: AbortSignal): Promise<never> {
   });
 }
 
+// Connection failures that a moment later may not recur: a reset or refused connection, a socket closed under
+// the request, a temporary DNS failure. A missing host (ENOTFOUND) or a TLS failure is not among them.
+const TRANSIENT_NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+/** The code of a transient connection failure anywhere in the error's cause chain (fetch wraps it), if any. */
+export function transientNetworkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current !== null && typeof current === "object"; depth++) {
+    if (current instanceof WebProviderHttpError || current instanceof SsrfBlockedError) return undefined;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && TRANSIENT_NETWORK_CODES.has(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** The message an error ToolMessage carries for a provider failure. */
 export function describeProviderFailure(
   tool: string,
@@ -115,6 +140,10 @@ export function describeProviderFailure(
     return `${tool} refused: ${error.message}. Only public http(s) addresses can be fetched.${hint}`;
   }
   if (error instanceof TooManyRedirectsError) return `${tool} failed: ${error.message}.`;
+  const network = transientNetworkCode(error);
+  if (network) {
+    return `${tool} failed: the connection to ${name} broke (${network})${tries}. The service may be restarting or unreachable; try again later, or continue without this result.`;
+  }
   const message = error instanceof Error ? error.message : String(error);
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const causeText = cause && typeof cause === "object" ? ` (${String(cause.code ?? cause.message ?? "")})` : "";
@@ -161,8 +190,9 @@ export async function runProviderCall<T>(
           ),
         };
       }
-      if (error instanceof WebProviderHttpError && isRetryable(error.status) && attempt < maxAttempts) {
-        const delay = retryDelay(attempt, options.retry, error.retryAfterSeconds);
+      const retryable = (error instanceof WebProviderHttpError && isRetryable(error.status)) || transientNetworkCode(error) !== undefined;
+      if (retryable && attempt < maxAttempts) {
+        const delay = retryDelay(attempt, options.retry, error instanceof WebProviderHttpError ? error.retryAfterSeconds : undefined);
         if (delay <= options.retry.max_delay_ms) {
           await wait(delay, options.signal);
           continue;

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { parseRetryAfter, runProviderCall, WebProviderHttpError, type WebSearchProvider } from "../src/index.js";
 
@@ -107,5 +109,60 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter("Wed, 21 Oct 2015 07:28:10 GMT", Date.parse("Wed, 21 Oct 2015 07:28:00 GMT"))).toBe(10);
     expect(parseRetryAfter("soon")).toBeUndefined();
     expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});
+
+describe("runProviderCall: broken connections", () => {
+  async function resettingServer(resets: number) {
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      if (requests <= resets) {
+        req.socket.destroy();
+        return;
+      }
+      res.end("fine");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    return { url, requests: () => requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  it("retries a connection the server reset, and returns the answer that follows", async () => {
+    const server = await resettingServer(1);
+    const waits: number[] = [];
+    try {
+      const result = await runProviderCall(options(waits), async (ctx) => (await ctx.fetch(server.url)).text());
+      expect(result).toEqual({ ok: true, value: "fine", attempts: 2 });
+      expect(server.requests()).toBe(2);
+      expect(waits).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reports a connection that keeps breaking after the last try, naming the error code", async () => {
+    const server = await resettingServer(100);
+    const waits: number[] = [];
+    try {
+      const result = await runProviderCall(options(waits), async (ctx) => (await ctx.fetch(server.url)).text());
+      expect(result).toMatchObject({ ok: false, attempts: 3 });
+      if (!result.ok)
+        expect(result.message).toMatch(
+          /^web_search failed: the connection to vendor broke \((ECONNRESET|UND_ERR_SOCKET)\) after 3 tries\./,
+        );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("does not retry a host that does not exist", async () => {
+    const waits: number[] = [];
+    const missing = Object.assign(new Error("getaddrinfo ENOTFOUND nowhere.invalid"), { code: "ENOTFOUND" });
+    const result = await runProviderCall(options(waits), async () => {
+      throw new TypeError("fetch failed", { cause: missing });
+    });
+    expect(result).toMatchObject({ ok: false, attempts: 1 });
+    expect(waits).toEqual([]);
   });
 });
