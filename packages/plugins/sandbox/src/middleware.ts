@@ -71,13 +71,15 @@ export function createSandboxMiddlewareSpec(
       const result = await handler(request);
       const sandboxId = lease.sandbox.id;
       const recorded = (request.state.sandbox as { sandbox_id?: string } | undefined)?.sandbox_id;
-      // One call per lease writes the id: parallel calls of a step all see the state from before the step.
-      if (recorded === sandboxId || lease.recorded) return result;
-      lease.recorded = true;
+      // One call per lease and graph writes the id: parallel calls of a step all see the state from before the
+      // step. A subagent's graph (its own checkpoint thread) shares the lease and records in its own state.
+      const graph = String(request.runtime.configurable?.thread_id ?? "");
+      if (recorded === sandboxId || lease.recordedIn.has(graph)) return result;
+      lease.recordedIn.add(graph);
       if (recorded === undefined) return withStateUpdate(result, [["sandbox", { sandbox_id: sandboxId }]]);
       // The thread's old sandbox is gone (the provider changed, or it expired and was replaced). The reducer
       // refuses a silent swap of ids, so this deliberate one bypasses it; only one Overwrite per step is allowed,
-      // which the `recorded` flag guarantees.
+      // which `recordedIn` guarantees.
       options.logger?.warn({ previous: recorded, sandbox_id: sandboxId, thread_id: scope.threadId }, "thread moved to a new sandbox");
       return withStateUpdate(result, [["sandbox", new Overwrite({ sandbox_id: sandboxId })]]);
     },

@@ -18,8 +18,11 @@ export interface SandboxLease {
    * this overlay is what lets the second of two parallel edits see the first one's result.
    */
   readonly stamps: Map<string, string>;
-  /** Whether a tool result of this lease already wrote `{ sandbox_id }` to thread state. */
-  recorded: boolean;
+  /**
+   * The graphs (by checkpoint thread id) whose state a tool result of this lease already stamped with
+   * `{ sandbox_id }`. A subagent borrows its parent's lease but keeps its own state, so each records once.
+   */
+  readonly recordedIn: Set<string>;
 }
 
 interface Entry {
@@ -57,7 +60,7 @@ export class SandboxRegistry {
     const open = async (): Promise<SandboxLease> => {
       const provider = this.provider();
       const sandbox = await provider.acquire(scope.threadId, { userId: scope.userId, ...(signal ? { signal } : {}) });
-      return { sandbox, provider, stamps: new Map(), recorded: false };
+      return { sandbox, provider, stamps: new Map(), recordedIn: new Set() };
     };
     const entry: Entry = { pending: open() };
     entry.pending.then(

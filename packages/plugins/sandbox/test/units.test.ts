@@ -7,6 +7,7 @@ import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import sandboxPlugin, {
   countOccurrences,
+  createSandboxMiddlewareSpec,
   formatExecResult,
   KeyedLock,
   MAX_READ_STAMPS,
@@ -185,5 +186,29 @@ describe("paths and stamps", () => {
       ["messages", [message]],
       ["sandbox", { sandbox_id: "s" }],
     ]);
+  });
+});
+
+describe("Sandbox middleware", () => {
+  it("stamps sandbox_id once per graph: a subagent sharing its parent's lease records it in its own state too", async () => {
+    const fake = fakeProvider();
+    const registry = new SandboxRegistry(() => fake.provider);
+    const spec = createSandboxMiddlewareSpec({ registry, hostBashAllowed: () => true, providerId: () => "fake" });
+    const wrap = spec.wrapToolCall as NonNullable<typeof spec.wrapToolCall>;
+    const call = (graph: string, id: string) =>
+      wrap(
+        {
+          toolCall: { id, name: "ls", args: {} },
+          tool: {},
+          state: { messages: [] },
+          runtime: { context: { thread_id: "t", user_id: "u" }, configurable: { thread_id: graph } },
+        } as never,
+        async () => new ToolMessage({ content: "ok", tool_call_id: id }),
+      );
+    const stamped = (result: unknown) => result instanceof Command && JSON.stringify(result.update).includes('"sandbox_id":"fake:u/t"');
+    // Parent, then a subagent (its own checkpoint thread), then the parent again in the same step.
+    expect(stamped(await call("u::t", "c1"))).toBe(true);
+    expect(stamped(await call("subagent-1", "c2"))).toBe(true);
+    expect(stamped(await call("u::t", "c3"))).toBe(false);
   });
 });
