@@ -23,6 +23,12 @@ export const aioConfigSchema = z
       .describe(
         "Container folder the virtual /mnt tree maps to; default the container's home. /mnt when the provisioner mounts thread data natively.",
       ),
+    mount_thread_data: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Docker backend: bind-mount the thread's host user-data folder at <container_root>/user-data (container_root then defaults to /mnt), so uploads reach the container and outputs reach present_files and the gateway.",
+      ),
     docker_command: z.string().min(1).default("docker").describe("Docker-compatible CLI for the docker backend."),
     docker_run_args: z.array(z.string()).default([]).describe("Extra `docker run` arguments (e.g. --memory=2g)."),
   })

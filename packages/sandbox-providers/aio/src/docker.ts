@@ -1,4 +1,5 @@
-import { AntlerError, ErrorCodes } from "@antler/kernel";
+import { mkdir } from "node:fs/promises";
+import { AntlerError, ErrorCodes, threadPaths } from "@antler/kernel";
 import { execa } from "execa";
 import type { SandboxBackend, SandboxInstance, SandboxRequest } from "./backend.js";
 
@@ -17,6 +18,11 @@ export interface DockerBackendOptions {
   runArgs?: readonly string[];
   /** Milliseconds for each CLI call (`docker run` may pull the image); default 120 000. */
   commandTimeoutMs?: number;
+  /**
+   * Bind-mounts each thread's host `user-data` folder (under `baseDir`, as the kernel lays it out) at `target`
+   * in the container, so the container and the host see the same uploads, workspace and outputs.
+   */
+  threadMount?: { baseDir: string; target: string };
 }
 
 /**
@@ -30,6 +36,7 @@ export class DockerBackend implements SandboxBackend {
   private readonly bindHost: string;
   private readonly runArgs: readonly string[];
   private readonly timeoutMs: number;
+  private readonly threadMount: DockerBackendOptions["threadMount"];
   private engineChecked = false;
 
   constructor(options: DockerBackendOptions = {}) {
@@ -38,6 +45,15 @@ export class DockerBackend implements SandboxBackend {
     this.bindHost = options.bindHost ?? "127.0.0.1";
     this.runArgs = options.runArgs ?? [];
     this.timeoutMs = options.commandTimeoutMs ?? 120_000;
+    this.threadMount = options.threadMount;
+  }
+
+  /** `-v host:container` for the thread's user-data, its folders created first so the mount has something to bind. */
+  private async mountArgs(request: SandboxRequest): Promise<string[]> {
+    if (!this.threadMount) return [];
+    const paths = threadPaths(this.threadMount.baseDir, request.userId, request.threadId);
+    await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
+    return ["-v", `${paths.userData}:${this.threadMount.target}`];
   }
 
   /** Throws SANDBOX_UNAVAILABLE unless `docker info` reaches an engine. Only a success is remembered. */
@@ -80,6 +96,7 @@ export class DockerBackend implements SandboxBackend {
         "antler.sandbox=aio",
         "--label",
         `antler.sandbox_id=${request.sandboxId}`,
+        ...(await this.mountArgs(request)),
         ...this.runArgs,
         this.image,
       ],

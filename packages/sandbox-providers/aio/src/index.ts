@@ -25,6 +25,8 @@ export interface CreateAioProviderOptions {
   logger?: { warn(obj: object, msg?: string): void };
   /** Milliseconds between provisioner status and readiness polls; default 500. */
   pollIntervalMs?: number;
+  /** Antler's data folder; the docker backend mounts thread folders from here (`mount_thread_data`). */
+  baseDir?: string;
 }
 
 /** Builds the `aio` provider from plugin config (validated here, defaults applied). Does no I/O. */
@@ -39,6 +41,9 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
   }
   const config = parsed.data;
   const kind = config.backend ?? (config.provisioner_url ? "provisioner" : "docker");
+  // Mounted thread folders sit at their virtual paths unless container_root says otherwise.
+  const mounted = kind === "docker" && config.mount_thread_data && options.baseDir !== undefined;
+  const containerRoot = config.container_root ?? (mounted ? "/mnt" : undefined);
   let backend: SandboxBackend;
   if (kind === "provisioner") {
     backend = new ProvisionerBackend({
@@ -51,7 +56,13 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     });
   } else {
-    backend = new DockerBackend({ image: config.image, command: config.docker_command, runArgs: config.docker_run_args });
+    const target = `${config.container_root ?? "/mnt"}/user-data`;
+    backend = new DockerBackend({
+      image: config.image,
+      command: config.docker_command,
+      runArgs: config.docker_run_args,
+      ...(mounted ? { threadMount: { baseDir: options.baseDir as string, target } } : {}),
+    });
   }
   return new AioSandboxProvider({
     backend,
@@ -59,7 +70,7 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
     idleTimeoutSeconds: config.idle_timeout_seconds,
     acquireTimeoutSeconds: config.acquire_timeout_seconds,
     requestTimeoutMs: config.request_timeout_seconds * 1000,
-    ...(config.container_root ? { containerRoot: config.container_root } : {}),
+    ...(containerRoot ? { containerRoot } : {}),
     ...(config.sandbox_api_key ? { sandboxApiKey: config.sandbox_api_key } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
@@ -75,7 +86,7 @@ const aioSandboxPlugin = definePlugin({
   description: "Sandbox provider `aio`: AIO sandbox containers from a provisioner or local Docker, with a warm pool and per-thread leases.",
   configSchema: aioConfigSchema,
   setup(ctx) {
-    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger }));
+    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir }));
   },
 });
 

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ErrorCodes } from "@antler/kernel";
+import { ErrorCodes, threadPaths } from "@antler/kernel";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AioSandboxProvider, createAioProvider, DockerBackend, parseHostPort, sandboxIdFor } from "../src/index.js";
@@ -89,8 +89,44 @@ describe("docker backend CLI protocol", () => {
     expect(calls[0]).toBe("info --format {{.ServerVersion}}");
     expect(calls[1]).toBe(`rm -f ${name}`);
     expect(calls[2]).toMatch(new RegExp(`^run -d --rm --name ${name} .*-p 127\\.0\\.0\\.1::8080 .*--memory=1g example/aio:1\\.2$`));
+    // No data folder given (code use without a kernel): nothing is mounted.
+    expect(calls[2]).not.toContain(" -v ");
     expect(calls[3]).toBe("port 0123456789abcdef0123 8080/tcp");
     expect(calls.at(-1)).toBe("rm -f 0123456789abcdef0123");
+  });
+
+  it("mounts the thread's host user-data, so a file the agent writes to outputs lands in the thread's host folder", async () => {
+    server = await FakeAioServer.start();
+    const box = await server.addSandbox("docker-mount-box");
+    server.serveAtRoot(box.id);
+    dir = await mkdtemp(join(tmpdir(), "antler-fake-docker-"));
+    const baseDir = join(dir, "antler-data");
+    const log = join(dir, "calls.log");
+    const cli = join(dir, "docker");
+    // The stand-in "container" is the fake server's folder; a bind mount is played by a symlink at the target.
+    await writeFile(
+      cli,
+      [
+        "#!/bin/bash",
+        `echo "$*" >> '${log}'`,
+        'case "$1" in',
+        "  info) echo 28.0.0 ;;",
+        '  run) while [ $# -gt 0 ]; do if [ "$1" = "-v" ]; then ln -s "${2%%:*}" "${2#*:}"; shift; fi; shift; done; echo 0123456789abcdef0123 ;;',
+        `  port) echo '127.0.0.1:${new URL(server.url).port}' ;;`,
+        "  rm) exit 0 ;;",
+        "  *) echo unknown >&2; exit 1 ;;",
+        "esac",
+        "",
+      ].join("\n"),
+    );
+    await chmod(cli, 0o755);
+    provider = createAioProvider({ backend: "docker", docker_command: cli, container_root: box.home }, { baseDir });
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+    await sandbox.writeFile("/mnt/user-data/outputs/report.md", "# Findings\n");
+    const host = threadPaths(baseDir, "u1", "t1");
+    expect(await readFile(join(host.outputs, "report.md"), "utf8")).toBe("# Findings\n");
+    const calls = (await readFile(log, "utf8")).trim().split("\n");
+    expect(calls.find((c) => c.startsWith("run "))).toContain(`-v ${host.userData}:${box.home}/user-data`);
   });
 
   it("parses docker port output", () => {
