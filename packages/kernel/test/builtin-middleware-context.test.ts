@@ -7,7 +7,13 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent, fakeModel } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { extractiveSummary, planSummarization, SUMMARY_TAG, summarizationMiddleware } from "../src/builtins/summarization.js";
+import {
+  approximateTokenCount,
+  extractiveSummary,
+  planSummarization,
+  SUMMARY_TAG,
+  summarizationMiddleware,
+} from "../src/builtins/summarization.js";
 import { cleanTitle, titleMiddleware } from "../src/builtins/title.js";
 import { todoMiddleware } from "../src/builtins/todo.js";
 import { viewImageMiddleware } from "../src/builtins/view-image.js";
@@ -372,5 +378,33 @@ describe("ViewImage", () => {
     expect(shown?.text).toContain("/mnt/user-data/outputs/gone.png: could not be read");
     expect(shown?.text).not.toContain(baseDir);
     expect(out.viewed_images).toEqual({});
+  });
+});
+
+describe("Summarization hysteresis", () => {
+  // Twelve exchanges of about 100 tokens each (400 characters per message).
+  const padded = (n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      i % 2 === 0
+        ? new HumanMessage({ id: `h${i}`, content: `q${i} ${"x".repeat(400)}` })
+        : new AIMessage({ id: `a${i}`, content: `r${i} ${"y".repeat(400)}` }),
+    );
+
+  it("leaves the thread under target_tokens after a summary, so the next small turn does not summarize again", async () => {
+    const summarizer = fakeModel().respond(new AIMessage("summary one")).respond(new AIMessage("summary two"));
+    const model = fakeModel().respond(new AIMessage("first answer")).respond(new AIMessage("second answer"));
+    const agent = buildAgent([summarizationMiddleware({ model: asChatModel(summarizer), triggerTokens: 1000, keepMessages: 10 })], model);
+    const first = await agent.run({ messages: padded(12) });
+    expect(summarizer.calls).toHaveLength(1);
+    // Ten kept messages would be about 1,040 tokens, over the trigger again; the tail fits 600 instead.
+    expect(approximateTokenCount(first.messages.slice(1))).toBeLessThanOrEqual(600);
+    await agent.run({ messages: [new HumanMessage({ id: "h-next", content: `next ${"z".repeat(400)}` })] });
+    expect(summarizer.calls).toHaveLength(1);
+  });
+
+  it("refuses a target_tokens at or above trigger_tokens", () => {
+    expect(() => summarizationMiddleware({ triggerTokens: 1000, targetTokens: 1000 })).toThrow(
+      /targetTokens \(1000\) must be below triggerTokens/,
+    );
   });
 });

@@ -242,3 +242,12 @@ describe("redactSecrets", () => {
     expect(input.password).toBe("hunter2");
   });
 });
+
+describe("summarization config", () => {
+  it("rejects a target_tokens at or above trigger_tokens, naming the key", async () => {
+    const err = await bootError("summarization:\n  enabled: true\n  trigger_tokens: 1000\n  target_tokens: 1200\n");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path: "summarization.target_tokens", line: 4 });
+    expect(err.message).toContain("target_tokens must be below trigger_tokens");
+  });
+});

@@ -55,7 +55,12 @@ export function builtinPlugins(): AntlerPlugin[] {
       const s = ctx.kernelConfig.summarization;
       if (!s.enabled) return null;
       const model = s.model_name ? await ctx.models.create(s.model_name) : a.model;
-      return summarizationMiddleware({ model, triggerTokens: s.trigger_tokens, keepMessages: s.keep_messages });
+      return summarizationMiddleware({
+        model,
+        triggerTokens: s.trigger_tokens,
+        keepMessages: s.keep_messages,
+        targetTokens: s.target_tokens,
+      });
     }),
     middlewarePlugin("todo", "Todo", (ctx) => (ctx.kernelConfig.todo.enabled ? todoMiddleware() : null)),
     middlewarePlugin("title", "Title", async (ctx, a) => {

@@ -11,8 +11,14 @@ export interface SummarizationOptions {
   triggerTokens?: number | undefined;
   /** Also summarize when the thread holds more than this many messages. Off by default. */
   triggerMessages?: number | undefined;
-  /** How many of the most recent messages stay verbatim. Default 10. */
+  /** At most this many of the most recent messages stay verbatim. Default 10. */
   keepMessages?: number | undefined;
+  /**
+   * After a summary, the verbatim tail is cut to fit this many tokens (fewer than `keepMessages` when needed), so
+   * the thread lands well under the trigger instead of crossing it again on the next turn. Default 60% of
+   * `triggerTokens`.
+   */
+  targetTokens?: number | undefined;
   /** Upper bound on `summary_text`, in characters. Default 4000. */
   maxSummaryChars?: number | undefined;
   /** Token counter for the trigger; default: approximately one token per four characters. */
@@ -81,8 +87,21 @@ export function planSummarization(
   keepMessages: number,
   firstHumanBudget: number,
   countTokens: (messages: readonly BaseMessage[]) => number = approximateTokenCount,
+  tailBudget?: number,
 ): SummarizationPlan | null {
   let cut = Math.max(0, messages.length - keepMessages);
+  if (tailBudget !== undefined) {
+    // Keep only as much of the tail as fits the budget (always the latest message).
+    let start = messages.length - 1;
+    let tokens = countTokens([messages[start] as BaseMessage]);
+    while (start > cut) {
+      const more = countTokens([messages[start - 1] as BaseMessage]);
+      if (tokens + more > tailBudget) break;
+      tokens += more;
+      start--;
+    }
+    cut = Math.max(cut, start);
+  }
   // A tool result at the boundary: keep it with the call it answers.
   while (cut > 0 && ToolMessage.isInstance(messages[cut])) cut--;
   // Results can be separated from their call by other messages (parallel calls answered late); follow ids.
@@ -213,6 +232,14 @@ export function summarizationMiddleware(options: SummarizationOptions = {}): Mid
   const triggerTokens = positive("triggerTokens", options.triggerTokens ?? 12_000, 1);
   const triggerMessages = options.triggerMessages === undefined ? undefined : positive("triggerMessages", options.triggerMessages, 1);
   const keepMessages = positive("keepMessages", options.keepMessages ?? 10, 0);
+  const targetTokens = positive("targetTokens", options.targetTokens ?? Math.floor(triggerTokens * 0.6), 1);
+  if (targetTokens >= triggerTokens) {
+    throw new AntlerError(
+      ErrorCodes.CONFIG_INVALID,
+      `summarization.targetTokens (${targetTokens}) must be below triggerTokens (${triggerTokens})`,
+      { where: "summarization.targetTokens", hint: "Leave it out for 60% of the trigger, or pick a smaller value." },
+    );
+  }
   const maxSummaryChars = positive("maxSummaryChars", options.maxSummaryChars ?? 4000, 200);
   const countTokens = options.tokenCounter ?? approximateTokenCount;
   const { model, logger } = options;
@@ -239,7 +266,7 @@ export function summarizationMiddleware(options: SummarizationOptions = {}): Mid
       const messages = state.messages;
       const overMessages = triggerMessages !== undefined && messages.length > triggerMessages;
       if (!overMessages && countTokens(messages) <= triggerTokens) return undefined;
-      const plan = planSummarization(messages, keepMessages, Math.floor(triggerTokens / 2), countTokens);
+      const plan = planSummarization(messages, keepMessages, Math.floor(triggerTokens / 2), countTokens, targetTokens);
       if (!plan) return undefined;
       const previous = typeof state.summary_text === "string" && state.summary_text !== "" ? state.summary_text : undefined;
       let summary = "";

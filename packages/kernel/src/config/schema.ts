@@ -84,12 +84,23 @@ export const titleSectionSchema = z.strictObject({
   max_chars: z.number().int().positive().default(60),
   model_name: z.string().optional().describe("Model for titles; default: the run's model. Falls back to a local title."),
 });
-export const summarizationSectionSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  model_name: z.string().optional(),
-  trigger_tokens: z.number().int().positive().default(12_000),
-  keep_messages: z.number().int().positive().default(10),
-});
+export const summarizationSectionSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    model_name: z.string().optional(),
+    trigger_tokens: z.number().int().positive().default(12_000),
+    keep_messages: z.number().int().positive().default(10).describe("At most this many recent messages stay verbatim."),
+    target_tokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("After a summary the verbatim tail fits this many tokens; default 60% of trigger_tokens. Must be below it."),
+  })
+  .refine((s) => s.target_tokens === undefined || s.target_tokens < s.trigger_tokens, {
+    message: "target_tokens must be below trigger_tokens (it is where a summary leaves the thread)",
+    path: ["target_tokens"],
+  });
 export const loopDetectionSectionSchema = z.strictObject({
   enabled: z.boolean().default(true),
   warn_threshold: z.number().int().positive().default(3),
