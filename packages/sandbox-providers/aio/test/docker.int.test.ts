@@ -56,54 +56,17 @@ describe("docker backend CLI protocol", () => {
     dir = undefined;
   });
 
-  it("runs the image on a loopback port, finds the port, and removes the container on close", async () => {
+  /**
+   * A fake AIO server whose sandbox plays the container, and a stand-in CLI that speaks just enough of docker's
+   * command line to start it; a bind mount (`-v host:target`) is played by a symlink at the target.
+   */
+  async function standInDocker(boxId: string) {
     server = await FakeAioServer.start();
-    const box = await server.addSandbox("docker-box");
+    const box = await server.addSandbox(boxId);
     server.serveAtRoot(box.id);
     dir = await mkdtemp(join(tmpdir(), "antler-fake-docker-"));
     const log = join(dir, "calls.log");
     const cli = join(dir, "docker");
-    // A stand-in CLI that speaks just enough of docker's command line; the container is the loopback server.
-    await writeFile(
-      cli,
-      [
-        "#!/bin/bash",
-        `echo "$*" >> '${log}'`,
-        'case "$1" in',
-        "  info) echo 28.0.0 ;;",
-        "  run) echo 0123456789abcdef0123 ;;",
-        `  port) echo '127.0.0.1:${new URL(server.url).port}' ;;`,
-        "  rm) exit 0 ;;",
-        "  *) echo unknown >&2; exit 1 ;;",
-        "esac",
-        "",
-      ].join("\n"),
-    );
-    await chmod(cli, 0o755);
-    provider = createAioProvider({ backend: "docker", docker_command: cli, image: "example/aio:1.2", docker_run_args: ["--memory=1g"] });
-    const sandbox = await provider.acquire("t1", { userId: "u1" });
-    expect((await sandbox.executeCommand("pwd")).stdout.trim()).toBe("/mnt/user-data/workspace");
-    await provider.close();
-    const calls = (await readFile(log, "utf8")).trim().split("\n");
-    const name = `antler-aio-${sandboxIdFor("u1", "t1")}`;
-    expect(calls[0]).toBe("info --format {{.ServerVersion}}");
-    expect(calls[1]).toBe(`rm -f ${name}`);
-    expect(calls[2]).toMatch(new RegExp(`^run -d --rm --name ${name} .*-p 127\\.0\\.0\\.1::8080 .*--memory=1g example/aio:1\\.2$`));
-    // No data folder given (code use without a kernel): nothing is mounted.
-    expect(calls[2]).not.toContain(" -v ");
-    expect(calls[3]).toBe("port 0123456789abcdef0123 8080/tcp");
-    expect(calls.at(-1)).toBe("rm -f 0123456789abcdef0123");
-  });
-
-  it("mounts the thread's host user-data, so a file the agent writes to outputs lands in the thread's host folder", async () => {
-    server = await FakeAioServer.start();
-    const box = await server.addSandbox("docker-mount-box");
-    server.serveAtRoot(box.id);
-    dir = await mkdtemp(join(tmpdir(), "antler-fake-docker-"));
-    const baseDir = join(dir, "antler-data");
-    const log = join(dir, "calls.log");
-    const cli = join(dir, "docker");
-    // The stand-in "container" is the fake server's folder; a bind mount is played by a symlink at the target.
     await writeFile(
       cli,
       [
@@ -120,12 +83,35 @@ describe("docker backend CLI protocol", () => {
       ].join("\n"),
     );
     await chmod(cli, 0o755);
+    return { box, cli, dir, calls: async () => (await readFile(log, "utf8")).trim().split("\n") };
+  }
+
+  it("runs the image on a loopback port, finds the port, and removes the container on close", async () => {
+    const { cli, calls: callLog } = await standInDocker("docker-box");
+    provider = createAioProvider({ backend: "docker", docker_command: cli, image: "example/aio:1.2", docker_run_args: ["--memory=1g"] });
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+    expect((await sandbox.executeCommand("pwd")).stdout.trim()).toBe("/mnt/user-data/workspace");
+    await provider.close();
+    const calls = await callLog();
+    const name = `antler-aio-${sandboxIdFor("u1", "t1")}`;
+    expect(calls[0]).toBe("info --format {{.ServerVersion}}");
+    expect(calls[1]).toBe(`rm -f ${name}`);
+    expect(calls[2]).toMatch(new RegExp(`^run -d --rm --name ${name} .*-p 127\\.0\\.0\\.1::8080 .*--memory=1g example/aio:1\\.2$`));
+    // No data folder given (code use without a kernel): nothing is mounted.
+    expect(calls[2]).not.toContain(" -v ");
+    expect(calls[3]).toBe("port 0123456789abcdef0123 8080/tcp");
+    expect(calls.at(-1)).toBe("rm -f 0123456789abcdef0123");
+  });
+
+  it("mounts the thread's host user-data, so a file the agent writes to outputs lands in the thread's host folder", async () => {
+    const { box, cli, dir: root, calls: callLog } = await standInDocker("docker-mount-box");
+    const baseDir = join(root, "antler-data");
     provider = createAioProvider({ backend: "docker", docker_command: cli, container_root: box.home }, { baseDir });
     const sandbox = await provider.acquire("t1", { userId: "u1" });
     await sandbox.writeFile("/mnt/user-data/outputs/report.md", "# Findings\n");
     const host = threadPaths(baseDir, "u1", "t1");
     expect(await readFile(join(host.outputs, "report.md"), "utf8")).toBe("# Findings\n");
-    const calls = (await readFile(log, "utf8")).trim().split("\n");
+    const calls = await callLog();
     expect(calls.find((c) => c.startsWith("run "))).toContain(`-v ${host.userData}:${box.home}/user-data`);
   });
 
