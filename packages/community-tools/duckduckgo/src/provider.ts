@@ -1,25 +1,55 @@
 import {
   endpoint,
   ensureOk,
+  type ImageSearchResult,
+  readJson,
   type WebCallContext,
   WebProviderHttpError,
   type WebSearchProvider,
   type WebSearchResult,
 } from "@antler/tools-web";
 import type { DuckDuckGoConfig } from "./config.js";
+import { extractVqd, isChallengePage, mapDuckDuckGoImages } from "./images.js";
 import { parseDuckDuckGoHtml } from "./parse.js";
 
 export const DUCKDUCKGO_PROVIDER_NAME = "duckduckgo";
 
 const SAFESEARCH: Readonly<Record<DuckDuckGoConfig["safesearch"], string>> = { strict: "1", moderate: "-1", off: "-2" };
+/** `i.js` knows only on (`1`) and off (`-1`); moderate filters, so it is on. */
+const IMAGE_SAFESEARCH: Readonly<Record<DuckDuckGoConfig["safesearch"], string>> = { strict: "1", moderate: "1", off: "-1" };
 const TIME_RANGE: Readonly<Record<NonNullable<DuckDuckGoConfig["time_range"]>, string>> = { day: "d", week: "w", month: "m", year: "y" };
 
+/** What image_search tells the model when DuckDuckGo refuses a scripted client: not retryable, so name a way out. */
+export const DUCKDUCKGO_REFUSAL_ADVICE =
+  "DuckDuckGo refused the automated request (its bot protection blocks scripted image searches). Use another image provider: set plugins[@antler/tools-web].config.images to brave, serper, tavily or searxng";
+
 /**
- * DuckDuckGo without a key: a form `POST {base_url}/html/` (the page a browser without JavaScript gets), parsed
- * with linkedom. Further pages are fetched by posting the page's own "Next" form, up to `max_pages`.
+ * DuckDuckGo's image page came back without the `vqd` token `i.js` needs: the page was a refusal, or DuckDuckGo
+ * changed it. Not retried (the next try gets the same page).
+ */
+export class DuckDuckGoRefusalError extends Error {
+  constructor(readonly reason: string) {
+    super(`${DUCKDUCKGO_REFUSAL_ADVICE} (${reason})`);
+    this.name = "DuckDuckGoRefusalError";
+  }
+}
+
+/** A 403 or 418 is how DuckDuckGo turns a client away (a bad or expired `vqd` gets a 403 from `i.js` too). */
+async function ensureNotRefused(response: Response): Promise<Response> {
+  if (response.status !== 403 && response.status !== 418) return ensureOk(DUCKDUCKGO_PROVIDER_NAME, response);
+  await response.body?.cancel().catch(() => {});
+  throw new WebProviderHttpError(DUCKDUCKGO_PROVIDER_NAME, response.status, DUCKDUCKGO_REFUSAL_ADVICE);
+}
+
+/**
+ * DuckDuckGo without a key. Search: a form `POST {base_url}/html/` (the page a browser without JavaScript gets),
+ * parsed with linkedom; further pages are fetched by posting the page's own "Next" form, up to `max_pages`.
+ * Images: the way DuckDuckGo's own image page works, `GET {images_base_url}/?q=…&iax=images&ia=images` for the
+ * query's `vqd` token, then `GET {images_base_url}/i.js?l=…&o=json&q=…&vqd=…&f=…&p=…` for the results as JSON.
  */
 export function createDuckDuckGoProvider(config: DuckDuckGoConfig): WebSearchProvider {
   const url = endpoint(config.base_url, "html/");
+  const imagesHome = endpoint(config.images_base_url, "");
 
   const postPage = async (form: URLSearchParams, ctx: WebCallContext): Promise<string> => {
     // The vendor's API at the configured base URL: operator configuration, so `vendorFetch` (trace id, signal, no
@@ -72,6 +102,67 @@ export function createDuckDuckGoProvider(config: DuckDuckGoConfig): WebSearchPro
         form = parsed.next;
       }
       return out;
+    },
+
+    async images(query, { maxResults }, ctx): Promise<ImageSearchResult[]> {
+      const wanted = Math.max(1, Math.min(maxResults, config.max_results));
+      const fetchVendor = ctx.vendorFetch ?? ctx.fetch;
+      const pageUrl = `${imagesHome}?${new URLSearchParams({ q: query, iax: "images", ia: "images" })}`;
+      const pageResponse = await fetchVendor(pageUrl, {
+        headers: {
+          accept: "text/html,application/xhtml+xml",
+          "accept-language": "en-US,en;q=0.8",
+          "user-agent": config.user_agent,
+          referer: imagesHome,
+          "sec-fetch-dest": "document",
+          "sec-fetch-mode": "navigate",
+        },
+        signal: ctx.signal,
+      });
+      await ensureNotRefused(pageResponse);
+      const page = await pageResponse.text();
+      const vqd = extractVqd(page);
+      if (!vqd) {
+        if (isChallengePage(page)) {
+          // As for web_search: the challenge is DuckDuckGo's rate limit, so the tool layer backs off and retries.
+          throw new WebProviderHttpError(
+            DUCKDUCKGO_PROVIDER_NAME,
+            429,
+            "DuckDuckGo served its bot challenge instead of the image page (rate limited); wait before searching again",
+          );
+        }
+        throw new DuckDuckGoRefusalError("its image page carried no vqd token");
+      }
+
+      const time = config.time_range ? `time:${config.time_range}` : "";
+      const params = new URLSearchParams({
+        l: config.region,
+        o: "json",
+        q: query,
+        vqd,
+        // Six comma-separated filters: time, size, color, type, layout, license.
+        f: `${time},,,,,`,
+        p: IMAGE_SAFESEARCH[config.safesearch],
+      });
+      const response = await fetchVendor(`${endpoint(config.images_base_url, "i.js")}?${params}`, {
+        headers: {
+          accept: "application/json, text/javascript, */*; q=0.01",
+          "accept-language": "en-US,en;q=0.8",
+          "user-agent": config.user_agent,
+          // The image results page is where a browser's script calls i.js from.
+          referer: pageUrl,
+          "x-requested-with": "XMLHttpRequest",
+          "sec-fetch-dest": "empty",
+          "sec-fetch-mode": "cors",
+          "sec-fetch-site": "same-origin",
+        },
+        signal: ctx.signal,
+      });
+      await ensureNotRefused(response);
+      return mapDuckDuckGoImages(await readJson(DUCKDUCKGO_PROVIDER_NAME, response), {
+        maxResults: wanted,
+        maxTitleChars: config.max_title_chars,
+      });
     },
   };
 }

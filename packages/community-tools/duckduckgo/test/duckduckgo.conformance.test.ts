@@ -1,11 +1,14 @@
 import { runWebToolConformance } from "@antler/tools-web/testing";
 import duckduckgoToolsPlugin from "../src/index.js";
 
+const VQD = "4-108263985217462519308471253960472851903";
+
 const esc = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 runWebToolConformance({
   provider: "duckduckgo",
-  plugins: (serverUrl) => [{ plugin: duckduckgoToolsPlugin, config: { base_url: serverUrl } }],
+  // One loopback server stands in for both html.duckduckgo.com (search) and duckduckgo.com (images).
+  plugins: (serverUrl) => [{ plugin: duckduckgoToolsPlugin, config: { base_url: serverUrl, images_base_url: serverUrl } }],
   vendor: {
     search(results, request) {
       const form = new URLSearchParams(request.text);
@@ -21,6 +24,39 @@ runWebToolConformance({
         status: 200,
         headers: { "content-type": "text/html; charset=UTF-8" },
         body: `<!DOCTYPE html><html><head><title>${esc(form.get("q") ?? "")} at DuckDuckGo</title></head><body><div id="links" class="results">${blocks.join("\n")}</div></body></html>`,
+      };
+    },
+    images(images, request) {
+      const q = request.query.get("q");
+      if (request.method !== "GET" || !q) return { status: 400, body: "Bad Request" };
+      // First the image results page, which carries the query's vqd token...
+      if (request.path === "/" && request.query.get("ia") === "images") {
+        return {
+          status: 200,
+          headers: { "content-type": "text/html; charset=UTF-8" },
+          body: `<!DOCTYPE html><html><head><title>${esc(q)} at DuckDuckGo</title><script>vqd="${VQD}";</script></head><body></body></html>`,
+        };
+      }
+      // ...then i.js, which answers only with that token (DuckDuckGo answers 403 without it).
+      if (request.path !== "/i.js" || request.query.get("vqd") !== VQD || request.query.get("o") !== "json") {
+        return { status: 403, body: "Forbidden" };
+      }
+      return {
+        status: 200,
+        body: {
+          ads: null,
+          query: q,
+          response_type: "places",
+          results: images.map((i) => ({
+            title: i.title,
+            image: i.imageUrl,
+            thumbnail: i.thumbnailUrl,
+            url: i.sourceUrl,
+            width: i.width,
+            height: i.height,
+            source: "Bing",
+          })),
+        },
       };
     },
     error: (status) => `<html><body><h1>${status}</h1></body></html>`,

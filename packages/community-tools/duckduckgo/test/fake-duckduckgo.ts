@@ -156,13 +156,154 @@ export const CHALLENGE_REPLY: LoopbackReply = {
 
 const html = (body: string): LoopbackReply => ({ status: 200, body, headers: { "content-type": "text/html; charset=UTF-8" } });
 
-export interface FakeDuckDuckGo extends LoopbackServer {
-  readonly forms: () => URLSearchParams[];
+/** How the fake image results page carries the `vqd` token. */
+export type VqdShape = "quoted" | "single-quoted" | "url" | "json" | "none";
+
+export const IMAGES_VQD = "4-297713506512874307418356025178233950419";
+
+/**
+ * DuckDuckGo's image results page (`/?q=…&iax=images&ia=images`), reduced to what matters: the `vqd` token in
+ * one of the shapes the live page has used, inside the head's script. "none" is a page without it.
+ */
+export function imagesPageHtml(q: string, shape: VqdShape, vqd = IMAGES_VQD): string {
+  const enc = encodeURIComponent(q);
+  const token: Record<VqdShape, string> = {
+    quoted: `<script type="text/javascript">DDG.page = new DDG.Pages.SERP({ showSafeSearch: 0 });vqd="${vqd}";</script>`,
+    "single-quoted": `<script>window.vqd='${vqd}';DDG.ready(function(){});</script>`,
+    url: `<script>DDG.deep.initialize('/d.js?q=${enc}&amp;l=wt-wt&amp;s=0&amp;dl=en&amp;ct=US&amp;vqd=${vqd}&amp;p_ent=&amp;ex=-1&amp;sp=0', true);</script>`,
+    json: `<script id="__data" type="application/json">{"query":${JSON.stringify(q)},"vqd":"${vqd}","ia":"images"}</script>`,
+    none: `<script>DDG.page = new DDG.Pages.SERP({ showSafeSearch: 0 });</script>`,
+  };
+  return `<!DOCTYPE html><html lang="en-US" class="no-js has-zcm"><head>
+<meta http-equiv="content-type" content="text/html; charset=utf-8"><title>${esc(q)} at DuckDuckGo</title>
+<link rel="preload" href="/dist/lib/l.8d3d2cdb7a0b5c8e6d6b.js" as="script">
+${token[shape]}
+</head><body class="body--serp"><input id="search_form_input" type="text" name="q" value="${esc(q)}"><div id="zero_click_wrapper"></div><div class="results--main"></div></body></html>`;
 }
 
-/** A loopback `html.duckduckgo.com`: POST /html/ with a form body; page two needs page one's `s` and `vqd`. */
+/** One entry of `i.js`'s `results`, as DuckDuckGo sends it (Bing-proxied thumbnails, tokens, `source: "Bing"`). */
+export interface FakeImage {
+  readonly title: string;
+  readonly image: string;
+  readonly thumbnail: string;
+  readonly url: string;
+  readonly width: number;
+  readonly height: number;
+}
+
+export const LONG_IMAGE_TITLE = `Red fox (Vulpes vulpes) ${"standing in fresh powder snow at the edge of a birch forest in the early morning light, ".repeat(4)}photographed in Finland`;
+
+export const FAKE_IMAGES: readonly FakeImage[] = [
+  {
+    title: "Red fox - Wikipedia",
+    image: "https://upload.wikimedia.org/wikipedia/commons/1/16/Red_fox_%28Vulpes_vulpes%29.jpg",
+    thumbnail: "https://tse2.mm.bing.net/th?id=OIP.Xb1q9c0r6Rk2yEo0&pid=Api",
+    url: "https://en.wikipedia.org/wiki/Red_fox",
+    width: 2048,
+    height: 1365,
+  },
+  {
+    // A data: URL is not an image on the web: dropped.
+    title: "Fox icon",
+    image: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    thumbnail: "https://tse1.mm.bing.net/th?id=OIP.icon&pid=Api",
+    url: "https://icons.example.com/fox",
+    width: 64,
+    height: 64,
+  },
+  {
+    title: LONG_IMAGE_TITLE,
+    image: "http://photos.example.org/fox/winter-fox.jpg",
+    // Protocol-relative, as DuckDuckGo's image proxy writes it.
+    thumbnail: "//external-content.duckduckgo.com/iu/?u=http%3A%2F%2Fphotos.example.org%2Ffox%2Fwinter-fox.jpg&f=1",
+    url: "https://photos.example.org/fox/winter",
+    width: 1600,
+    height: 1067,
+  },
+  {
+    title: "Red Fox | National Geographic",
+    image: "https://i.natgeofe.com/n/2f6c2e9b/red-fox.jpg",
+    thumbnail: "https://tse3.mm.bing.net/th?id=OIP.natgeo&pid=Api",
+    url: "https://www.nationalgeographic.com/animals/mammals/facts/red-fox",
+    width: 3072,
+    height: 2048,
+  },
+  {
+    // The same picture again, on another page: returned once.
+    title: "Red fox (Wikimedia Commons)",
+    image: "https://upload.wikimedia.org/wikipedia/commons/1/16/Red_fox_%28Vulpes_vulpes%29.jpg",
+    thumbnail: "https://tse2.mm.bing.net/th?id=OIP.Xb1q9c0r6Rk2yEo0&pid=Api",
+    url: "https://commons.wikimedia.org/wiki/File:Red_fox.jpg",
+    width: 2048,
+    height: 1365,
+  },
+  {
+    title: "Fox cub",
+    image: "https://images.example.net/fox-cub.jpg",
+    thumbnail: "https://tse4.mm.bing.net/th?id=OIP.cub&pid=Api",
+    url: "https://images.example.net/gallery/fox-cub",
+    width: 1200,
+    height: 800,
+  },
+];
+
+/** The JSON of `GET /i.js`, in DuckDuckGo's shape. */
+export function imagesJson(q: string, vqd: string, images: readonly FakeImage[] = FAKE_IMAGES): Record<string, unknown> {
+  const enc = encodeURIComponent(q);
+  return {
+    ads: null,
+    next: `i.js?q=${enc}&o=json&p=1&s=100&u=bing&f=,,,,,&l=wt-wt&vqd=${vqd}`,
+    query: q,
+    queryEncoded: enc,
+    response_type: "places",
+    results: images.map((i, n) => ({
+      height: i.height,
+      image: i.image,
+      image_token: `c0ffee${n}`,
+      source: "Bing",
+      thumbnail: i.thumbnail,
+      thumbnail_token: `beef${n}`,
+      title: i.title,
+      url: i.url,
+      width: i.width,
+    })),
+    vqd: { [enc]: vqd },
+  };
+}
+
+export interface FakeDuckDuckGo extends LoopbackServer {
+  readonly forms: () => URLSearchParams[];
+  /** How the image results page carries its `vqd` from now on (default "quoted"). */
+  vqdShape: VqdShape;
+  /** Answers the next requests to `path` with these replies, in order, before the normal handler. */
+  queueFor(path: string, ...replies: LoopbackReply[]): void;
+  /** Forgets the replies `queueFor` holds, the image page shape and the requests seen (between tests). */
+  reset(): void;
+}
+
+/**
+ * A loopback DuckDuckGo. `html.duckduckgo.com`: POST /html/ with a form body; page two needs page one's `s` and
+ * `vqd`. `duckduckgo.com`: GET / (the image results page with the query's `vqd`) and GET /i.js, which answers
+ * only with that `vqd`, the query and `o=json`, the way the live endpoint refuses a request without them (403).
+ */
 export async function startFakeDuckDuckGo(): Promise<FakeDuckDuckGo> {
+  const perPath = new Map<string, LoopbackReply[]>();
+  const fake = { vqdShape: "quoted" as VqdShape };
   const server = await startLoopbackServer((req: RecordedHttpRequest) => {
+    const queued = perPath.get(req.path)?.shift();
+    if (queued) return queued;
+    if (req.path === "/" && req.method === "GET") {
+      const q = req.query.get("q") ?? "";
+      if (q === "" || req.query.get("ia") !== "images") return html(page("", ""));
+      return html(imagesPageHtml(q, fake.vqdShape));
+    }
+    if (req.path === "/i.js" && req.method === "GET") {
+      const q = req.query.get("q") ?? "";
+      if (req.query.get("vqd") !== IMAGES_VQD || q === "" || req.query.get("o") !== "json") {
+        return { status: 403, body: "Forbidden", headers: { "content-type": "text/plain" } };
+      }
+      return { status: 200, body: imagesJson(q, IMAGES_VQD), headers: { "content-type": "application/json; charset=UTF-8" } };
+    }
     if (req.path !== "/html/") return { status: 404, body: "Not Found" };
     if (req.method !== "POST") return { status: 405, body: "Method Not Allowed" };
     if (!String(req.headers["content-type"]).startsWith("application/x-www-form-urlencoded")) return { status: 400, body: "Bad Request" };
@@ -175,5 +316,15 @@ export async function startFakeDuckDuckGo(): Promise<FakeDuckDuckGo> {
     if (s === "10" && form.get("vqd") === VQD) return html(pageTwoHtml(q));
     return { status: 400, body: "Bad Request" };
   });
-  return { ...server, forms: () => server.requests.map((r) => new URLSearchParams(r.text)) };
+  return Object.assign(fake, server, {
+    forms: () => server.requests.map((r) => new URLSearchParams(r.text)),
+    queueFor(path: string, ...replies: LoopbackReply[]) {
+      perPath.set(path, [...(perPath.get(path) ?? []), ...replies]);
+    },
+    reset() {
+      perPath.clear();
+      fake.vqdShape = "quoted";
+      server.requests.length = 0;
+    },
+  });
 }
