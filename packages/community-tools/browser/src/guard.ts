@@ -10,6 +10,8 @@ export interface BlockedRequest {
   readonly reason: string;
   /** Playwright resource type (`document`, `image`, `script`, ...), or `websocket`. */
   readonly kind: string;
+  /** For a blocked iframe document: the frame that stays empty, so the snapshot can say why. */
+  readonly frame?: Frame;
 }
 
 export interface RequestGuardOptions {
@@ -51,6 +53,23 @@ function mainFrameOf(request: Request): Frame | undefined {
   }
 }
 
+/** The child frame whose document this request is, or undefined for everything else. */
+function childFrameOf(request: Request): Frame | undefined {
+  if (!request.isNavigationRequest()) return undefined;
+  try {
+    const frame = request.frame();
+    return frame.parentFrame() === null ? undefined : frame;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A blocked request as `onBlocked` reports it. */
+function blockedEntry(request: Request, url: string, reason: string): BlockedRequest {
+  const frame = childFrameOf(request);
+  return { url, reason, kind: request.resourceType(), ...(frame ? { frame } : {}) };
+}
+
 async function abortQuietly(route: Route, code: string): Promise<void> {
   // The page or context may be gone by the time a check finishes.
   await route.abort(code).catch(() => {});
@@ -87,7 +106,7 @@ export async function installRequestGuard(context: BrowserContext, options: Requ
     }
     const first = await check(url);
     if (!first.ok) {
-      options.onBlocked({ url, reason: first.reason, kind: request.resourceType() });
+      options.onBlocked(blockedEntry(request, url, first.reason));
       await abortQuietly(route, "blockedbyclient");
       return;
     }
@@ -112,7 +131,7 @@ export async function installRequestGuard(context: BrowserContext, options: Requ
       await response.dispose().catch(() => {});
       const verdict = await check(target);
       if (!verdict.ok) {
-        options.onBlocked({ url: target, reason: `redirect from ${current}: ${verdict.reason}`, kind: request.resourceType() });
+        options.onBlocked(blockedEntry(request, target, `redirect from ${current}: ${verdict.reason}`));
         await abortQuietly(route, "blockedbyclient");
         return;
       }
@@ -123,7 +142,7 @@ export async function installRequestGuard(context: BrowserContext, options: Requ
         return;
       }
       if (hop >= maxRedirects) {
-        options.onBlocked({ url: target, reason: `more than ${maxRedirects} redirects from ${url}`, kind: request.resourceType() });
+        options.onBlocked(blockedEntry(request, target, `more than ${maxRedirects} redirects from ${url}`));
         await abortQuietly(route, "failed");
         return;
       }

@@ -8,11 +8,28 @@ import { createBrowserTools } from "./tools.js";
 export { type BrowserCheckResult, browserCheckCommand, checkBrowser } from "./check.js";
 export { type BrowserConfig, type BrowserConfigInput, browserConfigSchema, DEFAULT_EXECUTABLE_PATH } from "./config.js";
 export { BrowserError, type BrowserErrorCode, BrowserErrorCodes, isBrowserError } from "./errors.js";
+export { ELEMENT_REF_PATTERN, type ElementRef, FrameRefs, type ParsedRef, parseElementRef } from "./frame-refs.js";
 export { type BlockedRequest, type CheckUrl, installRequestGuard, type RequestGuardOptions } from "./guard.js";
 export { BASE_CHROMIUM_ARGS, chromiumArgs, connectOverCdp, isRoot, type LaunchOptions, launchChromium } from "./launch.js";
-export { BrowserSession, type SessionOptions, type SessionScope } from "./session.js";
+export {
+  BrowserSession,
+  MAX_FRAME_DEPTH,
+  MAX_SNAPSHOT_FRAMES,
+  MAX_SNAPSHOT_REFS,
+  type SessionOptions,
+  type SessionScope,
+} from "./session.js";
 export { type BrowserManagerOptions, BrowserSessionManager, type SessionInfo } from "./session-manager.js";
-export { formatSnapshot, type PageSnapshot, REF_ATTRIBUTE, type SnapshotArgs, snapshotExpression } from "./snapshot.js";
+export {
+  FRAME_SLOT_ATTRIBUTE,
+  type FrameSlot,
+  type FrameSnapshot,
+  formatSnapshot,
+  type PageSnapshot,
+  REF_ATTRIBUTE,
+  type SnapshotArgs,
+  snapshotExpression,
+} from "./snapshot.js";
 export { BROWSER_TOOL_NAMES, type BrowserToolOptions, browserScopeOf, createBrowserTools } from "./tools.js";
 
 export const BROWSER_PLUGIN_NAME = "@antler/tools-browser";

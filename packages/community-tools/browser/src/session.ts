@@ -2,10 +2,19 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { neutralizeFrameworkTags } from "@antler/tools-web";
-import type { Browser, BrowserContext, Locator, Page, Request } from "playwright-core";
+import type { Browser, BrowserContext, Frame, Locator, Page, Request } from "playwright-core";
 import { BrowserError, BrowserErrorCodes } from "./errors.js";
+import { type ElementRef, FrameRefs, parseElementRef } from "./frame-refs.js";
 import { type BlockedRequest, type CheckUrl, installRequestGuard } from "./guard.js";
-import { formatSnapshot, type PageSnapshot, REF_ATTRIBUTE, snapshotExpression } from "./snapshot.js";
+import {
+  FRAME_SLOT_ATTRIBUTE,
+  type FrameSlot,
+  type FrameSnapshot,
+  formatSnapshot,
+  type PageSnapshot,
+  REF_ATTRIBUTE,
+  snapshotExpression,
+} from "./snapshot.js";
 
 /** The (user, thread) a session belongs to. */
 export interface SessionScope {
@@ -31,6 +40,25 @@ const MAX_NAVIGATION_REDIRECTS = 10;
  * page counts as unchanged. Navigations normally start within a few milliseconds; the margin is for busy hosts.
  */
 const ACTION_EFFECT_GRACE_MS = 400;
+/** Frames inside frames are read this many levels deep; deeper ones are named but not read. */
+export const MAX_FRAME_DEPTH = 3;
+/** Frames read for one snapshot; further ones are named but not read. */
+export const MAX_SNAPSHOT_FRAMES = 30;
+/** Interactive elements listed in one snapshot, over all its frames. */
+export const MAX_SNAPSHOT_REFS = 1000;
+/** A snapshot line that lists an element: `[12] ...` or, indented, `[f2e12] ...`. */
+const REF_LINE = /^\s*\[(?:f\d+e)?\d+\] /;
+
+interface SnapshotBudget {
+  frames: number;
+  refsLeft: number;
+  truncated: boolean;
+  refCapped: boolean;
+}
+
+function clipUrl(url: string): string {
+  return url.length > 200 ? `${url.slice(0, 199)}…` : url;
+}
 
 function firstLine(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
@@ -48,8 +76,13 @@ export class BrowserSession {
   lastUsedAt = Date.now();
   private pageRef: Page;
   private nextRef = 1;
+  /** Snapshots taken, to tell this snapshot's frame slots from stale ones left on the page by earlier ones. */
+  private snapshots = 0;
   private blocked: BlockedRequest[] = [];
   private blockedOmitted = 0;
+  /** Child frames whose document the guard refused, until they navigate elsewhere. */
+  private readonly blockedFrames = new WeakMap<Frame, { url: string; reason: string }>();
+  private readonly frameRefs = new FrameRefs();
   /** A top-level redirect the guard stopped, to be followed as a new navigation of that page. */
   private pendingRedirect: { page: Page; target: string } | undefined;
   private readonly navigations = new Set<Request>();
@@ -129,20 +162,21 @@ export class BrowserSession {
   }
 
   private recordBlocked(entry: BlockedRequest): void {
+    if (entry.frame) this.blockedFrames.set(entry.frame, { url: entry.url, reason: entry.reason });
     if (this.blocked.length >= MAX_BLOCKED_KEPT) this.blockedOmitted++;
     else this.blocked.push(entry);
   }
 
   private watch(page: Page): void {
-    const isMainNavigation = (request: Request) => {
-      try {
-        return request.isNavigationRequest() && request.frame() === page.mainFrame();
-      } catch {
-        return false;
-      }
-    };
     page.on("request", (request) => {
-      if (isMainNavigation(request)) this.navigations.add(request);
+      if (request.isNavigationRequest()) this.navigations.add(request);
+    });
+    this.frameRefs.watch(page);
+    page.on("framenavigated", (frame) => {
+      // A blocked frame shows Chromium's error page; a frame that then loads something else is no longer blocked.
+      const blocked = this.blockedFrames.get(frame);
+      const url = frame.url();
+      if (blocked && url !== blocked.url && url !== "about:blank" && !url.startsWith("chrome-error:")) this.blockedFrames.delete(frame);
     });
     const done = (request: Request) => this.navigations.delete(request);
     page.on("requestfinished", done);
@@ -173,23 +207,78 @@ export class BrowserSession {
   }
 
   /** Waits until the action visibly started something (a navigation, a guarded redirect, `extra`), or the grace ends. */
-  private async awaitEffects(extra: () => boolean = () => false): Promise<void> {
-    const started = () => extra() || this.pendingRedirect !== undefined || this.navigating();
+  private async awaitEffects(extra: () => boolean = () => false, frame?: Frame): Promise<void> {
+    const started = () => extra() || this.pendingRedirect !== undefined || this.navigating(frame);
     for (let waited = 0; !started() && waited < ACTION_EFFECT_GRACE_MS; waited += 20) await sleep(20);
   }
 
-  /** Whether a top-level navigation of an open page is still loading (requests of closed pages are dropped). */
-  private navigating(): boolean {
+  /**
+   * Whether a top-level navigation of an open page, or one of `frame`, is still loading. Requests of closed
+   * pages and removed frames are dropped; those of other frames (ads, widgets) are not waited for.
+   */
+  private navigating(frame?: Frame): boolean {
+    let busy = false;
     for (const request of this.navigations) {
-      let closed = true;
+      let target: Frame | undefined;
       try {
-        closed = request.frame().page().isClosed();
+        target = request.frame();
       } catch {
         // no frame any more
       }
-      if (closed) this.navigations.delete(request);
+      if (!target || target.isDetached() || target.page().isClosed()) {
+        this.navigations.delete(request);
+        continue;
+      }
+      if (target.parentFrame() === null || target === frame) busy = true;
     }
-    return this.navigations.size > 0;
+    return busy;
+  }
+
+  /**
+   * Notes whether `frame` (a child frame an action runs in) starts a navigation and when its new document
+   * commits, so the action can wait for the frame's new content as it waits for the page's.
+   */
+  private followFrame(page: Page, frame: Frame): { started(): boolean; settled(): boolean; stop(): void } {
+    let started = false;
+    let committed = false;
+    let failed = false;
+    const isFrameNavigation = (request: Request) => {
+      try {
+        return request.isNavigationRequest() && request.frame() === frame;
+      } catch {
+        return false; // a service worker's request has no frame
+      }
+    };
+    const onRequest = (request: Request) => {
+      if (isFrameNavigation(request)) started = true;
+    };
+    const onFailed = (request: Request) => {
+      if (isFrameNavigation(request)) failed = true;
+    };
+    const onNavigated = (navigated: Frame) => {
+      if (navigated === frame) committed = true;
+    };
+    page.on("request", onRequest);
+    page.on("requestfailed", onFailed);
+    page.on("framenavigated", onNavigated);
+    return {
+      started: () => started,
+      settled: () => !started || committed || failed || frame.isDetached(),
+      stop: () => {
+        page.off("request", onRequest);
+        page.off("requestfailed", onFailed);
+        page.off("framenavigated", onNavigated);
+      },
+    };
+  }
+
+  /** After an action inside a child frame: waits for the frame's navigation, if the action started one. */
+  private async settleFrame(frame: Frame, follow: { settled(): boolean }): Promise<void> {
+    const deadline = Date.now() + this.options.navigationTimeoutMs;
+    while ((this.navigating(frame) || !follow.settled()) && Date.now() < deadline) await sleep(25);
+    if (frame.isDetached()) return;
+    const remaining = Math.max(1, Math.min(5_000, deadline - Date.now()));
+    await frame.waitForLoadState("domcontentloaded", { timeout: remaining }).catch(() => {});
   }
 
   private guardReasonFor(url: string): string | undefined {
@@ -250,23 +339,56 @@ export class BrowserSession {
     await this.goto(await this.currentPage(), verdict.url.href);
   }
 
+  /**
+   * The page as text: the main frame, with the content of each visible frame (iframe) spliced in where the
+   * frame sits, under a `[frame f<id>] <url>` line and indented. Elements of a frame get refs `f<id>e<n>`.
+   */
   async snapshot(note?: string): Promise<string> {
     const page = await this.currentPage();
-    let snap: PageSnapshot;
+    this.snapshots++;
+    let main: FrameSnapshot;
     try {
-      snap = (await page.evaluate(snapshotExpression({ startRef: this.nextRef, maxChars: this.options.snapshotMaxChars }))) as PageSnapshot;
+      main = await this.readFrame(page.mainFrame(), "", MAX_SNAPSHOT_REFS);
     } catch (err) {
       // The page navigated while we read it: wait for it and read once more.
       await page.waitForLoadState("domcontentloaded").catch(() => {});
       try {
-        snap = (await page.evaluate(
-          snapshotExpression({ startRef: this.nextRef, maxChars: this.options.snapshotMaxChars }),
-        )) as PageSnapshot;
+        main = await this.readFrame(page.mainFrame(), "", MAX_SNAPSHOT_REFS);
       } catch {
         throw new Error(`Could not read the page: ${firstLine(err)}`);
       }
     }
-    this.nextRef = Math.max(this.nextRef, snap.nextRef);
+    const budget: SnapshotBudget = {
+      frames: 0,
+      refsLeft: MAX_SNAPSHOT_REFS - main.refCount,
+      truncated: main.truncated,
+      refCapped: main.refCapped,
+    };
+    const all: string[] = [];
+    await this.spliceFrames(page.mainFrame(), main, 0, "", all, budget);
+    // Each frame was read within snapshot_max_chars; the whole is cut to it here, in reading order.
+    const lines: string[] = [];
+    let used = 0;
+    let truncated = budget.truncated;
+    let elementLimit = budget.refCapped ? MAX_SNAPSHOT_REFS : undefined;
+    for (const line of all) {
+      if (used + line.length + 1 > this.options.snapshotMaxChars) {
+        truncated = true;
+        elementLimit = undefined;
+        break;
+      }
+      lines.push(line);
+      used += line.length + 1;
+    }
+    const snap: PageSnapshot = {
+      title: main.title,
+      url: main.url,
+      lines,
+      truncated,
+      nextRef: this.nextRef,
+      refCount: lines.filter((line) => REF_LINE.test(line)).length,
+      ...(elementLimit !== undefined ? { elementLimit } : {}),
+    };
     const blocked = this.blocked;
     const blockedOmitted = this.blockedOmitted;
     this.blocked = [];
@@ -275,82 +397,209 @@ export class BrowserSession {
     return neutralizeFrameworkTags(formatSnapshot(snap, { blocked, blockedOmitted, ...(note ? { note } : {}) }));
   }
 
-  private async locate(page: Page, ref: number): Promise<Locator> {
-    const locator = page.locator(`[${REF_ATTRIBUTE}="${ref}"]`);
-    const count = await locator.count();
+  /** Reads one frame's own document; refs continue the session's numbering. */
+  private async readFrame(frame: Frame, refPrefix: string, maxRefs: number): Promise<FrameSnapshot> {
+    const snap = (await frame.evaluate(
+      snapshotExpression({
+        startRef: this.nextRef,
+        maxChars: this.options.snapshotMaxChars,
+        maxRefs,
+        refPrefix,
+        slotPrefix: `${this.snapshots}-`,
+      }),
+    )) as FrameSnapshot;
+    this.nextRef = Math.max(this.nextRef, snap.nextRef);
+    return snap;
+  }
+
+  /** Appends `snap` (the snapshot of `frame`) to `out`, with each of its child frames where it sits. */
+  private async spliceFrames(frame: Frame, snap: FrameSnapshot, depth: number, indent: string, out: string[], budget: SnapshotBudget) {
+    const bySlot = new Map<string, Frame>();
+    if (snap.frames.length > 0) {
+      for (const child of frame.childFrames()) {
+        const slot = await child
+          .frameElement()
+          .then(async (element) => {
+            try {
+              return await element.getAttribute(FRAME_SLOT_ATTRIBUTE);
+            } finally {
+              await element.dispose().catch(() => {});
+            }
+          })
+          .catch(() => null);
+        if (slot !== null && !bySlot.has(slot)) bySlot.set(slot, child);
+      }
+    }
+    let next = 0;
+    for (const slot of snap.frames) {
+      for (; next < slot.at && next < snap.lines.length; next++) out.push(indent + snap.lines[next]);
+      await this.spliceFrame(bySlot.get(slot.slot), slot, depth + 1, indent, out, budget);
+    }
+    for (; next < snap.lines.length; next++) out.push(indent + snap.lines[next]);
+  }
+
+  /** Appends one child frame: its header line and its content, or why its content is not shown. */
+  private async spliceFrame(
+    child: Frame | undefined,
+    slot: FrameSlot,
+    depth: number,
+    indent: string,
+    out: string[],
+    budget: SnapshotBudget,
+  ): Promise<void> {
+    if (!child || child.isDetached()) {
+      out.push(`${indent}[frame] ${clipUrl(slot.src || "(no address)")} (not loaded)`);
+      return;
+    }
+    const blocked = this.blockedFrames.get(child);
+    if (blocked) {
+      out.push(`${indent}[frame] ${clipUrl(blocked.url)} (blocked by the SSRF guard: ${blocked.reason}; its content did not load)`);
+      return;
+    }
+    const url = clipUrl(child.url());
+    const src = clipUrl(slot.src || child.url());
+    if (url.startsWith("chrome-error:")) {
+      out.push(`${indent}[frame] ${src} (failed to load)`);
+      return;
+    }
+    if (url === "about:blank" && slot.src !== "" && !slot.src.startsWith("about:")) {
+      // The frame has not committed its document yet; an id now would go stale the moment it does.
+      out.push(`${indent}[frame] ${src} (still loading; take a new snapshot to see its content)`);
+      return;
+    }
+    if (depth > MAX_FRAME_DEPTH) {
+      out.push(`${indent}[frame] ${url} (nested more than ${MAX_FRAME_DEPTH} frames deep; its content is not in this snapshot)`);
+      return;
+    }
+    if (budget.frames >= MAX_SNAPSHOT_FRAMES) {
+      out.push(`${indent}[frame] ${url} (the page has more than ${MAX_SNAPSHOT_FRAMES} frames; this one is not in this snapshot)`);
+      return;
+    }
+    if (budget.refsLeft <= 0) {
+      budget.truncated = true;
+      budget.refCapped = true;
+      out.push(`${indent}[frame] ${url} (not read: the snapshot already lists ${MAX_SNAPSHOT_REFS} elements)`);
+      return;
+    }
+    budget.frames++;
+    const id = this.frameRefs.idOf(child);
+    out.push(`${indent}[frame f${id}] ${url}`);
+    const inner = `${indent}  `;
+    let snap: FrameSnapshot;
+    try {
+      snap = await this.readFrame(child, `f${id}e`, budget.refsLeft);
+    } catch (err) {
+      out.push(`${inner}(could not read this frame: ${firstLine(err)}; take a new snapshot)`);
+      return;
+    }
+    budget.refsLeft -= snap.refCount;
+    budget.truncated ||= snap.truncated;
+    budget.refCapped ||= snap.refCapped;
+    if (snap.lines.length === 0 && snap.frames.length === 0) out.push(`${inner}(empty)`);
+    await this.spliceFrames(child, snap, depth, inner, out, budget);
+  }
+
+  /** The element a ref names, in the frame it belongs to; a STALE_REF error that says what to do otherwise. */
+  private async locate(page: Page, ref: ElementRef): Promise<{ locator: Locator; frame: Frame; label: string }> {
+    const parsed = parseElementRef(ref);
+    const frame = this.frameRefs.resolve(parsed, page);
+    const locator = frame.locator(`[${REF_ATTRIBUTE}="${parsed.element}"]`);
+    const count = await locator.count().catch(() => 0);
     if (count !== 1) {
+      const where = parsed.frameId === undefined ? "on the current page" : `in frame f${parsed.frameId}`;
+      const what =
+        count === 0
+          ? parsed.frameId === undefined
+            ? "not on the current page"
+            : `not in frame f${parsed.frameId} any more`
+          : `ambiguous ${where}`;
       throw new BrowserError(
         BrowserErrorCodes.STALE_REF,
-        `Ref [${ref}] is ${count === 0 ? "not on the current page" : "ambiguous on the current page"}: the page changed or navigated since the snapshot it came from. ` +
+        `Ref ${parsed.label} is ${what}: ${parsed.frameId === undefined ? "the page" : "the frame"} changed or navigated since the snapshot it came from. ` +
           "Take a new snapshot with browser_snapshot and use a ref from it.",
       );
     }
-    return locator;
+    return { locator, frame, label: parsed.label };
   }
 
-  async click(ref: number): Promise<void> {
+  /**
+   * Runs an action on the element `ref` names, then waits for what it caused: a popup (which becomes the
+   * current page), a navigation of the page, or a navigation of the frame the element is in.
+   */
+  private async act(ref: ElementRef, action: (target: { locator: Locator; label: string }) => Promise<boolean>): Promise<void> {
     const page = await this.currentPage();
-    const locator = await this.locate(page, ref);
-    // A click may open a popup (target=_blank, window.open); it appears within a few milliseconds if at all.
+    const target = await this.locate(page, ref);
+    const inChild = target.frame !== page.mainFrame();
+    const follow = inChild ? this.followFrame(page, target.frame) : undefined;
+    // An action may open a popup (target=_blank, window.open); it appears within a few milliseconds if at all.
     let opened: Page | undefined;
     const onPopup = (popup: Page) => {
       opened ??= popup;
     };
     page.on("popup", onPopup);
     try {
+      const mayNavigate = await action(target);
+      if (mayNavigate) await this.awaitEffects(() => opened !== undefined || (follow?.started() ?? false), target.frame);
+      const popup = opened as Page | undefined;
+      if (popup && !popup.isClosed()) {
+        this.adopt(popup);
+        await popup.waitForLoadState("domcontentloaded", { timeout: this.options.navigationTimeoutMs }).catch(() => {});
+      }
+      await this.settle(this.pageRef);
+      if (follow && !opened) await this.settleFrame(target.frame, follow);
+    } finally {
+      page.off("popup", onPopup);
+      follow?.stop();
+    }
+  }
+
+  async click(ref: ElementRef): Promise<void> {
+    await this.act(ref, async ({ locator, label }) => {
       try {
         await locator.click({ timeout: this.options.actionTimeoutMs });
       } catch (err) {
-        throw new Error(`Could not click [${ref}]: ${firstLine(err)}. Take a new snapshot; the element may be hidden or covered.`);
+        throw new Error(`Could not click ${label}: ${firstLine(err)}. Take a new snapshot; the element may be hidden or covered.`);
       }
-      await this.awaitEffects(() => opened !== undefined);
-    } finally {
-      page.off("popup", onPopup);
-    }
-    const popup = opened as Page | undefined;
-    if (popup && !popup.isClosed()) {
-      this.adopt(popup);
-      await popup.waitForLoadState("domcontentloaded", { timeout: this.options.navigationTimeoutMs }).catch(() => {});
-    }
-    await this.settle(this.pageRef);
+      return true;
+    });
   }
 
-  async type(ref: number, text: string, submit: boolean): Promise<void> {
-    const page = await this.currentPage();
-    const locator = await this.locate(page, ref);
-    const kind = await locator.evaluate((el: { localName: string; type?: string }) => {
-      if (el.localName === "select") return "select";
-      const type = (el.type ?? "").toLowerCase();
-      return el.localName === "input" && ["checkbox", "radio", "submit", "button", "reset", "image", "file"].includes(type) ? type : "text";
-    });
-    if (kind === "select") {
-      const chosen = await locator.selectOption({ label: text }, { timeout: this.options.actionTimeoutMs }).catch(() => null);
-      if (!chosen || chosen.length === 0) {
-        const byValue = await locator.selectOption(text, { timeout: this.options.actionTimeoutMs }).catch(() => null);
-        if (!byValue || byValue.length === 0)
-          throw new Error(
-            `[${ref}] is a select without an option labelled ${JSON.stringify(text)}; use one of the options the snapshot lists.`,
-          );
-      }
-    } else if (kind !== "text") {
-      throw new BrowserError(
-        BrowserErrorCodes.STALE_REF,
-        `[${ref}] is a ${kind} input, which takes no text; use browser_click on it instead.`,
-      );
-    } else {
-      try {
-        await locator.fill(text, { timeout: this.options.actionTimeoutMs });
-      } catch (err) {
-        throw new Error(`Could not type into [${ref}]: ${firstLine(err)}. It may not be a text field; take a new snapshot.`);
-      }
-    }
-    if (submit) {
-      await locator.press("Enter", { timeout: this.options.actionTimeoutMs }).catch((err: unknown) => {
-        throw new Error(`Typed into [${ref}] but pressing Enter failed: ${firstLine(err)}`);
+  async type(ref: ElementRef, text: string, submit: boolean): Promise<void> {
+    await this.act(ref, async ({ locator, label }) => {
+      const kind = await locator.evaluate((el: { localName: string; type?: string }) => {
+        if (el.localName === "select") return "select";
+        const type = (el.type ?? "").toLowerCase();
+        return el.localName === "input" && ["checkbox", "radio", "submit", "button", "reset", "image", "file"].includes(type)
+          ? type
+          : "text";
       });
-      await this.awaitEffects();
-    }
-    await this.settle(this.pageRef);
+      if (kind === "select") {
+        const chosen = await locator.selectOption({ label: text }, { timeout: this.options.actionTimeoutMs }).catch(() => null);
+        if (!chosen || chosen.length === 0) {
+          const byValue = await locator.selectOption(text, { timeout: this.options.actionTimeoutMs }).catch(() => null);
+          if (!byValue || byValue.length === 0)
+            throw new Error(
+              `${label} is a select without an option labelled ${JSON.stringify(text)}; use one of the options the snapshot lists.`,
+            );
+        }
+      } else if (kind !== "text") {
+        throw new BrowserError(
+          BrowserErrorCodes.STALE_REF,
+          `${label} is a ${kind} input, which takes no text; use browser_click on it instead.`,
+        );
+      } else {
+        try {
+          await locator.fill(text, { timeout: this.options.actionTimeoutMs });
+        } catch (err) {
+          throw new Error(`Could not type into ${label}: ${firstLine(err)}. It may not be a text field; take a new snapshot.`);
+        }
+      }
+      if (!submit) return false;
+      await locator.press("Enter", { timeout: this.options.actionTimeoutMs }).catch((err: unknown) => {
+        throw new Error(`Typed into ${label} but pressing Enter failed: ${firstLine(err)}`);
+      });
+      return true;
+    });
   }
 
   /** Goes one step back; false when there is no earlier page. */
@@ -368,13 +617,13 @@ export class BrowserSession {
   }
 
   /** Visible text of the page, or of one element, cut at `text_max_chars`. */
-  async text(ref?: number): Promise<string> {
+  async text(ref?: ElementRef): Promise<string> {
     const page = await this.currentPage();
     const raw =
       ref === undefined
         ? ((await page.evaluate("document.body ? document.body.innerText : ''")) as string)
         : // biome-ignore lint/performance/useDomNodeTextContent: the rendered text (no hidden parts) is what the model should read
-          await (await this.locate(page, ref)).innerText({ timeout: this.options.actionTimeoutMs });
+          await (await this.locate(page, ref)).locator.innerText({ timeout: this.options.actionTimeoutMs });
     const text = neutralizeFrameworkTags(raw)
       .replace(/[ \t]+\n/g, "\n")
       .replace(/\n{3,}/g, "\n\n")
@@ -385,13 +634,17 @@ export class BrowserSession {
   }
 
   /** Writes a PNG to `hostPath` and returns its size in bytes. */
-  async screenshot(hostPath: string, options: { fullPage?: boolean; ref?: number | undefined }): Promise<number> {
+  async screenshot(hostPath: string, options: { fullPage?: boolean; ref?: ElementRef | undefined }): Promise<number> {
     const page = await this.currentPage();
     await mkdir(dirname(hostPath), { recursive: true });
     const bytes =
       options.ref === undefined
         ? await page.screenshot({ path: hostPath, type: "png", fullPage: options.fullPage ?? false, timeout: this.options.actionTimeoutMs })
-        : await (await this.locate(page, options.ref)).screenshot({ path: hostPath, type: "png", timeout: this.options.actionTimeoutMs });
+        : await (await this.locate(page, options.ref)).locator.screenshot({
+            path: hostPath,
+            type: "png",
+            timeout: this.options.actionTimeoutMs,
+          });
     this.screenshots++;
     return bytes.byteLength;
   }

@@ -1,6 +1,9 @@
-/** The attribute that carries an element's ref on the page. */
+/** The attribute that carries an element's ref on the page (the element number; a frame's refs add a prefix). */
 export const REF_ATTRIBUTE = "data-antler-ref";
+/** The attribute a snapshot puts on each visible `<iframe>`/`<frame>`, to find the frame that belongs there. */
+export const FRAME_SLOT_ATTRIBUTE = "data-antler-frame-slot";
 
+/** The assembled snapshot of a page: its main frame with the content of its frames spliced in. */
 export interface PageSnapshot {
   readonly title: string;
   readonly url: string;
@@ -9,11 +12,37 @@ export interface PageSnapshot {
   /** The next ref number to hand out (refs are never reused within a session). */
   readonly nextRef: number;
   readonly refCount: number;
+  /** Set when the listing stopped at this many interactive elements (the per-snapshot cap), not at the size cap. */
+  readonly elementLimit?: number;
+}
+
+/** Where a visible iframe sits in one frame's snapshot: before `lines[at]`. */
+export interface FrameSlot {
+  readonly slot: string;
+  readonly at: number;
+  /** The iframe's `src`, for a frame that has no content to show. */
+  readonly src: string;
+}
+
+/** The snapshot of one frame's document, as the page-side walker returns it. */
+export interface FrameSnapshot extends PageSnapshot {
+  readonly frames: readonly FrameSlot[];
+  /** The walk stopped because `maxRefs` elements were listed. */
+  readonly refCapped: boolean;
 }
 
 export interface SnapshotArgs {
   readonly startRef: number;
   readonly maxChars: number;
+  /** Stop listing interactive elements after this many (the page-wide element cap). Default: no cap. */
+  readonly maxRefs?: number;
+  /** Written before each element number in the listing: `""` in the main frame, `f2e` in frame f2. */
+  readonly refPrefix?: string;
+  /**
+   * Written before each frame slot number: a value unique to this snapshot, so that a slot an earlier snapshot
+   * left on an iframe that is hidden now cannot be taken for one of this snapshot's.
+   */
+  readonly slotPrefix?: string;
 }
 
 /**
@@ -23,10 +52,15 @@ export interface SnapshotArgs {
  */
 const SNAPSHOT_SOURCE = String.raw`(args) => {
   const ATTR = "${REF_ATTRIBUTE}";
+  const SLOT = "${FRAME_SLOT_ATTRIBUTE}";
+  const PREFIX = args.refPrefix || "";
+  const MAX_REFS = typeof args.maxRefs === "number" ? args.maxRefs : Infinity;
   let next = args.startRef;
   const lines = [];
+  const frames = [];
   let used = 0;
   let truncated = false;
+  let refCapped = false;
   let refCount = 0;
   const seen = new Set();
   let buffer = "";
@@ -107,7 +141,7 @@ const SNAPSHOT_SOURCE = String.raw`(args) => {
   };
   const describe = (el, ref) => {
     const role = roleOf(el);
-    const parts = ["[" + ref + "] " + role];
+    const parts = ["[" + PREFIX + ref + "] " + role];
     const name = clip(nameOf(el), 120);
     if (name) parts.push(q(name));
     const tag = el.localName;
@@ -165,6 +199,7 @@ const SNAPSHOT_SOURCE = String.raw`(args) => {
       if (!visible(el)) return;
       if (isInteractive(el)) {
         flush();
+        if (refCount >= MAX_REFS) { truncated = true; refCapped = true; return; }
         emit(describe(el, stamp(el)));
         if (tag === "a" || tag === "button" || tag === "select" || tag === "textarea" || tag === "input" || !el.querySelector(INTERACTIVE_SELECTOR)) return;
       }
@@ -173,9 +208,15 @@ const SNAPSHOT_SOURCE = String.raw`(args) => {
         if (alt) text("[image: " + clip(alt, 100) + "]");
         return;
       }
-      if (tag === "iframe") {
+      if (tag === "iframe" || tag === "frame") {
+        // The frame's own content is read in that frame and spliced in here by the caller. A frame without
+        // area (a tracking pixel, a messaging channel) shows the reader nothing.
         flush();
-        emit("[iframe " + clip(el.src || "", 160) + "] (its content is not in this snapshot)");
+        const box = el.getBoundingClientRect();
+        if (truncated || box.width < 1 || box.height < 1) return;
+        const slot = (args.slotPrefix || "") + frames.length;
+        el.setAttribute(SLOT, slot);
+        frames.push({ slot, at: lines.length, src: clip(el.src || "", 160) });
         return;
       }
       const block = BLOCK.has(tag);
@@ -202,10 +243,10 @@ const SNAPSHOT_SOURCE = String.raw`(args) => {
   };
   if (document.body) walk(document.body);
   flush();
-  return { title: document.title, url: location.href, lines, truncated, nextRef: next, refCount };
+  return { title: document.title, url: location.href, lines, truncated, nextRef: next, refCount, frames, refCapped };
 }`;
 
-/** The page-side expression for `page.evaluate`. */
+/** The page-side expression for `frame.evaluate`: reads one frame's document (not the frames inside it). */
 export function snapshotExpression(args: SnapshotArgs): string {
   return `(${SNAPSHOT_SOURCE})(${JSON.stringify(args)})`;
 }
@@ -219,7 +260,12 @@ export function formatSnapshot(
   if (extra.note) out.push(extra.note);
   if (snapshot.lines.length === 0) out.push("(the page shows no text and no interactive elements)");
   out.push(...snapshot.lines);
-  if (snapshot.truncated) {
+  if (snapshot.truncated && snapshot.elementLimit !== undefined) {
+    out.push(
+      `[snapshot cut after ${snapshot.elementLimit} interactive elements (the limit per snapshot, all frames together). ` +
+        "Use browser_get_text to read the whole page text, or act on the refs shown.]",
+    );
+  } else if (snapshot.truncated) {
     out.push(
       `[snapshot cut at ${snapshot.lines.join("\n").length} characters (snapshot_max_chars); ${snapshot.refCount} interactive elements are listed above. ` +
         "Use browser_get_text to read the whole page text, or act on the refs shown.]",

@@ -5,6 +5,7 @@ import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
 import { isBrowserError } from "./errors.js";
+import { ELEMENT_REF_PATTERN } from "./frame-refs.js";
 import type { BrowserSession, SessionScope } from "./session.js";
 import type { BrowserSessionManager } from "./session-manager.js";
 
@@ -25,7 +26,14 @@ export interface BrowserToolOptions {
   readonly baseDir: string;
 }
 
-const ref = z.number().int().min(1).describe("The number in [brackets] before the element in the latest snapshot.");
+const ref = z
+  .union([
+    z.number().int().min(1),
+    z.string().regex(ELEMENT_REF_PATTERN, "a ref is a number such as 12, or f2e12 for an element inside frame f2"),
+  ])
+  .describe(
+    'The label in [brackets] before the element in the latest snapshot: a number such as 12, or a string such as "f2e12" for an element inside a frame (iframe).',
+  );
 
 /** The (user, thread) of a tool call: `thread_id` and `user_id` of the run context, set by the server. */
 export function browserScopeOf(runtime: { context?: unknown }): SessionScope | undefined {
@@ -86,7 +94,7 @@ export function createBrowserTools(options: BrowserToolOptions): AntlerTool[] {
     browserTool(
       options,
       "browser_navigate",
-      "Open a web page (http or https) in this conversation's browser and return a snapshot of it. The snapshot lists the page text and numbers every link, button and form field as [ref]; use those refs with browser_click and browser_type. The browser keeps its page, cookies and history across turns.",
+      "Open a web page (http or https) in this conversation's browser and return a snapshot of it. The snapshot lists the page text and numbers every link, button and form field as [ref] (elements inside a frame, such as an embedded login or payment form, get refs like [f1e7]); use those refs with browser_click and browser_type. The browser keeps its page, cookies and history across turns.",
       z.object({ url: z.string().min(1).describe("Absolute http(s) URL to open.") }),
       ({ url }) =>
         async (session) => {

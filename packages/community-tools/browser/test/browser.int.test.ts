@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describeWithChromium } from "@antler/kernel/testing";
 import { validatePublicHttpUrl } from "@antler/tools-web";
+import type { ToolMessage } from "@langchain/core/messages";
 import { afterEach, expect, it } from "vitest";
 import {
   type BrowserConfigInput,
@@ -9,7 +12,9 @@ import {
   BrowserSessionManager,
   browserConfigSchema,
   type CheckUrl,
+  createBrowserTools,
   isBrowserError,
+  MAX_SNAPSHOT_REFS,
   REF_ATTRIBUTE,
 } from "../src/index.js";
 import { eventually, html, PNG_SIGNATURE, processesWithMarker, startSite, type TestSite } from "./fixtures.js";
@@ -30,6 +35,13 @@ function refOf(snapshot: string, pattern: string): number {
   const line = snapshot.split("\n").find((l) => /^\[\d+\] /.test(l) && l.includes(pattern));
   if (!line) throw new Error(`no element ${pattern} in snapshot:\n${snapshot}`);
   return Number(/^\[(\d+)\]/.exec(line)?.[1]);
+}
+
+/** The frame ref (`f2e7`) the snapshot gives the first frame element line matching `pattern`. */
+function frameRefOf(snapshot: string, pattern: string): string {
+  const line = snapshot.split("\n").find((l) => /^\s*\[f\d+e\d+\] /.test(l) && l.includes(pattern));
+  if (!line) throw new Error(`no frame element ${pattern} in snapshot:\n${snapshot}`);
+  return /\[(f\d+e\d+)\]/.exec(line)?.[1] ?? "";
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -151,6 +163,197 @@ describeWithChromium("@antler/tools-browser against real Chromium", (executableP
       expect(isBrowserError(err, BrowserErrorCodes.STALE_REF)).toBe(true);
       expect((err as Error).message).toMatch(/not on the current page.*browser_snapshot/s);
     });
+  });
+
+  it("lists a same-origin iframe's form with frame refs under the frame's URL, and fills and submits it through them", async () => {
+    const s = await site({
+      "/": html(`<h1>Shop</h1><iframe src="/login" width="600" height="300"></iframe><button>Main button</button>`, "Shop"),
+      "/login": html(
+        `<form method="post" action="/submit">
+           <label>User <input name="user"></label>
+           <label>Password <input name="password" type="password"></label>
+           <select name="remember" aria-label="Remember"><option value="no">No</option><option value="yes">Yes</option></select>
+           <button type="submit">Sign in</button>
+         </form>`,
+        "Login",
+      ),
+      "/submit": (_req, res) => res.writeHead(303, { location: "/welcome" }).end(),
+      "/welcome": html("<p>Welcome back inside the frame</p>", "Welcome"),
+    });
+    const m = manager({ allow_private_addresses: true });
+    await m.withSession(thread("iframe-form"), async (session) => {
+      await session.navigate(`${s.origin}/`);
+      const snap = await session.snapshot();
+      const lines = snap.split("\n");
+      const header = lines.findIndex((l) => /^\[frame f\d+\] /.test(l));
+      expect(lines[header]).toMatch(new RegExp(`^\\[frame f\\d+\\] ${s.origin}/login$`));
+      const frameId = /^\[frame (f\d+)\]/.exec(lines[header] ?? "")?.[1];
+      // The frame's elements follow its header, indented, with refs that carry the frame's id.
+      expect(lines[header + 1]).toMatch(new RegExp(`^  \\[${frameId}e\\d+\\] textbox "User"$`));
+      expect(snap).toMatch(new RegExp(`\\[${frameId}e\\d+\\] button "Sign in"`));
+      expect(snap.indexOf("# Shop")).toBeLessThan(header >= 0 ? snap.indexOf(lines[header] ?? "") : -1);
+      expect(snap.indexOf('button "Main button"')).toBeGreaterThan(snap.indexOf('button "Sign in"'));
+      // Element numbers are unique across the page: no frame ref repeats a main-frame number.
+      const numbers = [...snap.matchAll(/\[(?:f\d+e)?(\d+)\]/g)].map((x) => x[1]);
+      expect(new Set(numbers).size).toBe(numbers.length);
+
+      await session.type(frameRefOf(snap, 'textbox "User"'), "ada", false);
+      await session.type(frameRefOf(snap, 'textbox "Password"'), "s3cret", false);
+      await session.type(frameRefOf(snap, 'combobox "Remember"'), "Yes", false);
+      const filled = await session.snapshot();
+      expect(filled).toMatch(/\[f\d+e\d+\] textbox "User" value="ada"/);
+      await session.click(frameRefOf(filled, 'button "Sign in"'));
+      const after = await session.snapshot();
+      expect(after).toContain(`URL: ${s.origin}/`);
+      // The frame followed the 303 itself (the guard serves a frame's redirect under its first URL).
+      expect(after).toMatch(new RegExp(`\\[frame f\\d+\\] ${s.origin}/submit\\n  Welcome back inside the frame`));
+      // A main-frame ref still acts on the main frame.
+      await session.click(refOf(after, 'button "Main button"'));
+    });
+    const post = s.hits.find((h) => h.method === "POST" && h.path === "/submit");
+    expect(Object.fromEntries(new URLSearchParams(post?.body ?? ""))).toEqual({ user: "ada", password: "s3cret", remember: "yes" });
+  });
+
+  it("clicks an element of an iframe inside an iframe by ref, and names frames nested deeper than the cap without reading them", async () => {
+    const s = await site({
+      "/": html(`<p>Top</p><iframe src="/level1"></iframe>`, "Top"),
+      "/level1": html(`<p>Level one</p><iframe src="/level2"></iframe>`),
+      "/level2": html(`<p>Level two</p><iframe src="/level3"></iframe>`),
+      "/level3": html(
+        `<p>Level three</p><button onclick="fetch('/clicked', { method: 'POST' })">Deep button</button><iframe src="/level4"></iframe>`,
+      ),
+      "/level4": html(`<p>Level four</p><button>Too deep</button>`),
+      "/clicked": (_req, res) => res.writeHead(204).end(),
+    });
+    const m = manager({ allow_private_addresses: true });
+    await m.withSession(thread("nested"), async (session) => {
+      await session.navigate(`${s.origin}/`);
+      const snap = await session.snapshot();
+      expect(snap).toMatch(
+        new RegExp(`^\\[frame f\\d+\\] ${s.origin}/level1\\n  Level one\\n  \\[frame f\\d+\\] ${s.origin}/level2\\n    Level two$`, "m"),
+      );
+      expect(snap).toMatch(/^ {6}\[f\d+e\d+\] button "Deep button"$/m);
+      expect(snap).toContain(`      [frame] ${s.origin}/level4 (nested more than 3 frames deep; its content is not in this snapshot)`);
+      expect(snap).not.toContain("Too deep");
+      await session.click(frameRefOf(snap, 'button "Deep button"'));
+    });
+    expect(await eventually(() => s.hits.some((h) => h.method === "POST" && h.path === "/clicked"))).toBe(true);
+  });
+
+  it("fills and submits a form in a cross-origin iframe served by another loopback server", async () => {
+    const payments = await site({
+      "/widget": html(`<form action="/pay"><input name="card" aria-label="Card number"><button>Pay now</button></form>`, "Widget"),
+      "/pay": html("<p>Payment accepted</p>", "Paid"),
+    });
+    // localhost and 127.0.0.1 are different sites to Chromium, so the widget runs out of process, like a real
+    // payment provider's frame.
+    const widgetOrigin = `http://localhost:${payments.port}`;
+    const shop = await site({ "/checkout": html(`<h1>Checkout</h1><iframe src="${widgetOrigin}/widget"></iframe>`, "Checkout") });
+    const m = manager({ allow_private_addresses: true });
+    // Through the tools, as the model calls them: the frame ref travels as a string.
+    const baseDir = mkdtempSync(join(tmpdir(), "antler-browser-"));
+    cleanups.push(() => rmSync(baseDir, { recursive: true, force: true }));
+    const tools = createBrowserTools({ manager: m, baseDir });
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const tool = tools.find((t) => t.name === name);
+      const result = (await tool?.invoke(
+        { type: "tool_call", id: name, name, args },
+        { context: { thread_id: "cross-origin", user_id: "u1" } },
+      )) as ToolMessage;
+      expect(result.status).toBe("success");
+      return String(result.content);
+    };
+    const snap = await call("browser_navigate", { url: `${shop.origin}/checkout` });
+    expect(snap).toMatch(new RegExp(`\\[frame f\\d+\\] ${widgetOrigin}/widget`));
+    const after = await call("browser_type", { ref: frameRefOf(snap, 'textbox "Card number"'), text: "4242 4242", submit: true });
+    expect(after).toContain(`URL: ${shop.origin}/checkout`);
+    expect(after).toMatch(new RegExp(`\\[frame f\\d+\\] ${widgetOrigin}/pay\\?card=4242\\+4242\\n  Payment accepted`));
+    expect(payments.hits.some((h) => h.path === "/pay?card=4242+4242")).toBe(true);
+  });
+
+  it("refuses a frame ref after its frame navigated or was removed, saying what happened and to take a new snapshot", async () => {
+    const s = await site({
+      "/": html(
+        `<iframe id="f" src="/first"></iframe><button onclick="document.getElementById('f').remove()">Remove frame</button>`,
+        "Host",
+      ),
+      "/first": html(`<button>Old button</button><a href="/second">Next</a>`),
+      "/second": html(`<button>New button</button>`),
+    });
+    const m = manager({ allow_private_addresses: true });
+    await m.withSession(thread("stale-frame"), async (session) => {
+      await session.navigate(`${s.origin}/`);
+      const before = await session.snapshot();
+      const oldButton = frameRefOf(before, 'button "Old button"');
+      await session.click(frameRefOf(before, 'link "Next"'));
+
+      const navigated = await rejection(session.click(oldButton));
+      expect(isBrowserError(navigated, BrowserErrorCodes.STALE_REF)).toBe(true);
+      expect((navigated as Error).message).toContain(`Ref [${oldButton}] is stale`);
+      expect((navigated as Error).message).toContain(`(${s.origin}/first) navigated to ${s.origin}/second`);
+      expect((navigated as Error).message).toContain("Take a new snapshot with browser_snapshot");
+
+      const after = await session.snapshot();
+      const newButton = frameRefOf(after, 'button "New button"');
+      expect(/^f(\d+)/.exec(newButton)?.[1]).not.toBe(/^f(\d+)/.exec(oldButton)?.[1]);
+      await session.click(refOf(after, 'button "Remove frame"'));
+      const removed = await rejection(session.click(newButton));
+      expect(isBrowserError(removed, BrowserErrorCodes.STALE_REF)).toBe(true);
+      expect((removed as Error).message).toMatch(/is stale: its frame f\d+ .* was removed from the page.*browser_snapshot/);
+
+      const unknown = await rejection(session.click("f999e1"));
+      expect((unknown as Error).message).toContain("names frame f999, which no snapshot of this session showed");
+    });
+  });
+
+  it("leaves hidden and zero-size iframes out of the snapshot, and keeps a frame's place when another one is hidden later", async () => {
+    const s = await site({
+      "/": html(
+        `<iframe id="a" src="/a"></iframe>
+         <iframe style="display:none" src="/hidden"></iframe>
+         <iframe width="0" height="0" style="border:0" src="/pixel"></iframe>
+         <iframe id="b" src="/b"></iframe>
+         <button onclick="document.getElementById('a').style.display = 'none'">Hide first</button>`,
+        "Frames",
+      ),
+      "/a": html("<p>Frame A text</p>"),
+      "/b": html("<p>Frame B text</p>"),
+      "/hidden": html("<p>Hidden frame text</p>"),
+      "/pixel": html("<p>Pixel frame text</p>"),
+    });
+    const m = manager({ allow_private_addresses: true });
+    await m.withSession(thread("hidden-frames"), async (session) => {
+      await session.navigate(`${s.origin}/`);
+      const snap = await session.snapshot();
+      expect(snap).toMatch(
+        new RegExp(`\\[frame f\\d+\\] ${s.origin}/a\\n  Frame A text\\n\\[frame f\\d+\\] ${s.origin}/b\\n  Frame B text`),
+      );
+      expect(snap).not.toContain("Hidden frame text");
+      expect(snap).not.toContain("Pixel frame text");
+      await session.click(refOf(snap, 'button "Hide first"'));
+      const after = await session.snapshot();
+      expect(after).not.toContain("Frame A text");
+      expect(after).toMatch(new RegExp(`\\[frame f\\d+\\] ${s.origin}/b\\n  Frame B text`));
+    });
+  });
+
+  it("caps the elements of one snapshot over all its frames together, and says where it stopped", async () => {
+    const buttons = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `<button>${prefix}${i}</button>`).join("");
+    const s = await site({
+      "/": html(`${buttons("m", MAX_SNAPSHOT_REFS - 5)}<iframe src="/first"></iframe><iframe src="/second"></iframe>`, "Many"),
+      "/first": html(buttons("a", 10)),
+      "/second": html(buttons("b", 10)),
+    });
+    const m = manager({ allow_private_addresses: true, snapshot_max_chars: 200_000 });
+    const snap = await m.withSession(thread("cap"), async (session) => {
+      await session.navigate(`${s.origin}/`);
+      return session.snapshot();
+    });
+    const frameButtons = snap.split("\n").filter((l) => /^ {2}\[f\d+e\d+\] button "a\d+"$/.test(l));
+    expect(frameButtons).toHaveLength(5);
+    expect(snap).not.toContain('button "b0"');
+    expect(snap).toContain(`[frame] ${s.origin}/second (not read: the snapshot already lists ${MAX_SNAPSHOT_REFS} elements)`);
+    expect(snap).toContain(`[snapshot cut after ${MAX_SNAPSHOT_REFS} interactive elements (the limit per snapshot, all frames together).`);
   });
 
   it("renders a compact outline: refs for every kind of control, hidden parts left out, passwords masked, labels not repeated, framework tags neutralized", async () => {
@@ -308,6 +511,8 @@ describeWithChromium("@antler/tools-browser against real Chromium", (executableP
     expect(snap).toContain(`${internal.origin}/secret.png?via=redirect: redirect from ${realSite.origin}/hop:`);
     expect(snap).toContain(`${internal.origin}/secret.png?via=redirect: redirect from ${realSite.origin}/hop?second=1:`);
     expect(snap).toContain(`document ${internal.origin}/frame`);
+    // The frame itself says why it is empty, where it sits in the page.
+    expect(snap).toContain(`[frame] ${internal.origin}/frame (blocked by the SSRF guard: host 127.0.0.1 is a loopback address`);
     expect(snap).toContain(`${internal.origin}/api`);
     expect(snap).toContain(`websocket ws://127.0.0.1:${internal.port}/ws`);
 

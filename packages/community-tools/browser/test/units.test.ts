@@ -16,6 +16,7 @@ import browserPlugin, {
   formatSnapshot,
   isBrowserError,
   launchChromium,
+  parseElementRef,
 } from "../src/index.js";
 import { runCommand } from "./fixtures.js";
 
@@ -177,5 +178,27 @@ describe("formatSnapshot", () => {
     );
     expect(text).toContain("- image http://10.0.0.1/x: host 10.0.0.1 is a private address");
     expect(text).toContain("... and 3 more");
+  });
+});
+
+describe("parseElementRef", () => {
+  it("reads main-frame numbers and f<frame>e<element> frame refs, as numbers or strings, with or without brackets", () => {
+    expect(parseElementRef(12)).toEqual({ frameId: undefined, element: 12, label: "[12]" });
+    expect(parseElementRef("12")).toEqual({ frameId: undefined, element: 12, label: "[12]" });
+    expect(parseElementRef("[f2e7]")).toEqual({ frameId: 2, element: 7, label: "[f2e7]" });
+    expect(parseElementRef(" F3E40 ")).toEqual({ frameId: 3, element: 40, label: "[f3e40]" });
+  });
+
+  it("refuses anything else with a STALE_REF error that explains the two shapes", () => {
+    for (const bad of [0, -1, 1.5, "", "e5", "f2", "f2e", "12a", "f1e0"]) {
+      let caught: unknown;
+      try {
+        parseElementRef(bad);
+      } catch (err) {
+        caught = err;
+      }
+      expect(isBrowserError(caught, BrowserErrorCodes.STALE_REF)).toBe(true);
+      expect((caught as Error).message).toContain("f2e12 for an element inside frame f2");
+    }
   });
 });
