@@ -36,8 +36,10 @@ export interface ThreadPaths {
   readonly outputs: string;
 }
 
-// Hooks ask for a thread's folders on every model call; the answer never changes, so recent ones are kept.
+// Hooks ask for a thread's folders on every model call; the answer never changes, so the most recently used
+// are kept. Few of them: idle threads must not cost memory (the oldest entry goes when the map is full).
 const recentThreadPaths = new Map<string, ThreadPaths>();
+const RECENT_THREAD_PATHS = 256;
 
 export function threadPaths(baseDir: string, userId: string, threadId: string): ThreadPaths {
   // A relative base follows the working directory, so the key is always absolute.
@@ -46,7 +48,7 @@ export function threadPaths(baseDir: string, userId: string, threadId: string): 
   const known = recentThreadPaths.get(key);
   if (known) return known;
   const paths = computeThreadPaths(base, userId, threadId);
-  if (recentThreadPaths.size >= 4096) recentThreadPaths.clear();
+  if (recentThreadPaths.size >= RECENT_THREAD_PATHS) recentThreadPaths.delete(recentThreadPaths.keys().next().value as string);
   recentThreadPaths.set(key, paths);
   return paths;
 }

@@ -14,6 +14,8 @@ interface UploadedFile {
   size: number;
 }
 
+const RECENT_LISTINGS = 256;
+
 const uploadedFile = z.object({ filename: z.string(), virtual_path: z.string(), size: z.number() });
 /** Per-turn bookkeeping: which turn was scanned, the folder's mtime then, and the files new in that turn. */
 const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fresh: z.array(uploadedFile) }).optional();
@@ -25,14 +27,16 @@ const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fre
  * written only then.
  */
 export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec {
-  // The last listing of each folder this process made, by mtime: a thread whose state does not carry the scan
-  // (no checkpointer, or a new thread on a known folder) skips the readdir when the folder did not change.
+  // The last listing of recently used folders, by mtime: a thread whose state does not carry a scan (an empty
+  // folder is never recorded, and agents without a checkpointer keep nothing) skips the readdir when its folder
+  // did not change. Bounded, so idle threads cost no memory.
   const listings = new Map<string, { mtime: number; files: UploadedFile[] }>();
   const listing = (dir: string, mtime: number): UploadedFile[] => {
     const cached = listings.get(dir);
     if (cached?.mtime === mtime) return cached.files;
     const files = listFiles(dir);
-    if (listings.size >= 10_000) listings.clear();
+    listings.delete(dir);
+    if (listings.size >= RECENT_LISTINGS) listings.delete(listings.keys().next().value as string);
     listings.set(dir, { mtime, files });
     return files;
   };
