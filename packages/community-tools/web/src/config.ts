@@ -57,8 +57,9 @@ export const webToolsConfigSchema = z.strictObject({
           "The `direct` provider stops reading a page after this many bytes (extraction is synchronous work; web_fetch returns 4 KB anyway).",
         ),
       user_agent: z.string().min(1).default("Mozilla/5.0 (compatible; AntlerWebFetch/0.1)").describe("User-Agent of `direct` requests."),
+      max_pdf_pages: z.number().int().positive().max(1000).default(50).describe("Pages of a fetched PDF whose text is read."),
     })
-    .default({ max_response_bytes: 2 * 1024 * 1024, user_agent: "Mozilla/5.0 (compatible; AntlerWebFetch/0.1)" }),
+    .default({ max_response_bytes: 2 * 1024 * 1024, user_agent: "Mozilla/5.0 (compatible; AntlerWebFetch/0.1)", max_pdf_pages: 50 }),
 });
 
 export type WebToolsConfig = z.output<typeof webToolsConfigSchema>;

@@ -1,11 +1,14 @@
 import { ensureOk } from "./call.js";
 import { DIRECT_PROVIDER } from "./config.js";
 import type { WebFetchResult, WebSearchProvider } from "./contract.js";
+import { extractPdfText, looksLikePdf } from "./pdf.js";
 
 export interface DirectProviderOptions {
   /** Stop reading after this many bytes. Default 2 MB. */
   readonly maxResponseBytes?: number | undefined;
   readonly userAgent?: string | undefined;
+  /** Pages of a PDF that are read. Default 50. */
+  readonly maxPdfPages?: number | undefined;
 }
 
 const TEXT_TYPES = /^(text\/|application\/(json|xml|xhtml\+xml|ld\+json|rss\+xml|atom\+xml|javascript)\b)/i;
@@ -71,7 +74,7 @@ export function createDirectProvider(options: DirectProviderOptions = {}): WebSe
           method: "GET",
           headers: {
             "user-agent": userAgent,
-            accept: "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5",
+            accept: "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,application/pdf;q=0.8,*/*;q=0.5",
             "accept-language": "en;q=1, *;q=0.5",
           },
           signal: ctx.signal,
@@ -79,11 +82,18 @@ export function createDirectProvider(options: DirectProviderOptions = {}): WebSe
       );
       const contentType = response.headers.get("content-type") ?? "";
       const mime = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+      if (mime === "application/pdf" || mime === "application/x-pdf" || mime === "application/octet-stream") {
+        const { bytes, truncated } = await readCapped(response, maxBytes);
+        if (looksLikePdf(bytes)) return readPdf(response.url || url, bytes, truncated, maxBytes, options.maxPdfPages ?? 50);
+        if (mime !== "application/octet-stream") throw new Error(`${url} says it is a PDF but is not one (it does not start with %PDF-)`);
+        throw new Error(`${url} is application/octet-stream, not a text, HTML or PDF document; web_fetch reads those only`);
+      }
       if (mime !== "" && !TEXT_TYPES.test(mime)) {
         await response.body?.cancel().catch(() => undefined);
-        throw new Error(`${url} is ${mime}, not a text or HTML page; web_fetch reads text content only`);
+        throw new Error(`${url} is ${mime}, not a text, HTML or PDF document; web_fetch reads those only`);
       }
       const { bytes } = await readCapped(response, maxBytes);
+      if (mime === "" && looksLikePdf(bytes)) return readPdf(response.url || url, bytes, false, maxBytes, options.maxPdfPages ?? 50);
       const text = decode(bytes, charsetOf(contentType, bytes));
       const finalUrl = response.url || url;
       const isHtml = mime === "" ? /<html|<body|<!doctype html/i.test(text.slice(0, 2048)) : /html/.test(mime);
@@ -91,4 +101,22 @@ export function createDirectProvider(options: DirectProviderOptions = {}): WebSe
       return { url: finalUrl, content: text, format: mime === "text/markdown" ? "markdown" : "text" };
     },
   };
+}
+
+/** A PDF's text as Markdown, one section per page. A PDF cut off at the byte cap cannot be parsed: it says so. */
+async function readPdf(url: string, bytes: Uint8Array, truncated: boolean, maxBytes: number, maxPages: number): Promise<WebFetchResult> {
+  if (truncated) {
+    throw new Error(
+      `${url} is a PDF larger than direct.max_response_bytes (${maxBytes} bytes); a cut-off PDF cannot be read. Raise the limit or use a fetch provider that converts PDFs`,
+    );
+  }
+  let pdf: Awaited<ReturnType<typeof extractPdfText>>;
+  try {
+    pdf = await extractPdfText(bytes, { maxPages });
+  } catch (error) {
+    throw new Error(`${url} is a PDF that could not be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const body = pdf.pages.map((text, i) => `## Page ${i + 1}\n\n${text || "(no text layer on this page)"}`).join("\n\n");
+  const more = pdf.pageCount > pdf.pages.length ? `\n\n(${pdf.pageCount - pdf.pages.length} more pages not read)` : "";
+  return { url, title: pdf.title, content: `${body}${more}`, format: "markdown" };
 }

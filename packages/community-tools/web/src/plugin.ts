@@ -35,7 +35,13 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
       const where = `plugins[${ctx.plugin.name}].config`;
       const registry = createWebProviderRegistry();
       ctx.provide(WEB_PROVIDERS, { useValue: registry });
-      registry.add(createDirectProvider({ maxResponseBytes: config.direct.max_response_bytes, userAgent: config.direct.user_agent }));
+      registry.add(
+        createDirectProvider({
+          maxResponseBytes: config.direct.max_response_bytes,
+          userAgent: config.direct.user_agent,
+          maxPdfPages: config.direct.max_pdf_pages,
+        }),
+      );
 
       let built: Map<string, AntlerTool> | undefined;
       // One connection pool per kernel whose connections re-check resolved addresses (DNS rebinding).

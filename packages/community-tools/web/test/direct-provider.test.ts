@@ -3,6 +3,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createWebToolsPlugin } from "../src/index.js";
 import { type LoopbackReply, type LoopbackServer, startLoopbackServer, stubLookup } from "../src/testing/index.js";
+import { makePdf } from "./pdf-fixture.js";
 
 runPluginConformance(createWebToolsPlugin(), {
   validConfig: { fetch: "direct", fetch_max_chars: 2000, allow_private_addresses: false },
@@ -23,6 +24,25 @@ describe("web_fetch with the direct provider", () => {
             ),
             headers: { "content-type": "text/html; charset=iso-8859-1" },
           };
+        case "/paper.pdf":
+          return {
+            body: makePdf(
+              [
+                ["Durable state for agents", "Checkpoints survive restarts."],
+                ["Second page: (parentheses) and a backslash \\ stay intact."],
+                ["Third page."],
+              ],
+              "Harness Paper",
+            ),
+            headers: { "content-type": "application/pdf" },
+          };
+        case "/download":
+          return {
+            body: makePdf([["Served as a generic download."]], "Download"),
+            headers: { "content-type": "application/octet-stream" },
+          };
+        case "/fake.pdf":
+          return { body: "<html>not really a pdf</html>", headers: { "content-type": "application/pdf" } };
         case "/image.png":
           return { body: "\x89PNG....", headers: { "content-type": "image/png" } };
         case "/huge":
@@ -68,7 +88,36 @@ describe("web_fetch with the direct provider", () => {
   it("refuses non-text content types with a clear message", async () => {
     const message = await (await webFetch({ allow_private_addresses: true }))(`${server.url}/image.png`);
     expect(message.status).toBe("error");
-    expect(String(message.content)).toContain("is image/png, not a text or HTML page");
+    expect(String(message.content)).toContain("is image/png, not a text, HTML or PDF document");
+  });
+
+  it("reads a PDF's text page by page, with its title, up to direct.max_pdf_pages", async () => {
+    const message = await (await webFetch({ allow_private_addresses: true, direct: { max_pdf_pages: 2 } }))(`${server.url}/paper.pdf`);
+    expect(message.status).toBe("success");
+    const text = String(message.content);
+    expect(text).toContain("Harness Paper");
+    expect(text).toContain("## Page 1");
+    expect(text).toContain("Durable state for agents");
+    expect(text).toContain("Checkpoints survive restarts.");
+    expect(text).toContain("Second page: (parentheses) and a backslash \\ stay intact.");
+    expect(text).not.toContain("Third page.");
+    expect(text).toContain("(1 more pages not read)");
+  });
+
+  it("recognizes a PDF sent as a generic download, and refuses a 'PDF' that is not one", async () => {
+    const fetchIt = await webFetch({ allow_private_addresses: true });
+    expect(String((await fetchIt(`${server.url}/download`)).content)).toContain("Served as a generic download.");
+    const fake = await fetchIt(`${server.url}/fake.pdf`);
+    expect(fake.status).toBe("error");
+    expect(String(fake.content)).toContain("says it is a PDF but is not one");
+  });
+
+  it("refuses a PDF cut off at direct.max_response_bytes instead of reading half a file", async () => {
+    const message = await (await webFetch({ allow_private_addresses: true, direct: { max_response_bytes: 300 } }))(
+      `${server.url}/paper.pdf`,
+    );
+    expect(message.status).toBe("error");
+    expect(String(message.content)).toContain("is a PDF larger than direct.max_response_bytes (300 bytes); a cut-off PDF cannot be read");
   });
 
   it("stops reading at direct.max_response_bytes", async () => {
