@@ -366,7 +366,7 @@ export class McpToolCatalog {
       entry.lastUsed = Date.now();
     }
     if (result.isError) throw new Error(errorText(result.content));
-    return toToolContent(result.content, result.structuredContent);
+    return toToolContent(result.content, result.structuredContent, config.result_max_chars);
   }
 
   private async closeServerSessions(server: string): Promise<void> {

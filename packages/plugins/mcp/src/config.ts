@@ -35,6 +35,8 @@ export const mcpServerSchema = z
     tool_name_prefix: z.boolean().default(true),
     init_timeout_seconds: z.number().positive().default(30),
     call_timeout_seconds: z.number().positive().default(120),
+    /** A tool result's text beyond this many characters is cut in the middle (head and tail kept), so one call cannot flood the context. */
+    result_max_chars: z.number().int().min(1000).max(1_000_000).default(40_000),
     description: z.string().optional(),
   })
   .superRefine((server, issues) => {

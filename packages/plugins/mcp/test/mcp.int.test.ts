@@ -151,6 +151,18 @@ describe("@antler/plugin-mcp with server-everything", () => {
     expect(catalog.status().servers[0]?.starts).toBe(2);
   });
 
+  it("cuts a tool result over result_max_chars, so one call cannot flood the model's context", async () => {
+    const { kernel } = await kernelWith({ servers: { everything: { ...everythingStdio(), result_max_chars: 1000 } } });
+    const context = { thread_id: "t1", user_id: "u1" };
+    const echo = (await kernel.assembleTools({ context })).find((e) => e.tool.name === "everything_echo")?.tool;
+    const long = `start ${"word ".repeat(2000)}end`;
+    const result = String(await echo?.invoke({ message: long }, { context }));
+    expect(result.startsWith("Echo: start")).toBe(true);
+    expect(result.endsWith("end")).toBe(true);
+    expect(result).toMatch(/\[… \d+ characters of this tool result omitted \(result_max_chars: 1000\) …\]/);
+    expect(result.length).toBeLessThan(1200);
+  });
+
   it("a server with a bad command is reported in status and the others still provide tools", async () => {
     const { kernel, catalog } = await kernelWith({
       servers: {

@@ -32,6 +32,26 @@ describe("MCP results", () => {
   });
 });
 
+describe("MCP result size", () => {
+  it("cuts over-long text in the middle, keeping head and tail and saying how much went", () => {
+    const text = `HEAD${"x".repeat(5000)}TAIL`;
+    const out = toToolContent([{ type: "text", text }], undefined, 1000) as string;
+    expect(out.startsWith("HEAD")).toBe(true);
+    expect(out.endsWith("TAIL")).toBe(true);
+    expect(out).toContain(`[… ${text.length - 1000} characters of this tool result omitted (result_max_chars: 1000) …]`);
+    expect(out.length).toBeLessThan(1200);
+    // Under the limit: untouched.
+    expect(toToolContent([{ type: "text", text: "short" }], undefined, 1000)).toBe("short");
+  });
+
+  it("holds structured-only results to the limit too, and replaces an oversized image with a note", () => {
+    const structured = { rows: Array.from({ length: 500 }, (_, i) => ({ i, name: `row ${i}` })) };
+    expect((toToolContent([], structured, 2000) as string).length).toBeLessThan(2200);
+    const huge = toToolContent([{ type: "image", data: "A".repeat(9 * 1024 * 1024), mimeType: "image/png" }], undefined, 1000);
+    expect(huge).toMatch(/^\[image image\/png of \d+ bytes not shown: too large\]$/);
+  });
+});
+
 describe("MCP config", () => {
   it("requires command for stdio and url for http, with defaults applied", () => {
     expect(mcpPluginConfigSchema.safeParse({ servers: { a: { transport: "stdio" } } }).success).toBe(false);
