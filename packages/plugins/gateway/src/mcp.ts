@@ -133,7 +133,8 @@ export function mountMcpRoutes(app: Hono<GatewayEnv>, deps: McpRouteDeps): void 
 
   app.post("/api/mcp/cache/reset", async (c) => {
     requireAdmin(c);
-    await catalog.reset();
+    // Every instance on this base_dir drops its sessions too, at its next tool assembly.
+    await catalog.requestReset();
     deps.client.resetAgent();
     return c.json({ reset: true });
   });

@@ -1,5 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import {
   type AntlerTool,
   type ContentSignature,
@@ -103,11 +105,39 @@ export class McpToolCatalog {
   private readonly starts = new Map<string, number>();
   private readonly lastErrors = new Map<string, string>();
   private reaper: NodeJS.Timeout | undefined;
+  /** The reset marker as this catalog last saw it (see `requestReset`). */
+  private resetSeen: string;
   private closed = false;
 
   constructor(private readonly options: McpToolCatalogOptions) {
     this.pluginName = options.pluginName ?? PLUGIN_NAME;
     this.fileCache = new SignatureCache((path, signature) => this.loadFile(path, signature));
+    this.resetSeen = this.resetMarker();
+  }
+
+  /** Where `antler mcp reset` leaves its mark for every process on the same data folder. */
+  get resetMarkerPath(): string {
+    return join(this.options.baseDir, "mcp", "reset");
+  }
+
+  /** The marker's content (each reset writes a fresh random id), or "none". One small read per assembly. */
+  private resetMarker(): string {
+    try {
+      return readFileSync(this.resetMarkerPath, "utf8");
+    } catch {
+      return "none";
+    }
+  }
+
+  /**
+   * Resets this catalog and asks every other process that shares the data folder (a running `antler serve`, the
+   * workers) to do the same: they notice the marker at their next tool assembly.
+   */
+  async requestReset(): Promise<void> {
+    await mkdir(dirname(this.resetMarkerPath), { recursive: true });
+    await writeFile(this.resetMarkerPath, `${new Date().toISOString()} pid ${process.pid} ${randomUUID()}\n`);
+    this.resetSeen = this.resetMarker();
+    await this.reset();
   }
 
   /** Absolute path of the extensions config, or `null` when none is configured. */
@@ -164,6 +194,15 @@ export class McpToolCatalog {
   /** The `assembleTools` contribution: tools of every enabled server that listed successfully. */
   async assemble(context: ToolAssemblyContext): Promise<ToolEntry[]> {
     if (this.closed) return [];
+    const marker = this.resetMarker();
+    if (marker !== this.resetSeen) {
+      this.resetSeen = marker;
+      this.options.logger.info(
+        { marker: this.resetMarkerPath },
+        "MCP reset requested by another process; closing sessions and dropping cached tools",
+      );
+      await this.reset();
+    }
     const { servers } = this.resolveServers();
     const caller: Caller = { userId: text(context.context.user_id) ?? DEFAULT_USER_ID, threadId: text(context.context.thread_id) };
     const names = Object.keys(servers).filter((name) => servers[name]?.config.enabled);

@@ -65,18 +65,24 @@ export default definePlugin({
     ctx.hooks.stop.tap(() => catalog.close());
     ctx.commands.add({
       name: "mcp status",
-      summary: "Show each MCP server's state, tool count and last error (starts nothing).",
-      run(_args: string[], io: CliIO) {
-        io.stdout.write(formatStatus(catalog.status()));
-        return 0;
+      summary: "Start each enabled MCP server, list its tools, and show its state and last error (--no-probe: config only).",
+      usage: "antler mcp status [--no-probe]",
+      async run(args: string[], io: CliIO) {
+        // A CLI process has its own catalog: probing is the only way it can tell a working server from a broken one.
+        if (!args.includes("--no-probe")) await io.kernel.assembleTools({ context: {}, includeMcp: true });
+        const status = catalog.status();
+        io.stdout.write(formatStatus(status));
+        return status.servers.some((s) => s.state === "failed") ? 1 : 0;
       },
     });
     ctx.commands.add({
       name: "mcp reset",
-      summary: "Close all MCP sessions and drop the cached tool lists; the next run starts the servers again.",
+      summary: "Close all MCP sessions and drop the cached tool lists, here and in every process on the same base_dir.",
       async run(_args: string[], io: CliIO) {
-        await catalog.reset();
-        io.stdout.write("MCP tool cache cleared and sessions closed.\n");
+        await catalog.requestReset();
+        io.stdout.write(
+          `MCP tool cache cleared and sessions closed. Running processes on this base_dir (antler serve, workers) do the same at their next tool assembly (marker: ${catalog.resetMarkerPath}).\n`,
+        );
         return 0;
       },
     });

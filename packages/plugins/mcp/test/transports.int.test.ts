@@ -27,8 +27,8 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-async function kernelWith(config: unknown) {
-  const kernel = await createTestKernel({ plugins: [{ plugin: mcpPlugin, config }], cwd: tempDir(), builtins: false });
+async function kernelWith(config: unknown, cwd = tempDir()) {
+  const kernel = await createTestKernel({ plugins: [{ plugin: mcpPlugin, config }], cwd, builtins: false });
   kernels.push(kernel);
   return { kernel, catalog: kernel.scope.resolve(MCP_TOOLS) };
 }
@@ -42,13 +42,13 @@ async function mcpTool(kernel: Kernel, name: string) {
   return tool;
 }
 
-async function runCommand(kernel: Kernel, name: string): Promise<{ code: number; out: string }> {
+async function runCommand(kernel: Kernel, name: string, args: string[] = []): Promise<{ code: number; out: string }> {
   const command = kernel.commands.find((c) => c.name === name);
   if (!command) throw new Error(`no command ${name}`);
   const stdout = new PassThrough();
   const chunks: string[] = [];
   stdout.on("data", (c: Buffer) => chunks.push(String(c)));
-  const code = await command.run([], { stdout, stderr: new PassThrough(), cwd: process.cwd(), env: {}, kernel });
+  const code = await command.run(args, { stdout, stderr: new PassThrough(), cwd: process.cwd(), env: {}, kernel });
   return { code, out: chunks.join("") };
 }
 
@@ -110,9 +110,49 @@ describe("legacy SSE transport", () => {
 });
 
 describe("CLI commands", () => {
+  it("`mcp status` starts each server to report it: tools of a working one, the error of a broken one, exit code 1", async () => {
+    const { kernel } = await kernelWith({
+      servers: {
+        everything: everythingStdio(),
+        broken: { transport: "stdio", command: "/nonexistent/mcp-server", init_timeout_seconds: 5 },
+      },
+    });
+    expect(await runCommand(kernel, "mcp status", ["--no-probe"])).toEqual({
+      code: 0,
+      out: "everything [stdio, config] idle: 0 tools, 0 sessions, 0 starts\nbroken [stdio, config] idle: 0 tools, 0 sessions, 0 starts\n",
+    });
+    const probed = await runCommand(kernel, "mcp status");
+    expect(probed.code).toBe(1);
+    expect(probed.out).toMatch(/^everything \[stdio, config\] ready: \d+ tools, 1 sessions, 1 starts$/m);
+    expect(probed.out).toMatch(
+      /^broken \[stdio, config\] failed: 0 tools, 0 sessions, 1 starts\n {2}last error: MCP server broken is unavailable: .*ENOENT/m,
+    );
+  });
+
+  it("`mcp reset` in one process makes another process on the same base_dir drop its sessions at its next assembly", async () => {
+    const cwd = tempDir();
+    const serving = await kernelWith({ servers: { everything: everythingStdio() } }, cwd);
+    await mcpTool(serving.kernel, "everything_echo");
+    expect(serving.catalog.status().servers[0]).toMatchObject({ state: "ready", starts: 1 });
+    const [before] = serving.catalog.status().servers[0]?.sessions ?? [];
+
+    // `antler mcp reset` is its own process with its own kernel; only the data folder is shared.
+    const cli = await kernelWith({ servers: { everything: everythingStdio() } }, cwd);
+    const reset = await runCommand(cli.kernel, "mcp reset");
+    expect(reset.out).toContain("Running processes on this base_dir");
+
+    await mcpTool(serving.kernel, "everything_echo");
+    const after = serving.catalog.status().servers[0];
+    expect(after).toMatchObject({ state: "ready", starts: 1 });
+    expect(after?.sessions[0]?.pid).not.toBe(before?.pid);
+    // Seen once: the next assembly does not reset again.
+    await mcpTool(serving.kernel, "everything_echo");
+    expect(serving.catalog.status().servers[0]?.sessions[0]?.pid).toBe(after?.sessions[0]?.pid);
+  });
+
   it("`mcp status` prints each server's state and `mcp reset` closes sessions so the next assembly restarts them", async () => {
     const { kernel, catalog } = await kernelWith({ servers: { everything: everythingStdio() } });
-    expect(await runCommand(kernel, "mcp status")).toEqual({
+    expect(await runCommand(kernel, "mcp status", ["--no-probe"])).toEqual({
       code: 0,
       out: "everything [stdio, config] idle: 0 tools, 0 sessions, 0 starts\n",
     });
@@ -122,7 +162,10 @@ describe("CLI commands", () => {
     expect(count).toBeGreaterThanOrEqual(10);
     expect((await runCommand(kernel, "mcp status")).out).toBe(`everything [stdio, config] ready: ${count} tools, 1 sessions, 1 starts\n`);
 
-    expect(await runCommand(kernel, "mcp reset")).toEqual({ code: 0, out: "MCP tool cache cleared and sessions closed.\n" });
+    expect(await runCommand(kernel, "mcp reset")).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(/^MCP tool cache cleared and sessions closed\./),
+    });
     expect(catalog.status().servers[0]).toMatchObject({ state: "idle", starts: 0, sessions: [] });
     await mcpTool(kernel, "everything_echo");
     expect(catalog.status().servers[0]).toMatchObject({ state: "ready", starts: 1 });
