@@ -143,15 +143,19 @@ async function converse(
 
   return app.connectWith(stream, async (ctx: ClientContext): Promise<AcpTurnResult> => {
     const setup = (async () => {
-      await ctx.request("initialize", {
+      const init = await ctx.request("initialize", {
         protocolVersion: PROTOCOL_VERSION,
         clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
         clientInfo: { name: "antler", version: "0.1.0" },
         ...(meta ? { _meta: meta } : {}),
       });
+      // stdio servers are for every agent; http and sse only for agents that say they can use them.
+      const can = (init as { agentCapabilities?: { mcpCapabilities?: { http?: boolean; sse?: boolean } } }).agentCapabilities
+        ?.mcpCapabilities;
+      const mcpServers = options.mcpServers.filter((s) => !("type" in s) || (s.type === "http" ? can?.http === true : can?.sse === true));
       const session = await ctx.request("session/new", {
         cwd: options.cwd,
-        mcpServers: [...options.mcpServers],
+        mcpServers,
         _meta: { ...meta, ...(options.model ? { [MODEL_META_KEY]: options.model } : {}) },
       });
       sessionId = session.sessionId;

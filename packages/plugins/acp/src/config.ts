@@ -25,7 +25,13 @@ export const acpMcpServerSchema = z.object({
 
 export const acpConfigSchema = z.object({
   acp_agents: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), acpAgentSchema).default({}),
+  /** Extra stdio MCP servers for ACP sessions only. */
   mcp_servers: z.array(acpMcpServerSchema).default([]),
+  /**
+   * Also hand every ACP session Antler's own enabled MCP servers (from `@antler/plugin-mcp`): stdio always,
+   * http and sse when the agent says it supports them. Servers that need OAuth stay with Antler.
+   */
+  share_mcp_servers: z.boolean().default(true),
 });
 
 export type AcpAgentConfig = z.output<typeof acpAgentSchema>;

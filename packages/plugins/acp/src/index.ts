@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import { type AntlerTool, DEFAULT_USER_ID, definePlugin, defineTool, getCurrentTraceId, isAntlerError, threadPaths } from "@antler/kernel";
+import { MCP_TOOLS, type McpServerConfig } from "@antler/plugin-mcp";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
@@ -30,6 +31,8 @@ export interface InvokeAcpAgentOptions {
   baseDir: string;
   /** Host environment for `$VAR` substitution and the agent process; `process.env` when omitted. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Antler's own MCP servers, shared with each session when `share_mcp_servers` is on. */
+  antlerMcpServers?: () => McpServer[];
 }
 
 const argsSchema = z.object({
@@ -62,7 +65,10 @@ export function createInvokeAcpAgentTool(options: InvokeAcpAgentOptions): Antler
       let mcpServers: McpServer[];
       try {
         agentEnv = resolveEnvRefs(config.env, hostEnv, `acp_agents.${agent}`);
-        mcpServers = options.config.mcp_servers.map((server, i) => toMcpServer(server, hostEnv, `mcp_servers[${i}]`));
+        mcpServers = [
+          ...(options.config.share_mcp_servers ? (options.antlerMcpServers?.() ?? []) : []),
+          ...options.config.mcp_servers.map((server, i) => toMcpServer(server, hostEnv, `mcp_servers[${i}]`)),
+        ];
       } catch (err) {
         return refusal(runtime, errorText(err));
       }
@@ -143,6 +149,38 @@ function toMcpServer(server: AcpMcpServerConfig, hostEnv: Readonly<Record<string
   };
 }
 
+/**
+ * Antler's MCP servers as ACP `McpServer`s. OAuth-protected servers are left out: their tokens are Antler's, and
+ * the agent could not refresh them.
+ */
+export function acpServersFromMcp(
+  servers: ReadonlyArray<{ name: string; config: McpServerConfig }>,
+  logger?: { debug(obj: object, msg?: string): void },
+): McpServer[] {
+  const out: McpServer[] = [];
+  for (const { name, config } of servers) {
+    if (config.transport === "stdio") {
+      if (!config.command) continue;
+      out.push({
+        name,
+        command: config.command,
+        args: [...config.args],
+        env: Object.entries(config.env).map(([k, value]) => ({ name: k, value })),
+      });
+      continue;
+    }
+    if (config.oauth || !config.url) {
+      logger?.debug({ server: name }, "MCP server with OAuth not shared with ACP agents");
+      continue;
+    }
+    const headers = Object.entries(config.headers).map(([k, value]) => ({ name: k, value }));
+    out.push(
+      config.transport === "http" ? { type: "http", name, url: config.url, headers } : { type: "sse", name, url: config.url, headers },
+    );
+  }
+  return out;
+}
+
 function scopeOf(runtime: ToolRuntime): { userId: string; threadId: string } | undefined {
   const ctx = (runtime.context !== null && typeof runtime.context === "object" ? runtime.context : {}) as Record<string, unknown>;
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
@@ -170,6 +208,17 @@ export default definePlugin({
   setup(ctx) {
     // No agents, no tool: an empty agent list would only confuse the model.
     if (Object.keys(ctx.config.acp_agents).length === 0) return;
-    ctx.tools.add(createInvokeAcpAgentTool({ config: ctx.config, baseDir: ctx.paths.baseDir }), { source: "acp" });
+    ctx.tools.add(
+      createInvokeAcpAgentTool({
+        config: ctx.config,
+        baseDir: ctx.paths.baseDir,
+        // Resolved per call (from start on every plugin's tokens resolve), so MCP may load before or after this plugin.
+        antlerMcpServers: () => {
+          const catalog = ctx.services.tryResolve(MCP_TOOLS);
+          return catalog ? acpServersFromMcp(catalog.enabledServers(), ctx.logger) : [];
+        },
+      }),
+      { source: "acp" },
+    );
   },
 });

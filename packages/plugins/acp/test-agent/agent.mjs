@@ -16,12 +16,15 @@ writeFileSync(join(process.cwd(), "agent.pid"), String(process.pid));
 const app = agent({ name: "antler-test-agent" })
   .onRequest("initialize", () => ({
     protocolVersion: PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: false },
+    // Streamable HTTP MCP servers yes, SSE no: the client must offer only what the agent can use.
+    agentCapabilities: { loadSession: false, mcpCapabilities: { http: true, sse: false } },
     agentInfo: { name: "antler-test-agent", version: "0.0.0" },
   }))
   .onRequest("session/new", ({ params }) => {
     const sessionId = randomUUID();
     sessions.set(sessionId, { cwd: params.cwd, mcpServers: params.mcpServers, meta: params._meta ?? {} });
+    // The servers exactly as the client sent them, for the test to read.
+    writeFileSync(join(params.cwd, "mcp-servers.json"), JSON.stringify(params.mcpServers));
     return { sessionId };
   })
   .onNotification("session/cancel", ({ params }) => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AntlerClient, type StreamEvent, threadPaths } from "@antler/kernel";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import mcpPlugin from "@antler/plugin-mcp";
 import sandboxPlugin from "@antler/plugin-sandbox";
 import localSandboxPlugin from "@antler/sandbox-local";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,6 +21,9 @@ afterEach(async () => {
 interface Setup {
   agents?: Record<string, Record<string, unknown>>;
   mcp_servers?: Record<string, unknown>[];
+  share_mcp_servers?: boolean;
+  /** Config of `@antler/plugin-mcp`, loaded alongside when given. */
+  mcp?: Record<string, unknown>;
   agent?: string;
   prompt?: string;
 }
@@ -52,7 +56,15 @@ async function runOnce(threadId: string, setup: Setup = {}) {
     },
     plugins: [
       scripted,
-      { plugin: acpPlugin, config: { acp_agents: agents, ...(setup.mcp_servers ? { mcp_servers: setup.mcp_servers } : {}) } },
+      {
+        plugin: acpPlugin,
+        config: {
+          acp_agents: agents,
+          ...(setup.mcp_servers ? { mcp_servers: setup.mcp_servers } : {}),
+          ...(setup.share_mcp_servers !== undefined ? { share_mcp_servers: setup.share_mcp_servers } : {}),
+        },
+      },
+      ...(setup.mcp ? [{ plugin: mcpPlugin, config: setup.mcp }] : []),
     ],
     cwd,
     env: {},
@@ -111,6 +123,40 @@ describe("invoke_acp_agent through a real AntlerClient and a real ACP agent proc
     const notes = readFileSync(join(workspace, "notes.md"), "utf8");
     expect(notes).toContain("model: gpt-x");
     expect(notes).toContain("mcp: files");
+  });
+
+  it("hands the session Antler's enabled MCP servers: stdio, and http where the agent can use it; never sse it cannot, OAuth or disabled ones", async () => {
+    const down = "http://127.0.0.1:9/mcp";
+    const mcp = {
+      servers: {
+        tools: {
+          transport: "stdio",
+          command: "antler-no-such-mcp-server",
+          args: ["--flag"],
+          env: { MODE: "test" },
+          init_timeout_seconds: 2,
+        },
+        remote: { transport: "http", url: down, headers: { "X-Team": "research" }, init_timeout_seconds: 2 },
+        legacy: { transport: "sse", url: down, init_timeout_seconds: 2 },
+        off: { transport: "stdio", command: "antler-off", enabled: false },
+        protected: {
+          transport: "http",
+          url: down,
+          init_timeout_seconds: 2,
+          oauth: { grant: "client_credentials", token_url: "http://127.0.0.1:9/token", client_id: "c", client_secret: "s" },
+        },
+      },
+    };
+    const shared = await runOnce("t-mcp-shared", { mcp, mcp_servers: [{ name: "files", command: "mcp-files" }] });
+    expect(JSON.parse(readFileSync(join(shared.workspace, "mcp-servers.json"), "utf8"))).toEqual([
+      { name: "tools", command: "antler-no-such-mcp-server", args: ["--flag"], env: [{ name: "MODE", value: "test" }] },
+      { type: "http", name: "remote", url: down, headers: [{ name: "X-Team", value: "research" }] },
+      { name: "files", command: "mcp-files", args: [], env: [] },
+    ]);
+    const own = await runOnce("t-mcp-own", { mcp, mcp_servers: [{ name: "files", command: "mcp-files" }], share_mcp_servers: false });
+    expect(JSON.parse(readFileSync(join(own.workspace, "mcp-servers.json"), "utf8")).map((s: { name: string }) => s.name)).toEqual([
+      "files",
+    ]);
   });
 
   it("denies permission requests by default: approved.md is not written", async () => {

@@ -418,6 +418,14 @@ export class McpToolCatalog {
     await Promise.all(closing);
   }
 
+  /** The enabled servers as currently configured (the extensions file re-read if it changed), for sharing them with other agents. */
+  enabledServers(): Array<{ name: string; config: McpServerConfig }> {
+    const { servers } = this.resolveServers();
+    return Object.entries(servers)
+      .filter(([, entry]) => entry.config.enabled)
+      .map(([name, entry]) => ({ name, config: entry.config }));
+  }
+
   /** Per-server state for `antler mcp status`. Does not start anything, and does not re-read the config file. */
   status(): McpStatus {
     const resolved = this.lastResolved;
