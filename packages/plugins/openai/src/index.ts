@@ -47,6 +47,20 @@ export function createOpenAIModel(config: ModelConfig, env: ModelProviderEnv): B
     });
   }
   const { configuration: extraConfiguration, ...extraFields } = (config.options ?? {}) as Partial<ChatOpenAIFields>;
+  // Reasoning settings only go to models declared to reason, like `thinking` for Anthropic.
+  const reasoningKey = (["reasoning", "reasoningEffort", "reasoning_effort"] as const).find(
+    (key) => (extraFields as Record<string, unknown>)[key] !== undefined,
+  );
+  if (reasoningKey && !config.supports_thinking) {
+    throw new AntlerError(
+      ErrorCodes.CONFIG_INVALID,
+      `model "${config.name}" sets options.${reasoningKey} but does not declare supports_thinking`,
+      {
+        where: `${where}.options.${reasoningKey}`,
+        hint: `Add supports_thinking: true to ${where} if the model is a reasoning model, or remove options.${reasoningKey}.`,
+      },
+    );
+  }
   const clientOptions: ClientOptions = {
     ...extraConfiguration,
     ...(config.base_url ? { baseURL: config.base_url } : {}),

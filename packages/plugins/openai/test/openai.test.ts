@@ -214,4 +214,16 @@ describe("@antler/plugin-openai", () => {
     const kernel = await kernelWith([{ name: "gpt", provider: "openai", api_key: "k" }]);
     await expect(kernel.createModel()).rejects.toThrow("models[0].model");
   });
+
+  it("sends options.reasoning to a model that declares supports_thinking, and refuses it on one that does not", async () => {
+    const s = await server({ script: [{ text: "reasoned" }] });
+    await (await modelFor(s, { model: "o4-mini", supports_thinking: true, options: { reasoning: { effort: "low" } } })).invoke("think");
+    expect(bodyOf(s, 0)).toMatchObject({ reasoning_effort: "low" });
+    const kernel = await kernelWith([
+      { name: "gpt", provider: "openai", model: "gpt-test", api_key: "k", options: { reasoning: { effort: "low" } } },
+    ]);
+    const error = await kernel.createModel().catch((e: unknown) => e);
+    expect(isAntlerError(error, ErrorCodes.CONFIG_INVALID)).toBe(true);
+    expect((error as Error).message).toContain("sets options.reasoning but does not declare supports_thinking");
+  });
 });
