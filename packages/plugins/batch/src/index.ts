@@ -2,6 +2,7 @@ import { definePlugin } from "@antler/kernel";
 import { provideGatewayRoutes } from "@antler/plugin-gateway";
 import { batchCommands } from "./cli.js";
 import { batchPluginConfigSchema, PLUGIN_NAME, PLUGIN_VERSION } from "./config.js";
+import { batchRoutes } from "./http.js";
 import { BATCH_SERVICE, BatchService } from "./service.js";
 import { createBatchTools } from "./tools.js";
 
@@ -17,6 +18,7 @@ export {
   PLUGIN_VERSION,
 } from "./config.js";
 export { BatchErrorCodes, batchNotFound } from "./errors.js";
+export { type BatchSubmitBody, batchRoutes, batchSubmitBodySchema, type PublicBatchStatus, publicBatchStatus } from "./http.js";
 export { BATCH_ITEM_RUNNER, BATCH_SERVICE, BatchService, type BatchServiceOptions } from "./service.js";
 export {
   BATCHES_TABLE,
@@ -87,10 +89,11 @@ export default definePlugin({
       },
       { stage: "last" },
     );
-    // A serving process (`antler serve`) picks up pending batches right away, including those a previous process
-    // left behind, instead of waiting for the next batch tool call.
+    // Under `antler serve`: the `/api/batches` routes, scoped to the authenticated user. A serving process also picks
+    // up pending batches right away, including those a previous process left behind, instead of waiting for the
+    // next batch tool call.
     provideGatewayRoutes(ctx, {
-      routes: [],
+      routes: batchRoutes((kernel) => kernel.scope.resolve(BATCH_SERVICE)),
       onServe: async (client) => {
         await client.kernel.scope
           .resolve(BATCH_SERVICE)
