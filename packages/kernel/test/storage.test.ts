@@ -4,7 +4,7 @@ import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ErrorCodes, isAntlerError } from "../src/errors.js";
 import { threadPaths } from "../src/paths.js";
 import {
@@ -269,6 +269,20 @@ describe("migrations", () => {
       await database.close();
     }
   }, 20_000);
+
+  it("keeps the history in the order applied even when runs fall in the same millisecond", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2026-12-01T00:00:00.000Z"));
+    try {
+      await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir: tempDir() }), async (database) => {
+        // "notes" sorts before "threads": only the stamps can keep the order.
+        await runMigrations(database, [createNotes]);
+        expect(await appliedMigrations(database)).toEqual(["threads/001-create", "notes/001-create"]);
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it("a failing migration rolls back the whole run and is not recorded", async () => {
     await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir: tempDir() }), async (database) => {

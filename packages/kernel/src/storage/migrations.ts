@@ -75,7 +75,15 @@ async function applyLocked(database: AntlerDatabase, migrations: readonly Migrat
         .addColumn("name", "text", (c) => c.primaryKey())
         .addColumn("applied_at", "text", (c) => c.notNull())
         .execute();
-      const done = new Set((await conn.selectFrom(MIGRATIONS_TABLE).select("name").execute()).map((row) => row.name));
+      const rows = await conn.selectFrom(MIGRATIONS_TABLE).select(["name", "applied_at"]).execute();
+      const done = new Set(rows.map((row) => row.name));
+      // applied_at orders the history (`appliedMigrations`), so every new entry is stamped after the latest one,
+      // even when two runs fall in the same millisecond.
+      let last = rows.reduce((max, row) => Math.max(max, Date.parse(row.applied_at) || 0), 0);
+      const stamp = () => {
+        last = Math.max(Date.now(), last + 1);
+        return new Date(last).toISOString();
+      };
       const applied: string[] = [];
       for (const migration of migrations) {
         if (done.has(migration.name)) continue;
@@ -92,7 +100,7 @@ async function applyLocked(database: AntlerDatabase, migrations: readonly Migrat
             },
           );
         }
-        await conn.insertInto(MIGRATIONS_TABLE).values({ name: migration.name, applied_at: new Date().toISOString() }).execute();
+        await conn.insertInto(MIGRATIONS_TABLE).values({ name: migration.name, applied_at: stamp() }).execute();
         applied.push(migration.name);
       }
       await sql`commit`.execute(conn);
