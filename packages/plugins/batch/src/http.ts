@@ -164,6 +164,28 @@ export function batchRoutes(resolve: (kernel: Kernel) => BatchService): GatewayR
     }),
     defineGatewayRoute({
       method: "GET",
+      path: "/batches",
+      summary: "Your batches, newest first (?limit=, default 50, at most 200), without item counts: GET one for those.",
+      query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional() }),
+      handler: (request) =>
+        answer(async () => ({
+          body: {
+            batches: (await (await batches(request)).list({ limit: request.query.limit ?? 50 })).map((batch) => ({
+              id: batch.id,
+              title: batch.title,
+              subagent_type: batch.subagentType,
+              state: batch.state,
+              total_items: batch.totalItems,
+              thread_id: batch.threadId,
+              trace_id: batch.traceId,
+              created_at: batch.createdAt,
+              finished_at: batch.finishedAt,
+            })),
+          },
+        })),
+    }),
+    defineGatewayRoute({
+      method: "GET",
       path: "/batches/:id",
       summary: "A batch's status: counts by execution state, and acceptance verdicts as a separate tally.",
       handler: (request) => answer(async () => ({ body: publicBatchStatus(await (await batches(request)).status(id(request))) })),

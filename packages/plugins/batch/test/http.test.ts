@@ -139,6 +139,20 @@ describe("/api/batches over HTTP", () => {
     }
   });
 
+  it("lists the caller's own batches, newest first, and none of another user's", async () => {
+    const { gateway } = await boot();
+    const first = (await call(gateway, "/batches", { json: { ...submission(1), title: "first" } })).body;
+    const second = (await call(gateway, "/batches", { json: { ...submission(1), title: "second" } })).body;
+    const mine = await call<{ batches: Array<{ id: string; created_at: string }> }>(gateway, "/batches");
+    expect(mine.status).toBe(200);
+    expect(mine.body.batches.map((b) => b.id).sort()).toEqual([first.id, second.id].sort());
+    const stamps = mine.body.batches.map((b) => b.created_at);
+    expect(stamps).toEqual([...stamps].sort().reverse());
+    expect((await call<{ batches: unknown[] }>(gateway, "/batches?limit=1")).body.batches).toHaveLength(1);
+    expect((await call<{ batches: unknown[] }>(gateway, "/batches", { key: BOB })).body.batches).toEqual([]);
+    expect((await call(gateway, "/batches?limit=0")).status).toBe(400);
+  });
+
   it("answers 404 to another user for status, cancel and items, and leaves the batch untouched", async () => {
     const { gateway } = await boot({ sleepMs: 30_000 });
     const batch = (await call(gateway, "/batches", { json: submission(3) })).body;
