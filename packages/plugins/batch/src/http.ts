@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { BatchClient } from "./client.js";
 import { BatchErrorCodes } from "./errors.js";
 import type { BatchService } from "./service.js";
-import type { BatchStatus, ExportedItem } from "./store.js";
+import type { BatchRecord, BatchStatus, ExportedItem } from "./store.js";
 import { batchTaskSchema } from "./tools.js";
 
 /**
@@ -25,16 +25,12 @@ export const batchSubmitBodySchema = z.strictObject({
 export type BatchSubmitBody = z.output<typeof batchSubmitBodySchema>;
 
 /** A batch as API users see it: snake_case, no owner (it is always the caller). */
-export interface PublicBatchStatus {
+export interface PublicBatchRecord {
   id: string;
   title: string;
   subagent_type: string;
-  state: BatchStatus["state"];
+  state: BatchRecord["state"];
   total_items: number;
-  done: number;
-  counts: BatchStatus["counts"];
-  /** Acceptance verdicts, separate from execution: a completed item may still be UNMET. */
-  verdicts: BatchStatus["verdicts"];
   max_live_items: number | null;
   max_running_items: number | null;
   thread_id: string | null;
@@ -43,23 +39,32 @@ export interface PublicBatchStatus {
   finished_at: string | null;
 }
 
-export function publicBatchStatus(status: BatchStatus): PublicBatchStatus {
+/** A batch with its item counts. */
+export interface PublicBatchStatus extends PublicBatchRecord {
+  done: number;
+  counts: BatchStatus["counts"];
+  /** Acceptance verdicts, separate from execution: a completed item may still be UNMET. */
+  verdicts: BatchStatus["verdicts"];
+}
+
+export function publicBatchRecord(batch: BatchRecord): PublicBatchRecord {
   return {
-    id: status.id,
-    title: status.title,
-    subagent_type: status.subagentType,
-    state: status.state,
-    total_items: status.totalItems,
-    done: status.done,
-    counts: status.counts,
-    verdicts: status.verdicts,
-    max_live_items: status.maxLiveItems,
-    max_running_items: status.maxRunningItems,
-    thread_id: status.threadId,
-    trace_id: status.traceId,
-    created_at: status.createdAt,
-    finished_at: status.finishedAt,
+    id: batch.id,
+    title: batch.title,
+    subagent_type: batch.subagentType,
+    state: batch.state,
+    total_items: batch.totalItems,
+    max_live_items: batch.maxLiveItems,
+    max_running_items: batch.maxRunningItems,
+    thread_id: batch.threadId,
+    trace_id: batch.traceId,
+    created_at: batch.createdAt,
+    finished_at: batch.finishedAt,
   };
+}
+
+export function publicBatchStatus(status: BatchStatus): PublicBatchStatus {
+  return { ...publicBatchRecord(status), done: status.done, counts: status.counts, verdicts: status.verdicts };
 }
 
 // The gateway maps only kernel codes; the batch plugin's own codes are answered here. Anything else goes on to the
@@ -169,19 +174,7 @@ export function batchRoutes(resolve: (kernel: Kernel) => BatchService): GatewayR
       query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional() }),
       handler: (request) =>
         answer(async () => ({
-          body: {
-            batches: (await (await batches(request)).list({ limit: request.query.limit ?? 50 })).map((batch) => ({
-              id: batch.id,
-              title: batch.title,
-              subagent_type: batch.subagentType,
-              state: batch.state,
-              total_items: batch.totalItems,
-              thread_id: batch.threadId,
-              trace_id: batch.traceId,
-              created_at: batch.createdAt,
-              finished_at: batch.finishedAt,
-            })),
-          },
+          body: { batches: (await (await batches(request)).list({ limit: request.query.limit ?? 50 })).map(publicBatchRecord) },
         })),
     }),
     defineGatewayRoute({

@@ -18,7 +18,15 @@ export {
   PLUGIN_VERSION,
 } from "./config.js";
 export { BatchErrorCodes, batchNotFound } from "./errors.js";
-export { type BatchSubmitBody, batchRoutes, batchSubmitBodySchema, type PublicBatchStatus, publicBatchStatus } from "./http.js";
+export {
+  type BatchSubmitBody,
+  batchRoutes,
+  batchSubmitBodySchema,
+  type PublicBatchRecord,
+  type PublicBatchStatus,
+  publicBatchRecord,
+  publicBatchStatus,
+} from "./http.js";
 export { BATCH_ITEM_RUNNER, BATCH_SERVICE, BatchService, type BatchServiceOptions } from "./service.js";
 export {
   BATCHES_TABLE,
