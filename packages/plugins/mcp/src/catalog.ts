@@ -249,11 +249,16 @@ export class McpToolCatalog {
   }
 
   /** Runs `use` with the (user, thread)'s session of a server, marked busy so the reaper leaves it alone. */
-  private async withSession<T>(name: string, config: McpServerConfig, caller: Caller, use: (s: McpSession) => Promise<T>): Promise<T> {
+  private withSession<T>(name: string, config: McpServerConfig, caller: Caller, use: (s: McpSession) => Promise<T>): Promise<T> {
     const entry = this.sessionEntry(name, config, caller);
+    return this.busyWhile(entry, async () => use(await entry.session));
+  }
+
+  /** Marks a session busy while `work` runs, so the idle reaper and the LRU cap leave it alone, and stamps its use. */
+  private async busyWhile<T>(entry: SessionEntry, work: () => Promise<T>): Promise<T> {
     entry.busy += 1;
     try {
-      return await use(await entry.session);
+      return await work();
     } finally {
       entry.busy -= 1;
       entry.lastUsed = Date.now();
@@ -380,30 +385,30 @@ export class McpToolCatalog {
       this.lastErrors.set(server, error);
       throw new Error(error, { cause: err });
     }
-    let result: Awaited<ReturnType<McpSession["callTool"]>>;
-    entry.busy += 1;
-    try {
-      result = await session.callTool(mcpName, args, signal);
-    } catch (err) {
-      if (session.exited || isConnectionLoss(err)) {
-        const key = this.sessionKey(server, config, caller);
-        if (this.sessions.get(key) === entry) this.sessions.delete(key);
-        await session.close();
-        const tail = session.stderrTail;
-        const error = `MCP server ${server} exited during ${toolName}: ${message(err)}${tail ? ` (stderr: ${tail})` : ""}; it will be restarted on the next call`;
-        this.lastErrors.set(server, error);
-        throw new Error(error, { cause: err });
+    const result = await this.busyWhile(entry, async () => {
+      try {
+        return await session.callTool(mcpName, args, signal);
+      } catch (err) {
+        if (session.exited || isConnectionLoss(err)) {
+          const key = this.sessionKey(server, config, caller);
+          if (this.sessions.get(key) === entry) this.sessions.delete(key);
+          await session.close();
+          const tail = session.stderrTail;
+          const error = `MCP server ${server} exited during ${toolName}: ${message(err)}${tail ? ` (stderr: ${tail})` : ""}; it will be restarted on the next call`;
+          this.lastErrors.set(server, error);
+          throw new Error(error, { cause: err });
+        }
+        if (isTimeout(err)) {
+          throw new Error(
+            `MCP tool ${toolName} timed out after ${config.call_timeout_seconds}s (call_timeout_seconds of server ${server})`,
+            {
+              cause: err,
+            },
+          );
+        }
+        throw err;
       }
-      if (isTimeout(err)) {
-        throw new Error(`MCP tool ${toolName} timed out after ${config.call_timeout_seconds}s (call_timeout_seconds of server ${server})`, {
-          cause: err,
-        });
-      }
-      throw err;
-    } finally {
-      entry.busy -= 1;
-      entry.lastUsed = Date.now();
-    }
+    });
     if (result.isError) throw new Error(errorText(result.content));
     return toToolContent(result.content, result.structuredContent, config.result_max_chars);
   }
