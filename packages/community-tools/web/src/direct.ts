@@ -65,6 +65,7 @@ function decode(bytes: Uint8Array, charset: string): string {
 export function createDirectProvider(options: DirectProviderOptions = {}): WebSearchProvider {
   const maxBytes = options.maxResponseBytes ?? 2 * 1024 * 1024;
   const userAgent = options.userAgent ?? "Mozilla/5.0 (compatible; AntlerWebFetch/0.1)";
+  const maxPdfPages = options.maxPdfPages ?? 50;
   return {
     name: DIRECT_PROVIDER,
     async fetch(url, ctx): Promise<WebFetchResult> {
@@ -82,9 +83,10 @@ export function createDirectProvider(options: DirectProviderOptions = {}): WebSe
       );
       const contentType = response.headers.get("content-type") ?? "";
       const mime = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+      const finalUrl = response.url || url;
       if (mime === "application/pdf" || mime === "application/x-pdf" || mime === "application/octet-stream") {
         const { bytes, truncated } = await readCapped(response, maxBytes);
-        if (looksLikePdf(bytes)) return readPdf(response.url || url, bytes, truncated, maxBytes, options.maxPdfPages ?? 50);
+        if (looksLikePdf(bytes)) return readPdf(finalUrl, bytes, truncated, maxBytes, maxPdfPages);
         if (mime !== "application/octet-stream") throw new Error(`${url} says it is a PDF but is not one (it does not start with %PDF-)`);
         throw new Error(`${url} is application/octet-stream, not a text, HTML or PDF document; web_fetch reads those only`);
       }
@@ -93,9 +95,8 @@ export function createDirectProvider(options: DirectProviderOptions = {}): WebSe
         throw new Error(`${url} is ${mime}, not a text, HTML or PDF document; web_fetch reads those only`);
       }
       const { bytes } = await readCapped(response, maxBytes);
-      if (mime === "" && looksLikePdf(bytes)) return readPdf(response.url || url, bytes, false, maxBytes, options.maxPdfPages ?? 50);
+      if (mime === "" && looksLikePdf(bytes)) return readPdf(finalUrl, bytes, false, maxBytes, maxPdfPages);
       const text = decode(bytes, charsetOf(contentType, bytes));
-      const finalUrl = response.url || url;
       const isHtml = mime === "" ? /<html|<body|<!doctype html/i.test(text.slice(0, 2048)) : /html/.test(mime);
       if (isHtml) return { url: finalUrl, content: text, format: "html" };
       return { url: finalUrl, content: text, format: mime === "text/markdown" ? "markdown" : "text" };

@@ -145,8 +145,13 @@ function toMcpServer(server: AcpMcpServerConfig, hostEnv: Readonly<Record<string
     name: server.name,
     command: server.command,
     args: server.args,
-    env: Object.entries(env).map(([name, value]) => ({ name, value })),
+    env: nameValues(env),
   };
+}
+
+/** `{ KEY: "v" }` as ACP's `[{ name: "KEY", value: "v" }]` (environment variables, HTTP headers). */
+function nameValues(record: Readonly<Record<string, string>>): Array<{ name: string; value: string }> {
+  return Object.entries(record).map(([name, value]) => ({ name, value }));
 }
 
 /**
@@ -165,7 +170,7 @@ export function acpServersFromMcp(
         name,
         command: config.command,
         args: [...config.args],
-        env: Object.entries(config.env).map(([k, value]) => ({ name: k, value })),
+        env: nameValues(config.env),
       });
       continue;
     }
@@ -173,7 +178,7 @@ export function acpServersFromMcp(
       logger?.debug({ server: name }, "MCP server with OAuth not shared with ACP agents");
       continue;
     }
-    const headers = Object.entries(config.headers).map(([k, value]) => ({ name: k, value }));
+    const headers = nameValues(config.headers);
     out.push(
       config.transport === "http" ? { type: "http", name, url: config.url, headers } : { type: "sse", name, url: config.url, headers },
     );
