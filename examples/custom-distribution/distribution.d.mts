@@ -1,4 +1,5 @@
-import type { AntlerClient, AntlerPlugin, CodePlugin, KernelConfigInput } from "@antler/kernel";
+import type { AntlerPlugin, CodePlugin, KernelConfigInput } from "@antler/kernel";
+import type { AntlerClient } from "@antler/plugin-runtime";
 export declare const supportTools: AntlerPlugin<{ sla_hours: number }>;
 export declare const houseStyle: AntlerPlugin;
 export declare const catalogue: Readonly<Record<string, AntlerPlugin>>;

@@ -3,9 +3,11 @@
 // - One default middleware replaced: Title becomes a deterministic "Ticket: ..." title (no model call).
 // - One middleware of its own: e-mail addresses are masked in every model request (the thread keeps them).
 // - An AntlerClient factory that products call.
-import { AntlerClient, definePlugin, defineTool } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import anthropicPlugin from "@antler/plugin-anthropic";
 import openaiPlugin from "@antler/plugin-openai";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
 
 const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;

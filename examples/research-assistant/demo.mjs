@@ -5,7 +5,8 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { AntlerClient, DEFAULT_USER_ID, resolveVirtualPath, TurnRenderer, threadPaths } from "@antler/kernel";
+import { DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
+import { AntlerClient, TurnRenderer } from "@antler/plugin-runtime";
 import { startNotesSite } from "./notes-site.mjs";
 import { PROMPT } from "./session.mjs";
 

@@ -1,4 +1,5 @@
-import { type AntlerPlugin, composedConfigJsonSchema, createKernel, isAntlerError, readConfigDocument } from "@antler/kernel";
+import { type AntlerPlugin, createKernel, isAntlerError } from "@antler/kernel";
+import { composedConfigJsonSchema, readConfigDocument } from "@antler/kernel/config";
 import { describe, expect, it } from "vitest";
 import { CONFIG, DEPLOYMENT_ENV, EXAMPLE_DIR, PLUGIN_PACKAGES } from "./env.js";
 

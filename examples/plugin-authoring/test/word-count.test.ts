@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { createKernel, pluginAuthoringApi } from "@antler/kernel";
+import { createKernel } from "@antler/kernel";
+import { pluginAuthoringApi } from "@antler/kernel/authoring";
 import { runPluginConformance } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
 import wordCount from "../word-count.js";

@@ -4,8 +4,8 @@
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { AntlerClient } from "@antler/kernel";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { NOTES_SITE_URL, startNotesSite } from "../notes-site.mjs";
 import { PROMPT, REPORT } from "../session.mjs";
 

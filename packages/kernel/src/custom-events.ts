@@ -1,6 +1,15 @@
-import { dispatchCustomEvent } from "@langchain/core/callbacks/dispatch";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { getWriter } from "@langchain/langgraph";
+
+type LangChainEvents = {
+  dispatchCustomEvent: typeof import("@langchain/core/callbacks/dispatch").dispatchCustomEvent;
+  getWriter: () => ((chunk: unknown) => void) | undefined;
+};
+let langchain: LangChainEvents | undefined;
+
+async function loadLangChain(): Promise<LangChainEvents> {
+  const [dispatch, graph] = await Promise.all([import("@langchain/core/callbacks/dispatch"), import("@langchain/langgraph")]);
+  return { dispatchCustomEvent: dispatch.dispatchCustomEvent, getWriter: graph.getWriter };
+}
 
 /** A custom stream event. Antler's own events always have a non-empty `type`. */
 export type CustomEventPayload = { type: string; [key: string]: unknown };
@@ -12,7 +21,11 @@ export type CustomEventPayload = { type: string; [key: string]: unknown };
  * writer only. Call from inside a graph node or tool; outside a run it is a no-op.
  */
 export async function emitCustomEvent(payload: CustomEventPayload | Record<string, unknown>, config?: RunnableConfig): Promise<void> {
-  const write = writerFrom(config);
+  // Loaded on first use, not at import: importing the kernel must not load LangChain. Once loaded, the writer is
+  // called synchronously, so events keep the order in which they were emitted.
+  langchain ??= await loadLangChain();
+  const { dispatchCustomEvent, getWriter } = langchain;
+  const write = writerFrom(config, getWriter);
   write?.(payload);
   const type = (payload as { type?: unknown }).type;
   if (typeof type !== "string" || type.length === 0) return;
@@ -23,7 +36,10 @@ export async function emitCustomEvent(payload: CustomEventPayload | Record<strin
   }
 }
 
-function writerFrom(config: RunnableConfig | undefined): ((chunk: unknown) => void) | undefined {
+function writerFrom(
+  config: RunnableConfig | undefined,
+  getWriter: () => ((chunk: unknown) => void) | undefined,
+): ((chunk: unknown) => void) | undefined {
   const fromConfig = (config as { writer?: (chunk: unknown) => void } | undefined)?.writer;
   if (fromConfig) return fromConfig;
   try {

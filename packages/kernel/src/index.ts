@@ -1,61 +1,12 @@
-export {
-  type AgentFeatures,
-  type AntlerAgent,
-  builtinMiddleware,
-  type CreateAntlerAgentOptions,
-  createAntlerAgent,
-  type ExtraMiddleware,
-} from "./agent.js";
-export { CLARIFICATION_MIDDLEWARE_NAME, clarificationMiddleware, isClarificationAllowed } from "./builtins/clarification.js";
-export { danglingToolCallMiddleware, patchDanglingToolCalls } from "./builtins/dangling-tool-call.js";
-export { llmErrorHandlingMiddleware, type ToolFailureMeta, toolErrorHandlingMiddleware } from "./builtins/error-handling.js";
-export { type LoopDetectionOptions, loopDetectionMiddleware } from "./builtins/loop-detection.js";
-export { type SummarizationOptions, summarizationMiddleware } from "./builtins/summarization.js";
-export { threadDataMiddleware } from "./builtins/thread-data.js";
-export { type TitleOptions, titleMiddleware } from "./builtins/title.js";
-export { todoMiddleware, WRITE_TODOS_TOOL } from "./builtins/todo.js";
-export { tokenUsageMiddleware } from "./builtins/token-usage.js";
-export * from "./builtins/tools/index.js";
-export { uploadsMiddleware } from "./builtins/uploads.js";
-export { type ViewImageOptions, viewImageMiddleware } from "./builtins/view-image.js";
-export * from "./cassette/index.js";
-export { TurnRenderer, type TurnSummary } from "./cli/render.js";
-export {
-  AntlerClient,
-  type AntlerClientOptions,
-  type CreateThreadOptions,
-  checkpointThreadId,
-  type RunCallOptions,
-  type RunResult,
-  type ThreadDetails,
-} from "./client/client.js";
-export {
-  type CustomEvent,
-  type EndEvent,
-  type MessagesTupleEvent,
-  messageText,
-  type SerializedMessage,
-  type SerializedToolCall,
-  type StreamEvent,
-  StreamTranslator,
-  serializeMessage,
-  type Usage,
-  type ValuesEvent,
-} from "./client/events.js";
-export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
-export * from "./client/schemas.js";
-export { type ConfigIssue, formatIssue, formatPath } from "./config/issues.js";
-export { composedConfigJsonSchema } from "./config/json-schema.js";
-export {
-  type ConfigDocument,
-  discoverConfigPath,
-  parseConfigText,
-  readConfigDocument,
-  validateKernelConfig,
-} from "./config/load.js";
+// `@antler/kernel`: the contracts plugins implement and the helpers they call. Importing it stays light: what
+// needs zod, YAML, LangChain or a database loads on first use (createKernel) or lives in a subpath export:
+// `@antler/kernel/authoring` (defineTool), `/models` (model-provider helpers), `/pipeline` (the compiler),
+// `/config` (config loading and schemas) and `/testing` (the test kit).
+export { createKernel } from "./boot.js";
+export type { ConfigIssue, PathSegment } from "./config/format.js";
+export { formatIssue, formatPath } from "./config/format.js";
 export { isSecretKey, REDACTED, redactSecrets, redactText } from "./config/redact.js";
-export { type KernelConfig, type KernelConfigInput, kernelConfigSchema, type ModelConfig } from "./config/schema.js";
-export { type ContentSignature, contentSignature, isStale, SignatureCache, sameSignature } from "./config/signature.js";
+export type { KernelConfig, KernelConfigInput, ModelConfig, StorageConfig, StorageConfigInput } from "./config/schema.js";
 export { type CustomEventPayload, emitCustomEvent } from "./custom-events.js";
 export { createToken, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
 export {
@@ -76,31 +27,14 @@ export {
   STAGES,
   type StageName,
 } from "./hooks.js";
-export {
-  type CodePlugin,
-  type CreateKernelOptions,
-  createKernel,
-  KERNEL,
-  KERNEL_OWNER,
-  Kernel,
-  type LoadedPluginInfo,
-  type RunContext,
-  type RunOptions,
-} from "./kernel.js";
-export { type PluginAuthoringApi, type PluginOrigin, pluginAuthoringApi } from "./loader.js";
+export type { CodePlugin, CreateKernelOptions } from "./kernel.js";
 export { createLogger, type Logger, type LoggingOptions, silentLogger } from "./logging.js";
-export {
-  fetchWithTraceId,
-  type ModelErrorContextOptions,
-  providerErrorStatus,
-  toModelCallError,
-  withModelErrorContext,
-} from "./model-call.js";
-export { type ModelInfo, type ModelProvider, type ModelProviderEnv, modelInfo } from "./models.js";
+export { type ModelInfo, type ModelProvider, type ModelProviderEnv, modelInfo } from "./models/contract.js";
 export {
   assertSafeId,
   DEFAULT_USER_ID,
   isWithin,
+  type PluginPaths,
   resolveVirtualPath,
   type ThreadPaths,
   threadPaths,
@@ -110,11 +44,9 @@ export {
   VIRTUAL_ROOT,
 } from "./paths.js";
 export { type BuiltinMiddlewareName, composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
-export { type RunContextValues, runContextSchema } from "./pipeline/context.js";
-export { type CompiledPipeline, compilePipeline, MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "./pipeline/fuse.js";
-export { mergeArtifacts, mergeSandbox, mergeTodos, mergeViewedImages, type Todo, threadStateFields } from "./pipeline/state.js";
 export type {
   AgentState,
+  DefaultSlotName,
   HookRuntime,
   JumpTarget,
   MiddlewareAssemblyContext,
@@ -132,32 +64,40 @@ export type {
   ToolCallRequestOf,
 } from "./pipeline/types.js";
 export {
+  type ActiveRun,
   type AntlerPlugin,
   type CliCommand,
   type CliIO,
   definePlugin,
   type HookTap,
+  KERNEL,
+  KERNEL_OWNER,
+  type Kernel,
+  type KernelState,
+  type LoadedPluginInfo,
   type PluginContext,
   type PluginContributions,
   type PluginDefinition,
   type PluginHooks,
-  type PluginPaths,
+  type PluginOrigin,
+  type RunContext,
+  type RunOptions,
   type TapOptions,
   type ToolContribution,
   type ToolProvider,
 } from "./plugin.js";
 export { INTERNAL_PRINCIPAL, type Principal, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
 export * from "./sandbox/types.js";
-export * from "./storage/index.js";
-export {
-  type AntlerTool,
-  defineTool,
-  type GetAvailableToolsOptions,
-  type ToolAssemblyContext,
-  type ToolConflict,
-  type ToolDefinition,
-  type ToolEntry,
-  type ToolSource,
+export type * from "./storage/contract.js";
+export { describeCause } from "./storage/describe.js";
+export { appliedMigrations, runMigrations } from "./storage/run-migrations.js";
+export type {
+  AntlerTool,
+  GetAvailableToolsOptions,
+  ToolAssemblyContext,
+  ToolConflict,
+  ToolEntry,
+  ToolSource,
 } from "./tools.js";
 export {
   ensureTraceContext,

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
-import { assertNoBuiltinName, builtinPlugins } from "./builtins/plugins.js";
 import { type ConfigIssue, formatPath, locate, type PathSegment } from "./config/issues.js";
+import { composedConfigJsonSchema } from "./config/json-schema.js";
 import {
   type ConfigDocument,
   configDocumentFromObject,
@@ -17,21 +17,13 @@ import {
 } from "./config/load.js";
 import type { KernelConfig, KernelConfigInput, ModelConfig } from "./config/schema.js";
 import { findUnknownKeys } from "./config/strict.js";
-import { createToken, type Provider, type RunScopeHandle, type Scope, ServiceRegistry, type Token } from "./di.js";
+import type { Provider, Scope, Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
-import {
-  createKernelHooks,
-  type HookName,
-  type HookTiming,
-  type KernelHooks,
-  type RunInfo,
-  type RunOutcome,
-  STAGES,
-  stageNumber,
-} from "./hooks.js";
-import { importConfiguredPlugins, orderPlugins, type PluginCandidate, type PluginOrigin, validateManifest } from "./loader.js";
+import { createKernelHooks } from "./hook-host.js";
+import { type HookName, type HookTiming, type KernelHooks, type RunInfo, type RunOutcome, STAGES, stageNumber } from "./hooks.js";
+import { importConfiguredPlugins, importPresetPlugins, orderPlugins, type PluginCandidate, validateManifest } from "./loader.js";
 import { createLogger, type Logger } from "./logging.js";
-import { type ModelInfo, type ModelProvider, modelInfo } from "./models.js";
+import { type ModelInfo, type ModelProvider, modelInfo } from "./models/contract.js";
 import { composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
 import type {
   MiddlewareAssemblyContext,
@@ -40,28 +32,31 @@ import type {
   MiddlewarePlacement,
   MiddlewareSpec,
 } from "./pipeline/types.js";
-import type {
-  AntlerPlugin,
-  CliCommand,
-  PluginContext,
-  PluginContributions,
-  PluginHooks,
-  PluginPaths,
-  TapOptions,
-  ToolContribution,
-  ToolProvider,
+import {
+  type ActiveRun,
+  type AntlerPlugin,
+  type CliCommand,
+  KERNEL,
+  KERNEL_OWNER,
+  type Kernel,
+  type KernelState,
+  type LoadedPluginInfo,
+  type PluginContext,
+  type PluginContributions,
+  type PluginHooks,
+  type PluginPaths,
+  type RunContext,
+  type RunOptions,
+  type TapOptions,
+  type ToolContribution,
+  type ToolProvider,
 } from "./plugin.js";
 import type { SandboxProvider } from "./sandbox/types.js";
+import { type RunScopeHandle, ServiceRegistry } from "./services.js";
+import type { AntlerDatabase, Checkpointer, OpenCheckpointerOptions, OpenDatabaseOptions, StorageBackend } from "./storage/contract.js";
+import { StorageRegistry } from "./storage/service.js";
 import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
 import { ensureTraceContext, resolveTraceId } from "./trace.js";
-
-export const KERNEL_OWNER = "@antler/kernel";
-
-/**
- * The kernel itself, bound in its root scope. For plugins that run agents of their own at run time (subagents,
- * batch workers): they resolve it lazily from a factory's scope, never in `setup`.
- */
-export const KERNEL = createToken<Kernel>("antler.kernel");
 
 /** A plugin object passed in code, optionally with its config. */
 export type CodePlugin = AntlerPlugin | { plugin: AntlerPlugin; config?: unknown };
@@ -81,47 +76,15 @@ export interface CreateKernelOptions {
   env?: Env | undefined;
   /** Use this logger instead of building one from `logging:`. */
   logger?: Logger | undefined;
-  /** Load the kernel's built-in plugins (default chain, built-in tools, cassette models). Default true. */
+  /**
+   * Load the default preset (the runtime, cassette models and the storage plugin `storage:` names) unless the
+   * config says `preset: none`. Default true; `false` starts from nothing, like `preset: none`.
+   */
   builtins?: boolean | undefined;
 }
 
-export interface LoadedPluginInfo {
-  readonly name: string;
-  readonly version: string;
-  readonly description: string | undefined;
-  readonly origin: PluginOrigin;
-  readonly dependsOn: readonly string[];
-  readonly configSchema: z.ZodType | undefined;
-  readonly contributions: Readonly<PluginContributions>;
-}
-
-export interface RunOptions {
-  runId?: string | undefined;
-  threadId?: string | undefined;
-  userId?: string | undefined;
-  /** A trace id carried in from the caller; unusable ids are replaced. Without one, the ambient id or a fresh one. */
-  traceId?: string | null | undefined;
-  signal?: AbortSignal | undefined;
-}
-
-export interface ActiveRun {
-  readonly context: RunContext;
-  /** Rejects with RUN_CANCELLED when the run's signal aborts. */
-  readonly cancelled: Promise<never>;
-  abort(reason?: unknown): void;
-  /** Fires runError (for "error") and runEnd, then disposes the run scope. Idempotent. */
-  end(outcome: RunOutcome, error?: unknown): Promise<void>;
-}
-
-export interface RunContext extends RunInfo {
-  readonly scope: Scope;
-  readonly signal: AbortSignal;
-}
-
-type KernelState = "booted" | "starting" | "started" | "closing" | "closed";
-
 /** The booted plugin host. Build one with `createKernel`. */
-export class Kernel {
+export class KernelHost implements Kernel {
   readonly hooks: KernelHooks;
   readonly config: Readonly<KernelConfig>;
   readonly paths: PluginPaths;
@@ -133,6 +96,7 @@ export class Kernel {
   private readonly commandList: Array<CliCommand & { plugin: string }> = [];
   private readonly providers = new Map<string, { provider: ModelProvider; plugin: string }>();
   private readonly sandboxProviders = new Map<string, { provider: SandboxProvider; plugin: string }>();
+  private readonly storage: StorageRegistry;
   private readonly env: Env;
   private readonly hookTimings: HookTiming[] = [];
   private state: KernelState = "booted";
@@ -146,6 +110,7 @@ export class Kernel {
     this.logger = logger;
     this.hooks = createKernelHooks((timing) => this.recordTiming(timing));
     this.scope = this.services.rootScope();
+    this.storage = new StorageRegistry(config.storage, paths.baseDir, logger);
     this.services.register(KERNEL, { useValue: this }, KERNEL_OWNER);
   }
 
@@ -280,6 +245,14 @@ export class Kernel {
         },
         provider: () => this.sandboxProvider(),
       }),
+      storage: Object.freeze({
+        addBackend: (backend: StorageBackend) => {
+          this.storage.add(backend, name, where);
+          contributions.providers.push(`storage:${backend.id}`);
+        },
+        openDatabase: (options?: OpenDatabaseOptions) => this.openDatabase(options),
+        openCheckpointer: (options?: OpenCheckpointerOptions) => this.openCheckpointer(options),
+      }),
       middleware: Object.freeze({
         add: (middleware: MiddlewareSpec | MiddlewareFactory, placement: MiddlewarePlacement = {}) =>
           this.addMiddleware(name, middleware, placement, contributions),
@@ -315,7 +288,7 @@ export class Kernel {
     }
     contributions.tools.push(typeof provider === "function" ? `${provider.name || "(factory)"}()` : provider.name);
     this.hooks.assembleTools.tapPromise({ name: plugin, stage }, async (entries, context) => {
-      const tool = typeof provider === "function" ? provider(context) : provider;
+      const tool = typeof provider === "function" ? await provider(context) : provider;
       if (!tool) return entries;
       return [...entries, { tool, plugin, source, group: options.group }];
     });
@@ -374,6 +347,18 @@ export class Kernel {
     return entry.provider;
   }
 
+  openDatabase(options?: OpenDatabaseOptions): Promise<AntlerDatabase> {
+    return this.storage.openDatabase(options);
+  }
+
+  openCheckpointer(options?: OpenCheckpointerOptions): Promise<Checkpointer> {
+    return this.storage.openCheckpointer(options);
+  }
+
+  configJsonSchema(): Record<string, unknown> {
+    return composedConfigJsonSchema(this.pluginInfos);
+  }
+
   /** Builds the chat model for a `models:` entry through the provider a plugin registered. */
   async createModel(name?: string): Promise<BaseChatModel> {
     const config = this.modelConfig(name);
@@ -406,11 +391,11 @@ export class Kernel {
     placement: MiddlewarePlacement,
     contributions: PluginContributions,
   ): void {
-    // Kernel built-ins keep bare names (Title, Clarification); everyone else is namespaced by plugin.
-    const builtin = plugin.startsWith(`${KERNEL_OWNER}/`);
-    const qualified = builtin ? middleware.name : `${plugin}/${middleware.name}`;
+    // A default-chain slot keeps its bare name (Title, Clarification); everything else is namespaced by plugin.
+    const slot = placement.slot;
+    const qualified = slot ?? `${plugin}/${middleware.name}`;
     contributions.middlewares.push(qualified);
-    this.hooks.assembleMiddleware.tapPromise({ name: plugin, stage: builtin ? STAGES.first : STAGES.normal }, async (entries, context) => {
+    this.hooks.assembleMiddleware.tapPromise({ name: plugin, stage: slot ? STAGES.first : STAGES.normal }, async (entries, context) => {
       const spec =
         "create" in middleware && typeof middleware.create === "function"
           ? await middleware.create(context)
@@ -430,14 +415,9 @@ export class Kernel {
       context: Object.freeze({ ...(context.context ?? {}) }),
     });
     const entries = await this.hooks.assembleMiddleware.promise([], full);
-    const isBuiltin = (e: MiddlewareEntry) =>
-      e.plugin.startsWith(`${KERNEL_OWNER}/`) && (DEFAULT_CHAIN as readonly string[]).includes(e.name);
-    const builtins = entries
-      .filter(isBuiltin)
-      .sort((a, b) => DEFAULT_CHAIN.indexOf(a.name as never) - DEFAULT_CHAIN.indexOf(b.name as never));
     return composeChain(
-      builtins,
-      entries.filter((e) => !isBuiltin(e)),
+      fillSlots(entries.filter((e) => e.placement.slot !== undefined)),
+      entries.filter((e) => e.placement.slot === undefined),
     );
   }
 
@@ -605,10 +585,6 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
   const logger = options.logger ?? createLogger({ level: config.logging.level, enhance: config.logging.enhance });
 
   const candidates: PluginCandidate[] = [];
-  if (options.builtins !== false) {
-    for (const plugin of builtinPlugins())
-      candidates.push({ plugin, origin: { kind: "builtin", spec: plugin.name, where: `built-in ${plugin.name}` }, rawConfig: undefined });
-  }
   for (const [j, entry] of (options.plugins ?? []).entries()) {
     const plugin = "setup" in entry ? entry : entry.plugin;
     const rawConfig = "setup" in entry ? undefined : entry.config;
@@ -620,6 +596,11 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
   const configured = await importConfiguredPlugins(config.plugins, document.dir);
   for (const c of configured) assertNoBuiltinName(c.plugin.name, c.origin.where);
   candidates.push(...configured);
+  if (options.builtins !== false && config.preset === "default") {
+    // The preset goes first, as built-ins did; a plugin also named in code or `plugins:` is loaded from there.
+    const named = new Set(candidates.map((c) => c.plugin.name));
+    candidates.unshift(...(await importPresetPlugins(config, document.dir, named)));
+  }
   const ordered = orderPlugins(candidates);
 
   const pluginConfigs = validatePluginConfigs(ordered, document);
@@ -628,7 +609,7 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
     configFile: document.path,
     baseDir: resolve(document.dir, config.base_dir),
   });
-  const kernel = new Kernel(config, paths, logger, env);
+  const kernel = new KernelHost(config, paths, logger, env);
   for (const candidate of ordered) kernel.installPlugin(candidate, pluginConfigs.get(candidate));
   kernel.hooks.boot.call();
   logger.debug({ plugins: ordered.map((c) => c.plugin.name) }, "kernel booted");
@@ -685,4 +666,33 @@ function validatePluginConfigs(ordered: readonly PluginCandidate[], document: Co
   }
   if (issues.length > 0) throw invalidConfig(issues, document.path);
   return values;
+}
+
+/**
+ * The default-chain entries in slot order. A slot filled twice keeps the later filler only if it says
+ * `override: true`; otherwise two plugins would silently fight over it.
+ */
+function fillSlots(filled: readonly MiddlewareEntry[]): MiddlewareEntry[] {
+  const bySlot = new Map<string, MiddlewareEntry>();
+  for (const entry of filled) {
+    const existing = bySlot.get(entry.name);
+    if (existing && entry.placement.override !== true) {
+      throw new AntlerError(ErrorCodes.PIPELINE_INVALID, `slot "${entry.name}" is filled by ${existing.plugin} and by ${entry.plugin}`, {
+        where: entry.plugin,
+        hint: `Add \`override: true\` to the placement of the one that should win, or switch the other plugin off.`,
+      });
+    }
+    bySlot.set(entry.name, entry);
+  }
+  return DEFAULT_CHAIN.flatMap((slot) => {
+    const entry = bySlot.get(slot);
+    return entry ? [entry] : [];
+  });
+}
+
+/** Names under `@antler/kernel/` are the kernel's own. */
+function assertNoBuiltinName(name: string, where: string): void {
+  if (name.startsWith(`${KERNEL_OWNER}/`)) {
+    throw new AntlerError(ErrorCodes.PLUGIN_INVALID_MANIFEST, `plugin name "${name}" is reserved for the kernel`, { where });
+  }
 }

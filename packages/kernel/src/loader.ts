@@ -4,25 +4,11 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import semver from "semver";
 import { z } from "zod";
-import type { PluginEntryConfig } from "./config/schema.js";
-import { emitCustomEvent } from "./custom-events.js";
-import { createToken } from "./di.js";
+import type { KernelConfig, PluginEntryConfig } from "./config/schema.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
-import { resolveVirtualPath, threadPaths } from "./paths.js";
-import { type AntlerPlugin, definePlugin, isBrandedPlugin } from "./plugin.js";
-import { defineTool } from "./tools.js";
+import { type AntlerPlugin, isBrandedPlugin, type PluginOrigin } from "./plugin.js";
+import { presetPackages } from "./preset.js";
 import { KERNEL_VERSION } from "./version.js";
-
-/** Where a plugin came from, for messages and `antler plugins list`. */
-export interface PluginOrigin {
-  readonly kind: "package" | "path" | "code" | "builtin";
-  /** The package name or path as written, or the plugin name for code plugins. */
-  readonly spec: string;
-  /** Config path of the entry (`plugins[2]`), or a description for code plugins. */
-  readonly where: string;
-  /** The file that was imported, if any. */
-  readonly file?: string | undefined;
-}
 
 export interface PluginCandidate {
   readonly plugin: AntlerPlugin;
@@ -32,21 +18,6 @@ export interface PluginCandidate {
   /** Index in `plugins:` for config entries; used to build `plugins[i].config.<key>` paths. */
   readonly entryIndex?: number | undefined;
 }
-
-/**
- * What a function default export receives, so that a plugin written as a single plain `.js` file with no
- * dependencies of its own can still use zod and the plugin helpers of the kernel that loads it.
- */
-export const pluginAuthoringApi = Object.freeze({
-  definePlugin,
-  defineTool,
-  createToken,
-  z,
-  threadPaths,
-  resolveVirtualPath,
-  emitCustomEvent,
-});
-export type PluginAuthoringApi = typeof pluginAuthoringApi;
 
 const manifestSchema = z.object({
   name: z.string().min(1, "name must be a non-empty string"),
@@ -111,6 +82,68 @@ export async function importConfiguredPlugins(entries: readonly PluginEntryConfi
   return out;
 }
 
+/**
+ * Imports the default preset's plugins, skipping any plugin already named in code or `plugins:`. Each package's
+ * light `./plugin` entry is imported as the kernel itself sees it (so a distribution that depends on the
+ * packages, and tests, get the same module instances as their own imports), then from the config folder.
+ */
+export async function importPresetPlugins(
+  config: Pick<KernelConfig, "storage">,
+  configDir: string,
+  named: ReadonlySet<string>,
+): Promise<PluginCandidate[]> {
+  const out: PluginCandidate[] = [];
+  const missing: string[] = [];
+  for (const spec of presetPackages(config)) {
+    if (named.has(spec)) continue;
+    const where = `preset default (${spec})`;
+    let mod: Record<string, unknown> | undefined;
+    try {
+      mod = (await import(`${spec}/plugin`)) as Record<string, unknown>;
+    } catch (err) {
+      if (!isModuleNotFound(err, spec)) throw pluginImportFailed(spec, where, err);
+      const file = resolvePackageFrom(`${spec}/plugin`, configDir);
+      if (!file) {
+        missing.push(spec);
+        continue;
+      }
+      mod = await importModule(file, spec, where);
+    }
+    const plugin = await pluginFromModule(mod, where, spec);
+    out.push({ plugin, origin: { kind: "preset", spec, where }, rawConfig: undefined });
+  }
+  if (missing.length > 0) {
+    throw new AntlerError(
+      ErrorCodes.PLUGIN_NOT_FOUND,
+      `the default preset needs ${missing.join(", ")}, which ${missing.length === 1 ? "is" : "are"} not installed`,
+      {
+        where: "preset",
+        hint: `Install ${missing.length === 1 ? "it" : "them"} next to config.yaml (npm install ${missing.join(" ")}), or set \`preset: none\` in config.yaml and list your plugins under \`plugins:\`.`,
+      },
+    );
+  }
+  return out;
+}
+
+function isModuleNotFound(err: unknown, spec: string): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = String((err as Error)?.message ?? "");
+  return (
+    (code === "ERR_MODULE_NOT_FOUND" ||
+      code === "ERR_PACKAGE_PATH_NOT_EXPORTED" ||
+      /Cannot find (module|package)|Failed to load url/.test(message)) &&
+    message.includes(spec)
+  );
+}
+
+function pluginImportFailed(spec: string, where: string, err: unknown): AntlerError {
+  return new AntlerError(ErrorCodes.PLUGIN_NOT_FOUND, `plugin "${spec}" failed to import: ${(err as Error)?.message ?? String(err)}`, {
+    where,
+    cause: err,
+    hint: "Fix the module so that it imports on its own (node -e \"import('<file>')\").",
+  });
+}
+
 /** Resolves a module named in config.yaml: a path (relative to the config folder) or a package name. */
 export function resolveConfiguredModule(spec: string, configDir: string, where: string): string {
   return looksLikePath(spec) ? resolvePluginPath(spec, configDir, where) : resolvePluginPackage(spec, configDir, where);
@@ -135,13 +168,17 @@ function resolvePluginPath(spec: string, configDir: string, where: string): stri
  * Resolves a package the way Node would from the config folder. `require.resolve` covers packages with a
  * `default`/`require` export; ESM-only packages (`import` condition only) are found by walking node_modules.
  */
-function resolvePluginPackage(spec: string, configDir: string, where: string): string {
+/** A package (or package subpath) resolved the way `require` would from `dir`, or undefined. */
+function resolvePackageFrom(spec: string, dir: string): string | undefined {
   try {
-    return createRequire(join(configDir, "__antler__.js")).resolve(spec);
+    return createRequire(join(dir, "__antler__.js")).resolve(spec);
   } catch {
-    // fall through to the ESM-aware lookup
+    return undefined;
   }
-  const esm = resolveEsmPackage(spec, configDir);
+}
+
+function resolvePluginPackage(spec: string, configDir: string, where: string): string {
+  const esm = resolvePackageFrom(spec, configDir) ?? resolveEsmPackage(spec, configDir);
   if (esm) return esm;
   try {
     // Last resort: whatever the kernel itself can see (a distribution that depends on the plugin).
@@ -206,7 +243,10 @@ async function pluginFromModule(mod: Record<string, unknown>, where: string, spe
       hint: `Default-export the plugin: \`export default definePlugin({...})\`.${names.length ? ` The module exports: ${names.join(", ")}.` : ""}`,
     });
   }
-  if (typeof candidate === "function") candidate = await (candidate as (api: PluginAuthoringApi) => unknown)(pluginAuthoringApi);
+  if (typeof candidate === "function") {
+    const { pluginAuthoringApi } = await import("./authoring.js");
+    candidate = await (candidate as (api: typeof pluginAuthoringApi) => unknown)(pluginAuthoringApi);
+  }
   if (
     candidate === null ||
     typeof candidate !== "object" ||

@@ -124,3 +124,12 @@ export function toVirtualPath(paths: ThreadPaths, hostPath: string): string | nu
   }
   return null;
 }
+
+/** Where a kernel's files are: what plugins get as `ctx.paths`. */
+export interface PluginPaths {
+  /** Folder of config.yaml (or the working directory without one). */
+  readonly configDir: string;
+  readonly configFile: string | null;
+  /** Antler's data folder (`base_dir`, `.antler/` by default), absolute. */
+  readonly baseDir: string;
+}

@@ -1,11 +1,12 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
-import type { KernelConfig } from "./config/schema.js";
-import type { Provider, Scope, Token } from "./di.js";
+import type { KernelConfig, ModelConfig } from "./config/schema.js";
+import { createToken, type Provider, type Scope, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
-import type { HookName, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
+import type { HookName, HookTiming, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
-import type { ModelProvider } from "./models.js";
+import type { ModelInfo, ModelProvider } from "./models/contract.js";
+import type { PluginPaths } from "./paths.js";
 import type {
   MiddlewareAssemblyContext,
   MiddlewareEntry,
@@ -14,7 +15,13 @@ import type {
   MiddlewareSpec,
 } from "./pipeline/types.js";
 import type { SandboxProvider } from "./sandbox/types.js";
-import type { AntlerTool, ToolAssemblyContext, ToolEntry, ToolSource } from "./tools.js";
+import type { AntlerDatabase, Checkpointer, OpenCheckpointerOptions, OpenDatabaseOptions, StorageBackend } from "./storage/contract.js";
+import type { AntlerTool, GetAvailableToolsOptions, ToolAssemblyContext, ToolEntry, ToolSource } from "./tools.js";
+
+export type { PluginPaths };
+
+/** The name the kernel registers its own services under. */
+export const KERNEL_OWNER = "@antler/kernel";
 
 const PLUGIN_BRAND = Symbol.for("antler.plugin");
 
@@ -94,8 +101,13 @@ export interface ToolContribution {
   stage?: StageName;
 }
 
-/** A tool, or a factory that decides per assembly (return null to leave it out, e.g. for non-vision models). */
-export type ToolProvider = AntlerTool | ((context: ToolAssemblyContext) => AntlerTool | null | undefined);
+/**
+ * A tool, or a factory that decides per assembly (return null to leave it out, e.g. for non-vision models). A
+ * factory may be async, so a plugin can import its tool modules on first use instead of at load.
+ */
+export type ToolProvider =
+  | AntlerTool
+  | ((context: ToolAssemblyContext) => AntlerTool | null | undefined | Promise<AntlerTool | null | undefined>);
 
 /** What `antler <name> ...` runs. Plugins contribute commands; the CLI dispatches to them. */
 export interface CliCommand {
@@ -112,15 +124,9 @@ export interface CliIO {
   readonly cwd: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The booted kernel the command runs against. */
-  readonly kernel: import("./kernel.js").Kernel;
-}
-
-export interface PluginPaths {
-  /** Folder of config.yaml (or the working directory without one). */
-  readonly configDir: string;
-  readonly configFile: string | null;
-  /** Antler's data folder (`base_dir`, `.antler/` by default), absolute. */
-  readonly baseDir: string;
+  readonly kernel: Kernel;
+  /** Standard input, when the command may read it (`antler chat`). */
+  readonly stdin?: NodeJS.ReadableStream | undefined;
 }
 
 /** Everything a plugin's `setup` may use. Nothing here does I/O. */
@@ -154,6 +160,15 @@ export interface PluginContext<C = unknown> {
    * closes registered providers when it closes.
    */
   readonly sandbox: { addProvider(provider: SandboxProvider): void; provider(): SandboxProvider };
+  /**
+   * Register a storage backend (picked by `storage.backend` / `storage.checkpointer`), or open a handle on the
+   * configured one at run time. Each open returns a handle the caller closes.
+   */
+  readonly storage: {
+    addBackend(backend: StorageBackend): void;
+    openDatabase(options?: OpenDatabaseOptions): Promise<AntlerDatabase>;
+    openCheckpointer(options?: OpenCheckpointerOptions): Promise<Checkpointer>;
+  };
 }
 
 /** What a plugin contributed, for `antler plugins list` and diagnostics. */
@@ -164,3 +179,103 @@ export interface PluginContributions {
   commands: string[];
   hooks: string[];
 }
+
+/** Where a plugin came from, for messages and `antler plugins list`. */
+export interface PluginOrigin {
+  readonly kind: "package" | "path" | "code" | "builtin" | "preset";
+  /** The package name or path as written, or the plugin name for code plugins. */
+  readonly spec: string;
+  /** Config path of the entry (`plugins[2]`), or a description for code plugins. */
+  readonly where: string;
+  /** The file that was imported, if any. */
+  readonly file?: string | undefined;
+}
+
+export interface LoadedPluginInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string | undefined;
+  readonly origin: PluginOrigin;
+  readonly dependsOn: readonly string[];
+  readonly configSchema: z.ZodType | undefined;
+  readonly contributions: Readonly<PluginContributions>;
+}
+
+export interface RunOptions {
+  runId?: string | undefined;
+  threadId?: string | undefined;
+  userId?: string | undefined;
+  /** A trace id carried in from the caller; unusable ids are replaced. Without one, the ambient id or a fresh one. */
+  traceId?: string | null | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface RunContext extends RunInfo {
+  readonly scope: Scope;
+  readonly signal: AbortSignal;
+}
+
+export interface ActiveRun {
+  readonly context: RunContext;
+  /** Rejects with RUN_CANCELLED when the run's signal aborts. */
+  readonly cancelled: Promise<never>;
+  abort(reason?: unknown): void;
+  /** Fires runError (for "error") and runEnd, then disposes the run scope. Idempotent. */
+  end(outcome: RunOutcome, error?: unknown): Promise<void>;
+}
+
+export type KernelState = "booted" | "starting" | "started" | "closing" | "closed";
+
+/** A booted kernel: what `createKernel` returns, CLI commands receive, and `KERNEL` resolves to. */
+export interface Kernel {
+  readonly hooks: KernelHooks;
+  readonly config: Readonly<KernelConfig>;
+  readonly paths: PluginPaths;
+  readonly logger: Logger;
+  /** The root DI scope: one per kernel. */
+  readonly scope: Scope;
+  readonly plugins: readonly LoadedPluginInfo[];
+  readonly commands: ReadonlyArray<CliCommand & { plugin: string }>;
+  /** Every registered DI token and the plugin that owns it. */
+  readonly tokens: ReadonlyArray<{ token: string; owner: string }>;
+  /** Recent hook tap timings (bounded), newest last. Also on diagnostics_channel `antler:hook`. */
+  readonly timings: readonly HookTiming[];
+  readonly status: KernelState;
+  /** The configured models, safe to show (no keys). */
+  listModels(): ModelInfo[];
+  /** The `models:` entry by name; without a name, `default_model` or the first entry. */
+  modelConfig(name?: string): ModelConfig;
+  /** Builds the chat model for a `models:` entry through the provider a plugin registered. */
+  createModel(name?: string): Promise<BaseChatModel>;
+  /** The sandbox provider `sandbox.provider` selects; without that key, the only registered one. */
+  sandboxProvider(): SandboxProvider;
+  /** Opens Antler's tables on the configured storage backend, applying `migrations`. The caller closes it. */
+  openDatabase(options?: OpenDatabaseOptions): Promise<AntlerDatabase>;
+  /** Opens the configured checkpointer (`storage.checkpointer`, default the backend). The caller closes it. */
+  openCheckpointer(options?: OpenCheckpointerOptions): Promise<Checkpointer>;
+  /** The ordered middleware chain for one agent build: the default slots in order, plugin middleware placed. */
+  assembleMiddleware(context?: Partial<MiddlewareAssemblyContext>): Promise<MiddlewareEntry[]>;
+  /** Tool entries with provenance, after the group filter and duplicate resolution. */
+  assembleTools(options?: GetAvailableToolsOptions): Promise<ToolEntry[]>;
+  /** The tools an agent gets: config tools by group, built-ins, then MCP, ACP and subagent tools. */
+  getAvailableTools(options?: GetAvailableToolsOptions): Promise<AntlerTool[]>;
+  /** The JSON Schema of config.yaml with every loaded plugin's config schema composed in. */
+  configJsonSchema(): Record<string, unknown>;
+  /**
+   * Runs one unit of work in a trace scope and a fresh child DI scope, disposed when the run ends: on success,
+   * on error, and on cancel (the signal aborting ends the run at once with RUN_CANCELLED).
+   */
+  run<T>(fn: (run: RunContext) => Promise<T> | T, options?: RunOptions): Promise<T>;
+  /** The lower-level form of `run` for work that yields between steps. Call inside a trace scope; `end` exactly once. */
+  beginRun(options?: RunOptions): Promise<ActiveRun>;
+  /** Runs every `start` tap in stage order. If one fails, the kernel is closed and the error rethrown. */
+  start(): Promise<void>;
+  /** Runs every `stop` tap in reverse order (all of them, even after a failure), then disposes services. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The kernel itself, bound in its root scope. For plugins that run agents of their own at run time (subagents,
+ * batch workers): they resolve it lazily from a factory's scope, never in `setup`.
+ */
+export const KERNEL = createToken<Kernel>("antler.kernel");

@@ -1,7 +1,5 @@
-import { tool as langchainTool, type StructuredToolInterface, type ToolRuntime } from "@langchain/core/tools";
-import type { z } from "zod";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Scope } from "./di.js";
-import { AntlerError, ErrorCodes } from "./errors.js";
 
 export type AntlerTool = StructuredToolInterface;
 
@@ -84,40 +82,4 @@ export function finalizeToolEntries(
     byName.set(name, entry);
   }
   return { entries: [...byName.values()], conflicts };
-}
-
-export interface ToolDefinition<S extends z.ZodObject> {
-  name: string;
-  description: string;
-  schema: S;
-  /** End the agent turn with this tool's result (LangChain `returnDirect`). */
-  returnDirect?: boolean;
-  run(args: z.output<S>, runtime: ToolRuntime): unknown;
-}
-
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
-/** Builds a LangChain tool whose arguments are validated by a zod schema before `run` sees them. */
-export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): AntlerTool {
-  if (!TOOL_NAME.test(def.name ?? "")) {
-    throw new AntlerError(ErrorCodes.TOOL_INVALID, `tool name "${String(def.name)}" is not valid`, {
-      hint: "Tool names are 1–64 characters of letters, digits, _ and -; model providers reject anything else.",
-    });
-  }
-  if (typeof def.description !== "string" || def.description.trim() === "") {
-    throw new AntlerError(ErrorCodes.TOOL_INVALID, "a tool needs a description; the model reads it to decide when to call", {
-      where: `tool "${def.name}"`,
-    });
-  }
-  const run = def.run as (args: unknown, runtime: ToolRuntime) => unknown;
-  const make = langchainTool as unknown as (
-    fn: (args: unknown, runtime: ToolRuntime) => unknown,
-    fields: { name: string; description: string; schema: z.ZodObject; returnDirect?: boolean },
-  ) => AntlerTool;
-  return make((args, runtime) => run(args, runtime), {
-    name: def.name,
-    description: def.description,
-    schema: def.schema,
-    ...(def.returnDirect ? { returnDirect: true } : {}),
-  });
 }

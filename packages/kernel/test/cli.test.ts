@@ -49,7 +49,8 @@ describe("antler CLI", () => {
     expect(broken.out).toContain("antler config check");
     const empty = await cli(["help"], tempDir());
     expect(empty.code).toBe(0);
-    expect(empty.out).toContain("Plugin commands: none (no config.yaml found");
+    expect(empty.out).toContain("Plugin commands come from the default preset (no config.yaml found");
+    expect(empty.out).toMatch(/run\s+Run one turn/);
   });
 
   it("config check exits 0 for a valid config", async () => {
@@ -61,7 +62,7 @@ describe("antler CLI", () => {
     });
     const { code, out } = await cli(["config", "check"], dir);
     expect(code).toBe(0);
-    expect(out).toMatch(/config\.yaml is valid: 1 plugin\(s\) \(\+\d+ built-in\), \d+ tool\(s\)/);
+    expect(out).toMatch(/config\.yaml is valid: 1 plugin\(s\) \(\+\d+ from the default preset\), \d+ tool\(s\)/);
   });
 
   it("config check exits 1 with the line number and a suggestion for a misspelt key", async () => {
@@ -97,7 +98,7 @@ describe("antler CLI", () => {
     const schema = JSON.parse(out);
     expect(schema.additionalProperties).toBe(false);
     expect(Object.keys(schema.properties)).toContain("models");
-    const greeter = schema.properties.plugins.items.anyOf[0];
+    const greeter = schema.properties.plugins.items.anyOf.find((e: { properties: { path?: unknown } }) => e.properties.path !== undefined);
     expect(greeter.properties.path).toEqual({ const: "./greeter.js" });
     expect(greeter.properties.config.properties.greeting).toEqual({ type: "string" });
   });

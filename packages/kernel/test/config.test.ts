@@ -1,19 +1,7 @@
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  AntlerError,
-  type ConfigIssue,
-  contentSignature,
-  createKernel,
-  discoverConfigPath,
-  isStale,
-  parseConfigText,
-  REDACTED,
-  redactSecrets,
-  SignatureCache,
-  validateKernelConfig,
-} from "../src/index.js";
+import { discoverConfigPath, parseConfigText, validateKernelConfig } from "../src/config/index.js";
+import { AntlerError, type ConfigIssue, createKernel, REDACTED, redactSecrets } from "../src/index.js";
 import { tempDir, writeFiles } from "./fixtures.js";
 
 function issuesOf(err: unknown): ConfigIssue[] {
@@ -172,45 +160,6 @@ describe("config discovery", () => {
     const dir = tempDir();
     expect(() => discoverConfigPath({ explicit: "nope.yaml", env: {}, cwd: dir })).toThrow(/does not exist/);
     expect(() => discoverConfigPath({ env: { ANTLER_CONFIG: "gone.yaml" }, cwd: dir })).toThrow(/ANTLER_CONFIG/);
-  });
-});
-
-describe("content signatures", () => {
-  it("detects an edit even when mtime and size are unchanged", () => {
-    const dir = tempDir();
-    const file = join(dir, "ext.json");
-    writeFileSync(file, '{"a":1}');
-    const fixed = new Date("2026-01-01T00:00:00Z");
-    utimesSync(file, fixed, fixed);
-    const before = contentSignature(file);
-    expect(isStale(before, file)).toBe(false);
-    writeFileSync(file, '{"a":2}');
-    utimesSync(file, fixed, fixed);
-    const after = contentSignature(file);
-    expect(after?.mtimeMs).toBe(before?.mtimeMs);
-    expect(after?.size).toBe(before?.size);
-    expect(isStale(before, file)).toBe(true);
-  });
-
-  it("SignatureCache reloads only when the file changes, and on reset", () => {
-    const dir = tempDir();
-    const file = join(dir, "servers.json");
-    writeFileSync(file, "1");
-    const cache = new SignatureCache((path) => Number(readFileSync(path, "utf8")));
-    expect(cache.get(file)).toBe(1);
-    expect(cache.get(file)).toBe(1);
-    expect(cache.loadCount).toBe(1);
-    writeFileSync(file, "22");
-    expect(cache.get(file)).toBe(22);
-    expect(cache.loadCount).toBe(2);
-    cache.reset();
-    cache.get(file);
-    expect(cache.loadCount).toBe(3);
-  });
-
-  it("treats a missing file as its own signature", () => {
-    expect(contentSignature(join(tempDir(), "missing"))).toBeNull();
-    expect(isStale(null, join(tempDir(), "missing"))).toBe(false);
   });
 });
 

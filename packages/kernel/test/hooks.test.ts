@@ -1,7 +1,8 @@
 import diagnosticsChannel from "node:diagnostics_channel";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createKernel, definePlugin, defineTool, HOOK_TIMING_CHANNEL, type HookTiming, type PluginContext } from "../src/index.js";
+import { defineTool } from "../src/authoring.js";
+import { createKernel, definePlugin, HOOK_TIMING_CHANNEL, type HookTiming, type PluginContext } from "../src/index.js";
 
 const p = (name: string, setup: (ctx: PluginContext) => void, dependsOn: string[] = []) =>
   definePlugin({ name, version: "1.0.0", kernel: "^0.1.0", dependsOn, setup });

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AntlerError, type AntlerPlugin, createKernel, definePlugin, defineTool } from "../src/index.js";
+import { defineTool } from "../src/authoring.js";
+import { type AntlerError, type AntlerPlugin, createKernel, definePlugin } from "../src/index.js";
 import { tempDir, writeFiles } from "./fixtures.js";
 
 const plugin = (name: string, extra: Partial<AntlerPlugin> = {}): AntlerPlugin =>

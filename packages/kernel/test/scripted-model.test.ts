@@ -5,7 +5,7 @@ import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ErrorCodes, isAntlerError } from "../src/errors.js";
-import { withModelErrorContext } from "../src/model-call.js";
+import { withModelErrorContext } from "../src/models/index.js";
 import { ScriptedChatModel, scriptedModel } from "../src/testing/index.js";
 import { ensureTraceContext } from "../src/trace.js";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { definePlugin, defineTool, type PluginContext, type ToolContribution } from "../src/index.js";
+import { defineTool } from "../src/authoring.js";
+import { definePlugin, type PluginContext, type ToolContribution } from "../src/index.js";
 import { createTestKernel } from "../src/testing/index.js";
 
 const tool = (name: string) => defineTool({ name, description: `the ${name} tool`, schema: z.object({}), run: () => name });

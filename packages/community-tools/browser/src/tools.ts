@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { type AntlerTool, DEFAULT_USER_ID, defineTool, isAntlerError, threadPaths, toVirtualPath, VIRTUAL_DIRS } from "@antler/kernel";
+import { type AntlerTool, DEFAULT_USER_ID, isAntlerError, threadPaths, toVirtualPath, VIRTUAL_DIRS } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";

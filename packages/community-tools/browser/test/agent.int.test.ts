@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AntlerClient, type SerializedMessage, threadPaths } from "@antler/kernel";
+import { threadPaths } from "@antler/kernel";
 import { createTestKernel, describeWithChromium, type ScriptFunction, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient, type SerializedMessage } from "@antler/plugin-runtime";
 import type { BaseMessage } from "@langchain/core/messages";
 import { afterEach, expect, it } from "vitest";
 import browserPlugin, {
@@ -131,6 +132,7 @@ describeWithChromium("@antler/tools-browser in an agent run", (executablePath) =
     let manager: BrowserSessionManager | undefined;
     const plugin = createBrowserPlugin({ onManager: (m) => (manager = m) });
     const kernel = await createTestKernel({
+      builtins: true,
       plugins: [
         {
           plugin,
@@ -177,6 +179,7 @@ describeWithChromium("@antler/tools-browser in an agent run", (executablePath) =
   it("antler browser check starts the configured Chromium, reports its version and flags, and leaves nothing running", async () => {
     const marker = `antler-browser-check-${randomUUID()}`;
     const kernel = await createTestKernel({
+      builtins: true,
       plugins: [{ plugin: browserPlugin, config: { executable_path: executablePath, extra_args: [`--antler-marker=${marker}`] } }],
       start: false,
     });

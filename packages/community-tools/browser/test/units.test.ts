@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isAntlerError, parseConfigText } from "@antler/kernel";
+import { isAntlerError } from "@antler/kernel";
+import { parseConfigText } from "@antler/kernel/config";
 import { createTestKernel, runPluginConformance } from "@antler/kernel/testing";
 import type { ToolMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,4 +1,5 @@
-import { type AntlerTool, defineTool, generateTraceId, getCurrentTraceId, type Logger } from "@antler/kernel";
+import { type AntlerTool, generateTraceId, getCurrentTraceId, type Logger } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";

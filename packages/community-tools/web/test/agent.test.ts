@@ -1,5 +1,6 @@
-import { AntlerClient, definePlugin, type SerializedMessage } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
 import { type ScriptFunction, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient, type SerializedMessage } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWebToolsPlugin, ensureOk, registerWebProvider } from "../src/index.js";
 import { type LoopbackServer, startLoopbackServer } from "../src/testing/index.js";

@@ -1,16 +1,12 @@
-import { randomUUID } from "node:crypto";
-import { createInterface } from "node:readline";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
-import { AntlerClient } from "../client/client.js";
-import { composedConfigJsonSchema } from "../config/json-schema.js";
-import { discoverConfigPath } from "../config/load.js";
+import { createKernel } from "../boot.js";
+import { discoverConfigPath } from "../config/discover.js";
 import { isAntlerError } from "../errors.js";
-import { createKernel, type Kernel } from "../kernel.js";
-import { createLogger } from "../logging.js";
-import { DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "../paths.js";
-import type { CliCommand, CliIO } from "../plugin.js";
+import type { CliCommand, CliIO, Kernel } from "../plugin.js";
+import { presetPackages } from "../preset.js";
 import { KERNEL_VERSION } from "../version.js";
-import { TurnRenderer, type TurnSummary } from "./render.js";
 
 export interface CliEnvironment {
   stdin?: NodeJS.ReadableStream;
@@ -24,7 +20,7 @@ interface KernelCommand {
   name: string;
   summary: string;
   usage: string;
-  run(args: string[], io: Omit<CliIO, "kernel"> & { stdin?: NodeJS.ReadableStream | undefined }): Promise<number>;
+  run(args: string[], io: Omit<CliIO, "kernel">): Promise<number>;
 }
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -40,7 +36,9 @@ async function withKernel<T>(configPath: string | undefined, io: Omit<CliIO, "ke
 }
 
 async function boot(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> {
-  // CLI output goes to stdout; kernel logs go to stderr at warn level unless config asks for more.
+  // CLI output goes to stdout; kernel logs go to stderr at warn level unless config asks for more. The logger
+  // (pino) loads here, not with the CLI, so `antler --help` does not pay for it.
+  const { createLogger } = await import("../logging.js");
   return createKernel({
     configPath,
     cwd: io.cwd,
@@ -59,107 +57,7 @@ function takeConfigFlag(args: string[]): { configPath: string | undefined; rest:
   return { configPath: typeof values.config === "string" ? values.config : undefined, rest: positionals, json: values.json === true };
 }
 
-function runOptions(args: string[]) {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { config: { type: "string", short: "c" }, thread: { type: "string", short: "t" }, model: { type: "string", short: "m" } },
-    allowPositionals: true,
-    strict: true,
-  });
-  return {
-    configPath: values.config,
-    threadId: values.thread,
-    model: values.model,
-    prompt: positionals.join(" ").trim(),
-  };
-}
-
-async function openClient(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<AntlerClient> {
-  return AntlerClient.create({
-    configPath,
-    cwd: io.cwd,
-    env: io.env,
-    logger: createLogger({ level: io.env.ANTLER_LOG_LEVEL ?? "warn", destination: io.stderr }),
-  });
-}
-
-async function streamTurn(
-  client: AntlerClient,
-  prompt: string,
-  options: { threadId: string | undefined; model: string | undefined },
-  io: Omit<CliIO, "kernel">,
-) {
-  const renderer = new TurnRenderer(io.stdout);
-  let summary: TurnSummary;
-  try {
-    for await (const event of client.stream(prompt, { threadId: options.threadId, model: options.model })) renderer.handle(event);
-  } finally {
-    summary = renderer.finish();
-  }
-  if (summary.artifacts.length > 0) {
-    write(io.stdout, "\nPresented files:");
-    for (const artifact of summary.artifacts) {
-      const host = summary.threadId ? hostPathOf(client, summary.threadId, artifact) : undefined;
-      write(io.stdout, `  ${artifact}${host ? `  →  ${host}` : ""}`);
-    }
-  }
-  write(io.stderr, `thread ${summary.threadId ?? "?"} · trace ${summary.traceId ?? "?"}`);
-  return summary;
-}
-
-function hostPathOf(client: AntlerClient, threadId: string, virtualPath: string): string | undefined {
-  try {
-    return resolveVirtualPath(threadPaths(client.kernel.paths.baseDir, DEFAULT_USER_ID, threadId), virtualPath);
-  } catch {
-    return undefined;
-  }
-}
-
 const kernelCommands: KernelCommand[] = [
-  {
-    name: "run",
-    summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
-    usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name]',
-    async run(args, io) {
-      const options = runOptions(args);
-      if (!options.prompt) {
-        write(io.stderr, 'antler run: give a prompt, e.g. antler run "Summarize README.md"');
-        return 2;
-      }
-      const client = await openClient(options.configPath, io);
-      try {
-        await streamTurn(client, options.prompt, options, io);
-        return 0;
-      } finally {
-        await client.close();
-      }
-    },
-  },
-  {
-    name: "chat",
-    summary: "Chat interactively on one thread (/exit to leave).",
-    usage: "antler chat [--thread id] [--config path] [--model name]",
-    async run(args, io) {
-      const options = runOptions(args);
-      const client = await openClient(options.configPath, io);
-      const threadId = options.threadId ?? randomUUID();
-      const rl = createInterface({ input: io.stdin ?? process.stdin, output: io.stdout, terminal: false });
-      write(io.stdout, `Thread ${threadId}. Type /exit to leave.`);
-      try {
-        io.stdout.write("> ");
-        for await (const line of rl) {
-          const prompt = line.trim();
-          if (prompt === "/exit" || prompt === "/quit") break;
-          if (prompt) await streamTurn(client, prompt, { threadId, model: options.model }, io);
-          io.stdout.write("> ");
-        }
-        return 0;
-      } finally {
-        rl.close();
-        await client.close();
-      }
-    },
-  },
   {
     name: "config check",
     summary: "Validate config.yaml and every plugin's config; exit 1 with path, line and a suggestion when invalid.",
@@ -169,10 +67,10 @@ const kernelCommands: KernelCommand[] = [
       return withKernel(rest[0] ?? configPath, io, async (kernel) => {
         const tools = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
         const where = kernel.paths.configFile ?? "(embedded defaults: no config.yaml found)";
-        const builtins = kernel.plugins.filter((p) => p.origin.kind === "builtin").length;
+        const preset = kernel.plugins.filter((p) => p.origin.kind === "preset").length;
         write(
           io.stdout,
-          `✓ ${where} is valid: ${kernel.plugins.length - builtins} plugin(s) (+${builtins} built-in), ${tools.length} tool(s), ${kernel.config.models.length} model(s)`,
+          `✓ ${where} is valid: ${kernel.plugins.length - preset} plugin(s) (+${preset} from the default preset), ${tools.length} tool(s), ${kernel.config.models.length} model(s)`,
         );
         return 0;
       });
@@ -185,7 +83,7 @@ const kernelCommands: KernelCommand[] = [
     async run(args, io) {
       const { configPath } = takeConfigFlag(args);
       return withKernel(configPath, io, async (kernel) => {
-        write(io.stdout, JSON.stringify(composedConfigJsonSchema(kernel.plugins), null, 2));
+        write(io.stdout, JSON.stringify(kernel.configJsonSchema(), null, 2));
         return 0;
       });
     },
@@ -245,7 +143,9 @@ async function helpText(args: string[], io: Omit<CliIO, "kernel">): Promise<stri
   } catch (err) {
     return `${usage([])}\n\nPlugin commands are not listed: ${(err as Error).message}`;
   }
-  if (!configPath) return `${usage([])}\n\nPlugin commands: none (no config.yaml found; pass --config to list a config's commands).`;
+  if (!configPath) {
+    return `${usage(presetCommands())}\n\nPlugin commands come from the default preset (no config.yaml found; pass --config to list a config's commands).`;
+  }
   let kernel: Kernel | undefined;
   try {
     kernel = await boot(configPath, io);
@@ -255,6 +155,27 @@ async function helpText(args: string[], io: Omit<CliIO, "kernel">): Promise<stri
   } finally {
     await kernel?.close();
   }
+}
+
+/**
+ * The commands the default preset contributes, read from each package's `antler.commands` manifest in its
+ * package.json, so that `antler --help` without a config loads no plugin (nor zod, YAML or LangChain).
+ */
+function presetCommands(): CliCommand[] {
+  const require = createRequire(import.meta.url);
+  const commands: CliCommand[] = [];
+  for (const spec of presetPackages({ storage: { backend: "sqlite", checkpointer: undefined } })) {
+    let manifest: { antler?: { commands?: Array<{ name?: unknown; summary?: unknown }> } };
+    try {
+      manifest = JSON.parse(readFileSync(require.resolve(`${spec}/package.json`), "utf8"));
+    } catch {
+      continue; // not installed: `antler run` says so, with the fix
+    }
+    for (const c of manifest.antler?.commands ?? []) {
+      if (typeof c.name === "string") commands.push({ name: c.name, summary: String(c.summary ?? ""), run: () => 2 });
+    }
+  }
+  return commands;
 }
 
 function matchCommand<T extends { name: string }>(

@@ -2,7 +2,10 @@ import type { z } from "zod";
 
 /** Read-only helpers that look inside zod 4 schemas, for config diagnostics (known keys, strictness). */
 export type AnySchema = z.core.$ZodType;
-export type PathSegment = string | number;
+
+import type { PathSegment } from "./format.js";
+
+export type { PathSegment };
 
 export interface SchemaDef {
   type: string;

@@ -1,42 +1,17 @@
 import { type Document, isMap, isNode, isPair, isScalar, isSeq, type LineCounter, type Node } from "yaml";
 import type { z } from "zod";
+import { type ConfigIssue, formatPath } from "./format.js";
 import { type AnySchema, objectKeysAt, type PathSegment } from "./introspect.js";
 import { didYouMean } from "./suggest.js";
 
+export { type ConfigIssue, formatIssue, formatPath } from "./format.js";
 export type { PathSegment };
-
-/** One problem in a config file, located as precisely as the source allows. */
-export interface ConfigIssue {
-  /** `plugins[2].config.max_results` */
-  readonly path: string;
-  readonly segments: readonly PathSegment[];
-  readonly message: string;
-  readonly line?: number | undefined;
-  readonly column?: number | undefined;
-  readonly suggestion?: string | undefined;
-}
 
 /** The YAML source of a config, kept so that issues can point at a line and column. */
 export interface ConfigSource {
   readonly file: string | null;
   readonly doc: Document | null;
   readonly lineCounter: LineCounter | null;
-}
-
-export function formatPath(segments: readonly PathSegment[]): string {
-  let out = "";
-  for (const seg of segments) {
-    if (typeof seg === "number") out += `[${seg}]`;
-    else if (/^[A-Za-z_$][\w$-]*$/.test(seg)) out += out ? `.${seg}` : seg;
-    else out += `[${JSON.stringify(seg)}]`;
-  }
-  return out || "(root)";
-}
-
-export function formatIssue(issue: ConfigIssue, file: string | null): string {
-  const at = [file ?? "config", issue.line, issue.column].filter((p) => p !== undefined && p !== null).join(":");
-  const hint = issue.suggestion ? ` (did you mean "${issue.suggestion}"?)` : "";
-  return `${at} ${issue.path}: ${issue.message}${hint}`;
 }
 
 /** Line and column (1-based) of the node at `segments`; for a key that is not there, its closest ancestor. */

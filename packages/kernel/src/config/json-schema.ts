@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { LoadedPluginInfo } from "../kernel.js";
+import type { LoadedPluginInfo } from "../plugin.js";
 import { kernelConfigSchema } from "./schema.js";
 
 type JsonSchema = Record<string, unknown>;

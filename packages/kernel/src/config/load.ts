@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
@@ -6,6 +6,8 @@ import { AntlerError, ErrorCodes } from "../errors.js";
 import { type MissingVariable, substituteVariables, type TypedSubstitutions, typedKey } from "./env.js";
 import { type ConfigIssue, type ConfigSource, formatIssue, formatPath, locate, type PathSegment, toConfigIssues } from "./issues.js";
 import { type KernelConfig, kernelConfigSchema } from "./schema.js";
+
+export { discoverConfigPath } from "./discover.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -19,28 +21,6 @@ export interface ConfigDocument {
   readonly data: Record<string, unknown>;
   /** Whole-reference values that substitution typed as numbers or booleans, with their text. */
   readonly typed?: TypedSubstitutions;
-}
-
-/**
- * Where the config comes from: an explicit path, then `ANTLER_CONFIG`, then `./config.yaml`. An explicit
- * or env path that does not exist is an error; no file at all means embedded defaults (`null`).
- */
-export function discoverConfigPath(options: { explicit?: string | undefined; env?: Env; cwd?: string } = {}): string | null {
-  const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
-  const chosen = options.explicit ?? (env.ANTLER_CONFIG ? env.ANTLER_CONFIG : undefined);
-  if (chosen !== undefined) {
-    const abs = resolve(cwd, chosen);
-    if (!existsSync(abs) || !statSync(abs).isFile()) {
-      const from = options.explicit !== undefined ? "the given path" : "ANTLER_CONFIG";
-      throw new AntlerError(ErrorCodes.CONFIG_NOT_FOUND, `config file ${abs} (from ${from}) does not exist`, {
-        hint: "Check the path, or omit it to use ./config.yaml or the embedded defaults.",
-      });
-    }
-    return abs;
-  }
-  const local = resolve(cwd, "config.yaml");
-  return existsSync(local) ? local : null;
 }
 
 export function readConfigDocument(path: string, env: Env = process.env): ConfigDocument {

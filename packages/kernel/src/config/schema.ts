@@ -52,11 +52,11 @@ export const loggingSectionSchema = z.strictObject({
 });
 
 export const storageSectionSchema = z.strictObject({
-  backend: z.enum(["sqlite", "postgres", "memory"]).default("sqlite"),
+  backend: z.string().min(1).default("sqlite").describe("sqlite (default), postgres, memory, or an id a storage plugin registers."),
   sqlite_dir: z.string().default("data").describe("Relative to base_dir."),
   postgres_url: z.string().optional(),
   postgres_schema: z.string().optional().describe("Keep Antler's tables and checkpoints in this schema (created if missing)."),
-  checkpointer: z.enum(["memory", "sqlite", "postgres"]).optional().describe("Overrides backend for thread checkpoints."),
+  checkpointer: z.string().min(1).optional().describe("Overrides backend for thread checkpoints (memory, sqlite, postgres, ...)."),
 });
 
 export const customSubagentSchema = z.strictObject({
@@ -133,6 +133,10 @@ export const pluginEntrySchema = z.union([
 ]);
 
 export const kernelConfigSchema = z.strictObject({
+  preset: z
+    .enum(["default", "none"])
+    .default("default")
+    .describe("default: load the runtime, cassette models and the storage plugin `storage:` names; none: only `plugins:`."),
   base_dir: z.string().default(".antler").describe("Where Antler keeps its data, relative to the config file."),
   recursion_limit: z.number().int().positive().default(1000),
   default_model: z.string().optional(),
@@ -157,4 +161,6 @@ export const kernelConfigSchema = z.strictObject({
 export type KernelConfig = z.output<typeof kernelConfigSchema>;
 export type KernelConfigInput = z.input<typeof kernelConfigSchema>;
 export type ModelConfig = z.output<typeof modelConfigSchema>;
+export type StorageConfig = z.output<typeof storageSectionSchema>;
+export type StorageConfigInput = z.input<typeof storageSectionSchema>;
 export type PluginEntryConfig = z.output<typeof pluginEntrySchema>;

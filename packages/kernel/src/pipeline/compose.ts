@@ -1,8 +1,8 @@
 import { AntlerError, ErrorCodes } from "../errors.js";
-import type { MiddlewareEntry, MiddlewareStage } from "./types.js";
+import type { DefaultSlotName, MiddlewareEntry, MiddlewareStage } from "./types.js";
 
 /** The default chain, in order. Clarification is always last. */
-export const DEFAULT_CHAIN = [
+export const DEFAULT_CHAIN: readonly DefaultSlotName[] = [
   "ThreadData",
   "Uploads",
   "DanglingToolCall",
@@ -15,8 +15,8 @@ export const DEFAULT_CHAIN = [
   "LoopDetection",
   "TokenUsage",
   "Clarification",
-] as const;
-export type BuiltinMiddlewareName = (typeof DEFAULT_CHAIN)[number];
+];
+export type BuiltinMiddlewareName = DefaultSlotName;
 
 const TERMINAL = "Clarification";
 // `early` middleware sits after error handling, so its failures are handled like a tool's or a model's.

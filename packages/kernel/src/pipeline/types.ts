@@ -3,7 +3,7 @@ import type { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messag
 import type { Command, ReducedValue } from "@langchain/langgraph";
 import type { ModelRequest, Runtime, ToolCallRequest } from "langchain";
 import type { z } from "zod";
-import type { ModelInfo } from "../models.js";
+import type { ModelInfo } from "../models/contract.js";
 import type { AntlerTool } from "../tools.js";
 import type { RunContextValues } from "./context.js";
 
@@ -60,7 +60,27 @@ export interface MiddlewareSpec {
 /** Named slots in the default chain for middleware that does not anchor to a specific neighbour. */
 export type MiddlewareStage = "first" | "early" | "normal" | "late";
 
+/** The slots of the default chain, in DeerFlow's order; Clarification is always last. */
+export type DefaultSlotName =
+  | "ThreadData"
+  | "Uploads"
+  | "DanglingToolCall"
+  | "LLMErrorHandling"
+  | "ToolErrorHandling"
+  | "Summarization"
+  | "Todo"
+  | "Title"
+  | "ViewImage"
+  | "LoopDetection"
+  | "TokenUsage"
+  | "Clarification";
+
 export interface MiddlewarePlacement {
+  /**
+   * Fill a slot of the default chain: the middleware takes the slot's bare name and its default position. The
+   * runtime plugin fills them all; a second filler of one slot needs `override: true` and replaces the first.
+   */
+  slot?: DefaultSlotName;
   /** Place directly before the middleware with this (namespaced or built-in) name. */
   before?: string;
   /** Place directly after the middleware with this name. */

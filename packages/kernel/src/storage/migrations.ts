@@ -1,18 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import { AntlerError, ErrorCodes } from "../errors.js";
-import { describeCause } from "./backend.js";
-import type { AntlerDatabase } from "./database.js";
-
-/**
- * One schema change. `name` is recorded in `antler_migrations` and must never change once shipped; prefix it
- * with the feature that owns it (`threads/001-create`, `batch/001-items`) so features can add migrations
- * independently. `up` receives a database bound to the migration's transaction: build DDL with `db.schema`
- * (portable), and use `db.withTables<...>()` for typed data changes.
- */
-export interface Migration {
-  readonly name: string;
-  up(db: Kysely<unknown>): Promise<void>;
-}
+import type { AntlerDatabase, Migration } from "./contract.js";
+import { describeCause } from "./describe.js";
 
 export const MIGRATIONS_TABLE = "antler_migrations";
 

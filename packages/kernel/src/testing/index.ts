@@ -1,4 +1,3 @@
-export { type RecordFromScriptOptions, recordCassetteFromScript } from "../cassette/record-from-script.js";
 export { type CapturedLogs, captureLogs, createTestKernel, type TestKernelOptions } from "./kernel.js";
 export {
   type ChatCompletionRequest,

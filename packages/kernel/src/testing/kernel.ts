@@ -1,7 +1,9 @@
 import { Writable } from "node:stream";
+import { createKernel } from "../boot.js";
 import type { KernelConfigInput } from "../config/schema.js";
-import { type CodePlugin, createKernel, type Kernel } from "../kernel.js";
+import type { CodePlugin } from "../kernel.js";
 import { createLogger, type Logger } from "../logging.js";
+import type { Kernel } from "../plugin.js";
 
 export interface CapturedLogs {
   readonly logger: Logger;
@@ -32,12 +34,15 @@ export interface TestKernelOptions {
   logger?: Logger;
   /** Call `kernel.start()` before returning. Default true. */
   start?: boolean;
-  /** Load the kernel's built-in plugins. Default true. */
+  /**
+   * Load the default preset (`@antler/plugin-runtime`, cassette models, SQLite storage), which must then be
+   * installed. Default false: a plugin is tested on its own, with only the plugins given here.
+   */
   builtins?: boolean;
 }
 
 /**
- * A kernel for tests: no config discovery (nothing is read from the working directory or ANTLER_CONFIG),
+ * A kernel for tests: no default preset unless `builtins: true`, no config discovery (nothing is read from the working directory or ANTLER_CONFIG),
  * logs captured in memory, started by default. Close it in `afterEach`.
  */
 export async function createTestKernel(options: TestKernelOptions = {}): Promise<Kernel & { logs: CapturedLogs["lines"] }> {
@@ -50,7 +55,7 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     cwd: options.cwd,
     env: options.env ?? {},
     logger: options.logger ?? captured?.logger,
-    builtins: options.builtins,
+    builtins: options.builtins ?? false,
   });
   if (options.start !== false) await kernel.start();
   return Object.assign(kernel, { logs: captured?.lines ?? [] });

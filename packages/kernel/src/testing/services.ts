@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from "vitest";
 
 /** The env var that points integration tests at a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:5432/test. */
@@ -94,7 +93,24 @@ export function usePostgresSchema(url: string, options: { prefix?: string; scope
   };
 }
 
-async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+interface PgClient {
+  connect(): Promise<void>;
+  query(text: string): Promise<unknown>;
+  end(): Promise<void>;
+}
+
+/**
+ * `pg` is an optional peer of the test kit: only PostgreSQL tests need it, and they run where a PostgreSQL
+ * plugin (which depends on it) is installed. The kernel itself never depends on a database driver.
+ */
+async function withClient<T>(url: string, fn: (client: PgClient) => Promise<T>): Promise<T> {
+  const driver = "pg";
+  let pg: { Client: new (options: { connectionString: string }) => PgClient };
+  try {
+    pg = ((await import(driver)) as { default: typeof pg }).default;
+  } catch (cause) {
+    throw new Error("PostgreSQL tests need the `pg` package installed next to the tests (npm install -D pg)", { cause });
+  }
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

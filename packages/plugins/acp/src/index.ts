@@ -1,7 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { McpServer } from "@agentclientprotocol/sdk";
-import { type AntlerTool, DEFAULT_USER_ID, definePlugin, defineTool, getCurrentTraceId, isAntlerError, threadPaths } from "@antler/kernel";
+import { type AntlerTool, DEFAULT_USER_ID, definePlugin, getCurrentTraceId, isAntlerError, threadPaths } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { MCP_TOOLS, type McpServerConfig } from "@antler/plugin-mcp";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AntlerClient } from "@antler/kernel";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import acpPlugin, { decidePermission, resolveEnvRefs } from "../src/index.js";
 

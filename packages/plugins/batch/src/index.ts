@@ -77,8 +77,7 @@ export default definePlugin({
       useFactory: (scope) => {
         service = new BatchService({
           config: ctx.config,
-          storage: ctx.kernelConfig.storage,
-          baseDir: ctx.paths.baseDir,
+          openDatabase: (options) => ctx.storage.openDatabase(options),
           logger: ctx.logger,
           scope,
         });

@@ -1,4 +1,4 @@
-import { type AntlerDatabase, createDatabase, createToken, type KernelConfig, type Logger, type Scope } from "@antler/kernel";
+import { type AntlerDatabase, createToken, type Logger, type OpenDatabaseOptions, type Scope } from "@antler/kernel";
 import { ADMISSION_RUNTIME, type AdmissionRuntime, SUBAGENT_RUNNER, type SubagentRunner } from "@antler/plugin-subagents";
 import { BatchClient } from "./client.js";
 import type { BatchPluginConfig } from "./config.js";
@@ -14,8 +14,8 @@ export const BATCH_ITEM_RUNNER = createToken<SubagentRunner>("antler.batch.item-
 
 export interface BatchServiceOptions {
   readonly config: BatchPluginConfig;
-  readonly storage: KernelConfig["storage"];
-  readonly baseDir: string;
+  /** Opens Antler's tables on the configured storage backend (`ctx.storage.openDatabase`). */
+  readonly openDatabase: (options: OpenDatabaseOptions) => Promise<AntlerDatabase>;
   readonly logger: Logger;
   /** The kernel's root scope: the runner and admission runtime are resolved from it when first needed. */
   readonly scope: Scope;
@@ -46,12 +46,7 @@ export class BatchService {
       throw batchError(BatchErrorCodes.NOT_STARTED, "the batch service is closed", { hint: "Use a kernel that is not closed." });
     }
     this.opening ??= (async () => {
-      const database = await createDatabase(this.options.storage, {
-        baseDir: this.options.baseDir,
-        logger: this.options.logger,
-        schema: this.options.storage.postgres_schema,
-        migrations: batchMigrations,
-      });
+      const database = await this.options.openDatabase({ migrations: batchMigrations });
       return { database, store: new BatchStore(database) };
     })();
     this.opening.catch(() => {

@@ -1,4 +1,5 @@
-import { DEFAULT_USER_ID, defineTool, getCurrentTraceId, isAntlerError, TRACE_METADATA_KEY } from "@antler/kernel";
+import { DEFAULT_USER_ID, getCurrentTraceId, isAntlerError, TRACE_METADATA_KEY } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";

@@ -1,17 +1,27 @@
-import type { AntlerDatabase } from "@antler/kernel";
-import { createDatabase } from "@antler/kernel";
+import { type AntlerDatabase, createKernel, type KernelConfigInput, silentLogger } from "@antler/kernel";
+import postgres from "@antler/plugin-storage-postgres";
+import sqlite from "@antler/plugin-storage-sqlite";
 import { BatchStore, batchMigrations, type NormalizedSubmission } from "../src/index.js";
 
+/** Opens Antler's tables the way the batch plugin does, through a kernel with the storage plugins. */
+async function createDatabase(storage: NonNullable<KernelConfigInput["storage"]>, schema?: string): Promise<AntlerDatabase> {
+  const kernel = await createKernel({
+    config: { preset: "none", base_dir: "/nonexistent", storage },
+    plugins: [sqlite, postgres],
+    discover: false,
+    env: {},
+    logger: silentLogger(),
+  });
+  return kernel.openDatabase({ schema, migrations: batchMigrations });
+}
+
 export async function memoryStore(): Promise<{ store: BatchStore; database: AntlerDatabase }> {
-  const database = await createDatabase({ backend: "memory" }, { baseDir: "/nonexistent", migrations: batchMigrations });
+  const database = await createDatabase({ backend: "memory" });
   return { store: new BatchStore(database), database };
 }
 
 export async function postgresStore(url: string, schema: string): Promise<{ store: BatchStore; database: AntlerDatabase }> {
-  const database = await createDatabase(
-    { backend: "postgres", postgres_url: url },
-    { baseDir: "/nonexistent", schema, migrations: batchMigrations },
-  );
+  const database = await createDatabase({ backend: "postgres", postgres_url: url }, schema);
   return { store: new BatchStore(database), database };
 }
 

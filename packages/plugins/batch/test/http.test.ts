@@ -1,9 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AntlerClient, type Kernel } from "@antler/kernel";
+import type { Kernel } from "@antler/kernel";
 import { createTestKernel } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import { AntlerClient } from "@antler/plugin-runtime";
 import subagentsPlugin from "@antler/plugin-subagents";
 import { afterEach, describe, expect, it } from "vitest";
 import batchPlugin, { BATCH_SERVICE, BatchErrorCodes, type ExportedItem, type PublicBatchStatus } from "../src/index.js";
@@ -36,6 +37,7 @@ async function boot(options: { sleepMs?: number } = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "antler-batch-http-"));
   const executions = join(dir, "executions.jsonl");
   const kernel = await createTestKernel({
+    builtins: true,
     plugins: [
       subagentsPlugin,
       { plugin: stubRunnerPlugin, config: { sleep_ms: options.sleepMs ?? 5, executions_file: executions } },

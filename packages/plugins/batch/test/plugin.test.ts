@@ -2,9 +2,10 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { AntlerClient, type CliIO, ErrorCodes, type Kernel } from "@antler/kernel";
+import { type CliIO, ErrorCodes, type Kernel } from "@antler/kernel";
 import { createTestKernel } from "@antler/kernel/testing";
 import { startGateway } from "@antler/plugin-gateway";
+import { AntlerClient } from "@antler/plugin-runtime";
 import subagentsPlugin from "@antler/plugin-subagents";
 import { afterEach, describe, expect, it } from "vitest";
 import batchPlugin, { BATCH_SERVICE, BatchErrorCodes, type BatchPluginConfigInput, type BatchStatus } from "../src/index.js";
@@ -27,7 +28,7 @@ async function bootKernel(options: { batch?: boolean; config?: BatchPluginConfig
     { plugin: stubRunnerPlugin, config: { sleep_ms: options.sleepMs ?? 5 } },
     ...(options.batch === false ? [] : [{ plugin: batchPlugin, config: { worker: { poll_ms: 20 }, ...options.config } }]),
   ];
-  const kernel = await createTestKernel({ plugins, cwd });
+  const kernel = await createTestKernel({ builtins: true, plugins, cwd });
   kernels.push(kernel);
   return { kernel, cwd };
 }
@@ -96,7 +97,9 @@ describe("@antler/plugin-batch", () => {
   it("refuses to boot without @antler/plugin-subagents", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "antler-batch-"));
     dirs.push(cwd);
-    await expect(createTestKernel({ plugins: [batchPlugin], cwd })).rejects.toMatchObject({ code: ErrorCodes.PLUGIN_MISSING_DEPENDENCY });
+    await expect(createTestKernel({ builtins: true, plugins: [batchPlugin], cwd })).rejects.toMatchObject({
+      code: ErrorCodes.PLUGIN_MISSING_DEPENDENCY,
+    });
   });
 
   it("batch_task returns a batch id at once, and the embedded worker runs the items in SQLite under base_dir", async () => {
@@ -211,6 +214,7 @@ describe("@antler/plugin-batch under antler serve", () => {
     kernels.splice(kernels.indexOf(first.kernel), 1);
 
     const kernel = await createTestKernel({
+      builtins: true,
       plugins: [
         subagentsPlugin,
         { plugin: stubRunnerPlugin, config: { sleep_ms: 5 } },

@@ -33,6 +33,7 @@ it("runs a batch through the real subagent runner with a scripted model, recordi
     return { text: `done: ${/item (\d+)/.exec(task)?.[1] ?? "?"}` };
   };
   kernel = await createTestKernel({
+    builtins: true,
     cwd: dir,
     config: { models: [{ name: "sub", provider: "scripted" }], title: { enabled: false } },
     plugins: [

@@ -16,8 +16,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { AntlerClient, definePlugin, defineTool } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
 import { startGateway } from "../dist/index.js";
 

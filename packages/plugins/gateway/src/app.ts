@@ -3,30 +3,25 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER } from "@antler/kernel";
 import {
   type AntlerClient,
-  ErrorCodes,
-  isAntlerError,
-  KERNEL_VERSION,
-  type Logger,
-  type Principal,
-  requestTraceContext,
   runCreateRequestSchema,
   runRequestText,
   type StreamEvent,
-  TRACE_ID_HEADER,
   threadCreateRequestSchema,
-} from "@antler/kernel";
+} from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
 import type { GatewayConfig } from "./config.js";
+import type { GatewayEnv } from "./env.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
 import { mountMcpRoutes } from "./mcp.js";
 import type { GatewayReply, GatewayRoute } from "./routes.js";
 import { sseBody, sseFrame } from "./sse.js";
 
-export type GatewayEnv = { Variables: { traceId: string; principal: Principal } };
+export type { GatewayEnv } from "./env.js";
 
 export interface GatewayAppOptions {
   client: AntlerClient;

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import { AntlerClient, type AntlerClientOptions, AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
+import { AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
+import { AntlerClient, type AntlerClientOptions } from "@antler/plugin-runtime";
 import { type GatewayConfig, gatewayConfigSchema } from "./config.js";
 import { startGateway } from "./server.js";
 

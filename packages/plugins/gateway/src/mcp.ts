@@ -1,10 +1,11 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
-import { type AntlerClient, ErrorCodes, type Logger } from "@antler/kernel";
+import { ErrorCodes, type Logger } from "@antler/kernel";
 import { MCP_TOOLS, type McpToolCatalog, parseExtensionsConfig } from "@antler/plugin-mcp";
+import type { AntlerClient } from "@antler/plugin-runtime";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
-import type { GatewayEnv } from "./app.js";
 import type { GatewayConfig } from "./config.js";
+import type { GatewayEnv } from "./env.js";
 import { GatewayErrorCodes, HttpError } from "./errors.js";
 
 /** `GET /api/mcp/config`: each server's state and tools (never its env, headers or credentials). */

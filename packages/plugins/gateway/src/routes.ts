@@ -1,4 +1,5 @@
-import type { AntlerClient, PluginContext, Principal, Token } from "@antler/kernel";
+import type { PluginContext, Principal, Token } from "@antler/kernel";
+import type { AntlerClient } from "@antler/plugin-runtime";
 import type { z } from "zod";
 
 /** HTTP methods a contributed route may use. */

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
-import { type AntlerClient, AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
+import { AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
+import type { AntlerClient } from "@antler/plugin-runtime";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";

@@ -1,4 +1,5 @@
-import { AntlerClient, isAntlerError } from "@antler/kernel";
+import { isAntlerError } from "@antler/kernel";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import { gatewayConfigSchema } from "../src/config.js";
 import { startGateway } from "../src/server.js";

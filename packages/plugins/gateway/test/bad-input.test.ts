@@ -1,4 +1,4 @@
-import { errorResponseSchema } from "@antler/kernel";
+import { errorResponseSchema } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import { parseGatewayConfig, runLeasesOf } from "../src/index.js";
 import { startTestGateway } from "./fixtures.js";

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AntlerClient, type AntlerClientOptions, type StorageConfigInput } from "@antler/kernel";
+import type { StorageConfigInput } from "@antler/kernel";
 import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { AntlerClient, type AntlerClientOptions } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningGateway, startGateway } from "../src/server.js";
 import { ALICE_KEY, readSse, type SseFrame } from "./fixtures.js";

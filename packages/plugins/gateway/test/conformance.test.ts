@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ScriptFunction } from "@antler/kernel/testing";
 import {
   modelInfoSchema,
   modelsListResponseSchema,
@@ -15,8 +16,7 @@ import {
   threadStateSchema,
   uploadRecordSchema,
   uploadResponseSchema,
-} from "@antler/kernel";
-import type { ScriptFunction } from "@antler/kernel/testing";
+} from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { collectSse, readSse, startTestGateway, tempDir } from "./fixtures.js";

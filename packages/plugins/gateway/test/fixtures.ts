@@ -1,8 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AntlerClient, type CodePlugin, definePlugin, defineTool, type KernelConfigInput, threadPaths } from "@antler/kernel";
+import { type CodePlugin, definePlugin, type KernelConfigInput, threadPaths } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { captureLogs, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach } from "vitest";
 import { z } from "zod";
 import type { GatewayConfigInput } from "../src/config.js";

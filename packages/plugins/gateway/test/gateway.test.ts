@@ -1,3 +1,4 @@
+import type { ScriptedStep } from "@antler/kernel/testing";
 import {
   endEventSchema,
   runListResponseSchema,
@@ -6,8 +7,7 @@ import {
   threadRecordSchema,
   threadStateSchema,
   uploadResponseSchema,
-} from "@antler/kernel";
-import type { ScriptedStep } from "@antler/kernel/testing";
+} from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import { collectSse, readSse, startTestGateway } from "./fixtures.js";
 

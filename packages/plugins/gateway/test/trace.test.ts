@@ -1,4 +1,5 @@
-import { definePlugin, runRecordSchema } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
+import { runRecordSchema } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import { defineGatewayRoute } from "../src/routes.js";
 import { collectSse, startTestGateway } from "./fixtures.js";

@@ -4,11 +4,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import {
   type AntlerTool,
-  type ContentSignature,
   DEFAULT_USER_ID,
   type Logger,
   redactText,
-  SignatureCache,
   type ToolAssemblyContext,
   type ToolEntry,
   threadPaths,
@@ -18,6 +16,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpPluginConfig, type McpServerConfig, readExtensionsConfig } from "./config.js";
 import { errorText, type ToolContentBlock, toToolContent } from "./results.js";
 import { isConnectionLoss, isTimeout, McpSession } from "./session.js";
+import { type ContentSignature, SignatureCache } from "./signature.js";
 import { PLUGIN_NAME } from "./version.js";
 
 export type McpServerState = "idle" | "ready" | "failed" | "disabled";

@@ -1,9 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { StreamEvent } from "@antler/kernel";
-import { AntlerClient, type Kernel } from "@antler/kernel";
+import type { Kernel } from "@antler/kernel";
 import { createTestKernel, scriptedModelsPlugin } from "@antler/kernel/testing";
+import type { StreamEvent } from "@antler/plugin-runtime";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import mcpPlugin, { MCP_TOOLS, type McpToolCatalog } from "../src/index.js";
 import { alive, EVERYTHING, everythingStdio, removeTempDirs, startEverythingHttp, stopProcess, tempDir } from "./fixtures.js";

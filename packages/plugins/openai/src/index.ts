@@ -1,12 +1,5 @@
-import {
-  AntlerError,
-  definePlugin,
-  ErrorCodes,
-  fetchWithTraceId,
-  type ModelConfig,
-  type ModelProviderEnv,
-  withModelErrorContext,
-} from "@antler/kernel";
+import { AntlerError, definePlugin, ErrorCodes, type ModelConfig, type ModelProviderEnv } from "@antler/kernel";
+import { fetchWithTraceId, withModelErrorContext } from "@antler/kernel/models";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI, type ChatOpenAIFields } from "@langchain/openai";
 

@@ -1,4 +1,5 @@
-import { type AntlerTool, defineTool, type ExecResult, SANDBOX_VIRTUAL_ROOTS } from "@antler/kernel";
+import { type AntlerTool, type ExecResult, SANDBOX_VIRTUAL_ROOTS } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { z } from "zod";
 import { descriptionArg, type SandboxToolOptions } from "./file-tools.js";
 import { truncateMiddle } from "./output.js";

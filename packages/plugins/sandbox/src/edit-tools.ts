@@ -1,4 +1,5 @@
-import { type AntlerTool, defineTool, SANDBOX_VIRTUAL_ROOTS, type Sandbox } from "@antler/kernel";
+import { type AntlerTool, SANDBOX_VIRTUAL_ROOTS, type Sandbox } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
 import { descriptionArg, type SandboxToolOptions } from "./file-tools.js";

@@ -1,5 +1,6 @@
 import { posix } from "node:path";
-import { type AntlerTool, defineTool, type FileEntry, SANDBOX_VIRTUAL_ROOTS } from "@antler/kernel";
+import { type AntlerTool, type FileEntry, SANDBOX_VIRTUAL_ROOTS } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { z } from "zod";
 import type { SandboxToolLimits } from "./config.js";
 import { truncateTail } from "./output.js";

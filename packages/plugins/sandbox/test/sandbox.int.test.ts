@@ -1,16 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import {
-  AntlerClient,
-  type AntlerPlugin,
-  checkpointThreadId,
-  definePlugin,
-  type Sandbox,
-  type SandboxProvider,
-  type SerializedMessage,
-} from "@antler/kernel";
+import { type AntlerPlugin, definePlugin, type Sandbox, type SandboxProvider } from "@antler/kernel";
 import { type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient, checkpointThreadId, type SerializedMessage } from "@antler/plugin-runtime";
 import localPlugin, { LocalSandboxProvider } from "@antler/sandbox-local";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import {
-  AntlerClient,
   type AntlerDatabase,
   AntlerError,
   assertSafeId,
-  createDatabase,
   ErrorCodes,
   generateTraceId,
   INTERNAL_PRINCIPAL,
@@ -14,6 +12,7 @@ import {
   requestTraceContext,
   SERVER_OWNED_CONTEXT_KEYS,
 } from "@antler/kernel";
+import { AntlerClient } from "@antler/plugin-runtime";
 import type { Kysely } from "kysely";
 import { type SchedulerConfig, type TaskInput, taskInputSchema } from "./config.js";
 import { SchedulerErrorCodes, schedulerError } from "./errors.js";
@@ -125,17 +124,7 @@ export class Scheduler {
     this.logger = options.logger;
     this.now = options.now ?? NOW;
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    this.openDatabaseFn =
-      options.openDatabase ??
-      (() => {
-        const { storage } = this.kernel.config;
-        return createDatabase(storage, {
-          baseDir: this.kernel.paths.baseDir,
-          logger: this.kernel.logger,
-          schema: storage.postgres_schema,
-          migrations: schedulerMigrations,
-        });
-      });
+    this.openDatabaseFn = options.openDatabase ?? (() => this.kernel.openDatabase({ migrations: schedulerMigrations }));
     this.usesClient = options.runner === undefined;
     this.runner = options.runner ?? ((occurrence) => this.runThroughClient(occurrence));
   }

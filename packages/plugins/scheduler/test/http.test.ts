@@ -1,6 +1,6 @@
-import { AntlerClient } from "@antler/kernel";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import schedulerPlugin, { type ScheduledRun, type ScheduledTaskView } from "../src/index.js";
 import { contextRecorder, tempDir, waitFor } from "./helpers.js";

@@ -1,4 +1,5 @@
-import { AntlerClient, ErrorCodes, ensureTraceContext, getCurrentTraceId, isAntlerError } from "@antler/kernel";
+import { ErrorCodes, ensureTraceContext, getCurrentTraceId, isAntlerError } from "@antler/kernel";
+import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isSchedulerError, type Occurrence, SCHEDULER, type Scheduler, SchedulerErrorCodes } from "../src/index.js";
 import { type Clock, clock, gate, type Harness, harness, schedulerFor, tempDir } from "./helpers.js";

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
-import { type MiddlewareSpec, messageText, SANDBOX_VIRTUAL_ROOTS } from "@antler/kernel";
+import { type MiddlewareSpec, SANDBOX_VIRTUAL_ROOTS } from "@antler/kernel";
+import { messageText } from "@antler/plugin-runtime";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
 import type { ToolReceipt } from "./contract.js";

@@ -2,17 +2,16 @@ import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import {
   type AntlerTool,
-  checkpointThreadId,
-  compilePipeline,
   ensureTraceContext,
   getCurrentTraceId,
   type Kernel,
   type Logger,
   type MiddlewareEntry,
-  messageText,
   resolveTraceId,
   TRACE_METADATA_KEY,
 } from "@antler/kernel";
+import { compilePipeline } from "@antler/kernel/pipeline";
+import { checkpointThreadId, messageText } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";

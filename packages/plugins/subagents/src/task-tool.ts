@@ -1,4 +1,6 @@
-import { type AntlerTool, DEFAULT_USER_ID, defineTool, emitCustomEvent, messageText, TRACE_METADATA_KEY } from "@antler/kernel";
+import { type AntlerTool, DEFAULT_USER_ID, emitCustomEvent, TRACE_METADATA_KEY } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
+import { messageText } from "@antler/plugin-runtime";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";

@@ -1,4 +1,5 @@
-import { type AntlerPlugin, definePlugin, defineTool, type KernelConfigInput, type RunInfo } from "@antler/kernel";
+import { type AntlerPlugin, definePlugin, type KernelConfigInput, type RunInfo } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { createTestKernel, runPluginConformance, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -43,6 +44,7 @@ async function boot(
 ) {
   const scripted = scriptedModelsPlugin({ sub });
   const kernel = await createTestKernel({
+    builtins: true,
     config: { models: [{ name: "sub", provider: "scripted" }], title: { enabled: false }, ...config },
     plugins: [scripted, toolsPlugin(started), { plugin: subagentsPlugin, config: pluginConfig }],
   });

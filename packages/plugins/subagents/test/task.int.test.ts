@@ -2,20 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  AntlerClient,
-  type AntlerPlugin,
-  type CodePlugin,
-  type CustomEvent,
-  definePlugin,
-  defineTool,
-  type KernelConfigInput,
-  type RunInfo,
-  type RunOutcome,
-  type SerializedMessage,
-  type StreamEvent,
-} from "@antler/kernel";
+import { type AntlerPlugin, type CodePlugin, definePlugin, type KernelConfigInput, type RunInfo, type RunOutcome } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient, type CustomEvent, type SerializedMessage, type StreamEvent } from "@antler/plugin-runtime";
 import sandboxPlugin from "@antler/plugin-sandbox";
 import localPlugin from "@antler/sandbox-local";
 import type { BaseMessage } from "@langchain/core/messages";

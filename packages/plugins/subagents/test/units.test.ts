@@ -1,12 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  ensureTraceContext,
-  getCurrentTraceId,
-  isAntlerError,
-  kernelConfigSchema,
-  type MiddlewareSpec,
-  type ToolCallRequestOf,
-} from "@antler/kernel";
+import { ensureTraceContext, getCurrentTraceId, isAntlerError, type MiddlewareSpec, type ToolCallRequestOf } from "@antler/kernel";
+import { kernelConfigSchema } from "@antler/kernel/config";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";

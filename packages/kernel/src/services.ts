@@ -1,0 +1,217 @@
+// tsyringe refuses to load without a Reflect metadata polyfill. Antler never relies on emitted decorator
+// metadata (every injection goes through an explicit token), but the polyfill must still be present.
+import "reflect-metadata";
+import { type DependencyContainer, container as tsyringeRoot } from "tsyringe";
+import type { Lifetime, Provider, Scope, Token } from "./di.js";
+import { AntlerError, ErrorCodes } from "./errors.js";
+
+interface Registration {
+  token: Token<unknown>;
+  provider: Provider<unknown>;
+  owner: string;
+}
+
+/** Anything with one of these is disposed when its scope ends, newest first. */
+type Disposable = { dispose(): unknown } | { close(): unknown } | { [Symbol.asyncDispose](): PromiseLike<void> };
+
+async function disposeValue(value: unknown): Promise<void> {
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return;
+  const v = value as Partial<Record<string | symbol, unknown>>;
+  const asyncDispose = (Symbol as { asyncDispose?: symbol }).asyncDispose;
+  if (asyncDispose && typeof v[asyncDispose] === "function") return void (await (v[asyncDispose] as () => unknown)());
+  if (typeof v.dispose === "function") return void (await (v.dispose as () => unknown)());
+  if (typeof v.close === "function") return void (await (v.close as () => unknown)());
+}
+
+/**
+ * The registry behind a kernel: who registered which token, and the tsyringe container that holds the values.
+ * Plugins only ever see `Scope` and the registration methods on their setup context.
+ */
+export class ServiceRegistry {
+  private readonly registrations = new Map<symbol, Registration>();
+  private readonly container: DependencyContainer;
+  private readonly singletons: unknown[] = [];
+  private runCounter = 0;
+
+  constructor() {
+    // A child of tsyringe's global container: nothing is ever registered on the global one, and tokens are
+    // unique symbols, so nothing can leak in from it. Plugins get no reference to either container.
+    this.container = tsyringeRoot.createChildContainer();
+  }
+
+  register<T>(token: Token<T>, provider: Provider<T>, owner: string): void {
+    const existing = this.registrations.get(token.key);
+    if (existing) {
+      throw new AntlerError(ErrorCodes.DI_DUPLICATE, `token "${token.name}" is already provided by ${existing.owner}`, {
+        where: owner,
+        hint: "Each token has one provider. Resolve the existing one instead, or use a different token.",
+      });
+    }
+    const hasValue = Object.hasOwn(provider, "useValue");
+    if (hasValue === (provider.useFactory !== undefined)) {
+      throw new AntlerError(ErrorCodes.DI_DUPLICATE, `provider for "${token.name}" needs exactly one of useValue or useFactory`, {
+        where: owner,
+      });
+    }
+    const lifetime = provider.lifetime ?? "singleton";
+    if (hasValue && lifetime !== "singleton") {
+      throw new AntlerError(ErrorCodes.DI_DUPLICATE, `useValue for "${token.name}" cannot have lifetime "${lifetime}"`, {
+        where: owner,
+        hint: "Use useFactory for run-scoped or transient services.",
+      });
+    }
+    this.registrations.set(token.key, { token: token as Token<unknown>, provider: provider as Provider<unknown>, owner });
+    if (hasValue) {
+      this.container.register(token.key, { useValue: provider.useValue });
+    }
+  }
+
+  ownerOf(token: Token<unknown>): string | undefined {
+    return this.registrations.get(token.key)?.owner;
+  }
+
+  /** Every registered token with its owner, in registration order. */
+  listTokens(): Array<{ token: string; owner: string; lifetime: Lifetime }> {
+    return [...this.registrations.values()].map((r) => ({
+      token: r.token.name,
+      owner: r.owner,
+      lifetime: r.provider.lifetime ?? "singleton",
+    }));
+  }
+
+  rootScope(): Scope {
+    return new KernelScope(this, this.container, "root", null);
+  }
+
+  createRunScope(runId?: string): RunScopeHandle {
+    this.runCounter += 1;
+    const id = runId ?? `run-${this.runCounter}`;
+    const child = this.container.createChildContainer();
+    const tracked: unknown[] = [];
+    const scope = new KernelScope(this, child, id, tracked);
+    let disposed = false;
+    return {
+      scope,
+      get disposed() {
+        return disposed;
+      },
+      dispose: async () => {
+        if (disposed) return;
+        disposed = true;
+        scope.markDisposed();
+        const errors: unknown[] = [];
+        for (const value of tracked.reverse()) {
+          try {
+            await disposeValue(value);
+          } catch (err) {
+            errors.push(err);
+          }
+        }
+        if (errors.length === 1) throw errors[0];
+        if (errors.length > 1) throw new AggregateError(errors, `disposing run scope ${id} failed ${errors.length} times`);
+      },
+    };
+  }
+
+  /** Disposes singletons built by factories, newest first. */
+  async dispose(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const value of this.singletons.reverse()) {
+      try {
+        await disposeValue(value);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    this.singletons.length = 0;
+    if (errors.length > 0) throw new AggregateError(errors, "disposing kernel services failed");
+  }
+
+  /** @internal */
+  resolveIn<T>(scope: KernelScope, token: Token<T>): T {
+    const reg = this.registrations.get(token.key);
+    if (!reg) throw this.unregistered(token);
+    const { provider } = reg;
+    if (Object.hasOwn(provider, "useValue")) return provider.useValue as T;
+    const factory = provider.useFactory as (s: Scope) => T;
+    switch (provider.lifetime ?? "singleton") {
+      case "transient":
+        return factory(scope);
+      case "singleton": {
+        if (!this.container.isRegistered(token.key)) {
+          const value = factory(this.rootScope());
+          this.container.register(token.key, { useValue: value });
+          this.singletons.push(value);
+        }
+        return this.container.resolve<T>(token.key);
+      }
+      case "run": {
+        const run = scope.runContainer();
+        if (!run) {
+          throw new AntlerError(ErrorCodes.DI_UNREGISTERED, `token "${token.name}" is run-scoped and was resolved outside a run`, {
+            where: reg.owner,
+            hint: "Resolve it from the run scope (kernel.run(...) or a tool's run context), not from the root scope.",
+          });
+        }
+        if (!run.container.isRegistered(token.key, false)) {
+          const value = factory(scope);
+          run.container.register(token.key, { useValue: value });
+          run.tracked.push(value);
+        }
+        return run.container.resolve<T>(token.key);
+      }
+    }
+  }
+
+  private unregistered(token: Token<unknown>): AntlerError {
+    const known = [...this.registrations.values()];
+    const listing = known.length ? known.map((r) => `"${r.token.name}" (${r.owner})`).join(", ") : "none: no plugin registered a token";
+    return new AntlerError(ErrorCodes.DI_UNREGISTERED, `no provider for token "${token.name}". Registered tokens: ${listing}`, {
+      hint: "Enable the plugin that provides it in config.yaml `plugins:` and list it in your plugin's `dependsOn`; in a plugin's setup, only tokens of plugins set up earlier resolve (resolve later ones in hooks.start).",
+      details: { token: token.name, registered: known.map((r) => ({ token: r.token.name, plugin: r.owner })) },
+    });
+  }
+}
+
+export interface RunScopeHandle {
+  readonly scope: Scope;
+  readonly disposed: boolean;
+  dispose(): Promise<void>;
+}
+
+class KernelScope implements Scope {
+  private isDisposed = false;
+  constructor(
+    private readonly registry: ServiceRegistry,
+    private readonly container: DependencyContainer,
+    readonly id: string,
+    private readonly tracked: unknown[] | null,
+  ) {}
+
+  markDisposed(): void {
+    this.isDisposed = true;
+  }
+
+  runContainer(): { container: DependencyContainer; tracked: unknown[] } | null {
+    return this.tracked ? { container: this.container, tracked: this.tracked } : null;
+  }
+
+  resolve<T>(token: Token<T>): T {
+    if (this.isDisposed) {
+      throw new AntlerError(ErrorCodes.DI_SCOPE_DISPOSED, `scope "${this.id}" was disposed; cannot resolve "${token.name}"`, {
+        hint: "Do not keep a run scope past the end of its run.",
+      });
+    }
+    return this.registry.resolveIn(this, token);
+  }
+
+  tryResolve<T>(token: Token<T>): T | undefined {
+    return this.has(token) ? this.resolve(token) : undefined;
+  }
+
+  has(token: Token<unknown>): boolean {
+    return this.registry.ownerOf(token) !== undefined;
+  }
+}
+
+export type { Disposable };

@@ -1,0 +1,93 @@
+import { randomUUID } from "node:crypto";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { type CliIO, DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
+import { AntlerClient } from "../client/client.js";
+import { TurnRenderer, type TurnSummary } from "./render.js";
+
+const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
+
+function runOptions(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { config: { type: "string", short: "c" }, thread: { type: "string", short: "t" }, model: { type: "string", short: "m" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  return {
+    configPath: values.config,
+    threadId: values.thread,
+    model: values.model,
+    prompt: positionals.join(" ").trim(),
+  };
+}
+
+async function streamTurn(
+  client: AntlerClient,
+  prompt: string,
+  options: { threadId: string | undefined; model: string | undefined },
+  io: CliIO,
+) {
+  const renderer = new TurnRenderer(io.stdout);
+  let summary: TurnSummary;
+  try {
+    for await (const event of client.stream(prompt, { threadId: options.threadId, model: options.model })) renderer.handle(event);
+  } finally {
+    summary = renderer.finish();
+  }
+  if (summary.artifacts.length > 0) {
+    write(io.stdout, "\nPresented files:");
+    for (const artifact of summary.artifacts) {
+      const host = summary.threadId ? hostPathOf(client, summary.threadId, artifact) : undefined;
+      write(io.stdout, `  ${artifact}${host ? `  →  ${host}` : ""}`);
+    }
+  }
+  write(io.stderr, `thread ${summary.threadId ?? "?"} · trace ${summary.traceId ?? "?"}`);
+  return summary;
+}
+
+function hostPathOf(client: AntlerClient, threadId: string, virtualPath: string): string | undefined {
+  try {
+    return resolveVirtualPath(threadPaths(client.kernel.paths.baseDir, DEFAULT_USER_ID, threadId), virtualPath);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `antler run "<prompt>"`: one turn on the kernel the CLI booted from config. */
+export async function runCommand(args: string[], io: CliIO): Promise<number> {
+  const options = runOptions(args);
+  if (!options.prompt) {
+    write(io.stderr, 'antler run: give a prompt, e.g. antler run "Summarize README.md"');
+    return 2;
+  }
+  const client = new AntlerClient({ kernel: io.kernel });
+  try {
+    await streamTurn(client, options.prompt, options, io);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+/** `antler chat`: turns read from stdin, one thread, until /exit. */
+export async function chatCommand(args: string[], io: CliIO): Promise<number> {
+  const options = runOptions(args);
+  const client = new AntlerClient({ kernel: io.kernel });
+  const threadId = options.threadId ?? randomUUID();
+  const rl = createInterface({ input: io.stdin ?? process.stdin, output: io.stdout, terminal: false });
+  write(io.stdout, `Thread ${threadId}. Type /exit to leave.`);
+  try {
+    io.stdout.write("> ");
+    for await (const line of rl) {
+      const prompt = line.trim();
+      if (prompt === "/exit" || prompt === "/quit") break;
+      if (prompt) await streamTurn(client, prompt, { threadId, model: options.model }, io);
+      io.stdout.write("> ");
+    }
+    return 0;
+  } finally {
+    rl.close();
+    await client.close();
+  }
+}

@@ -1,0 +1,678 @@
+import { randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
+import type { ModelInfo } from "@antler/kernel";
+import {
+  type AntlerDatabase,
+  AntlerError,
+  assertSafeId,
+  type Checkpointer,
+  type CreateKernelOptions,
+  createKernel,
+  DEFAULT_USER_ID,
+  ErrorCodes,
+  ensureTraceContext,
+  type Kernel,
+  type Principal,
+  sanitizeRunContext,
+  TRACE_METADATA_KEY,
+  threadPaths,
+} from "@antler/kernel";
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { ReactAgent } from "langchain";
+import { type Artifact, readArtifact } from "../stores/artifacts.js";
+import { createRunStore, type RunRecord, type RunStatus, type RunStore, runRecordMigrations } from "../stores/runs.js";
+import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";
+import { saveUpload, type UploadRecord } from "../stores/uploads.js";
+import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
+import { buildLeadAgent } from "./lead-agent.js";
+
+export interface AntlerClientOptions {
+  /** A booted kernel. The client starts it if it is not started yet. */
+  kernel: Kernel;
+  /** Use this checkpointer instead of the one `storage:` in config describes. */
+  checkpointer?: BaseCheckpointSaver;
+  /** The effective user when a call names none. Default "default". */
+  userId?: string;
+  /** Close the kernel when the client closes. */
+  ownsKernel?: boolean;
+  /** How this client vouches for its runs to other instances on the same database. */
+  runLeases?: {
+    /** How often live runs' leases are renewed and cancel requests from other instances are read. Default 5000. */
+    heartbeatMs?: number;
+    /** How long a lease lasts; a running run past it counts as orphaned. Default 3 × heartbeatMs. */
+    leaseMs?: number;
+    /** How long `cancelRun` waits for another instance to stop a run it holds. Default heartbeatMs + 2000. */
+    cancelWaitMs?: number;
+  };
+}
+
+export interface RunCallOptions {
+  /** Omitted: a new thread. */
+  threadId?: string;
+  userId?: string;
+  /** A `models:` name; default `default_model` or the first model. */
+  model?: string;
+  /** Caller context. Server-owned keys (trace id, non_interactive, sandbox ids) are dropped unless the principal is internal. */
+  context?: Record<string, unknown>;
+  /** Who is calling. Default: the user; only in-process callers such as the scheduler may be `INTERNAL_PRINCIPAL`. */
+  principal?: Principal;
+  /** A trace id carried in from outside (a header); unusable ids are replaced. */
+  traceId?: string;
+  signal?: AbortSignal;
+  /** The run's id; default a fresh UUID. The gateway picks it so the first SSE frame can name it. */
+  runId?: string;
+  /** Caller metadata stored on the run record and passed to LangGraph; a trace id in it is replaced. */
+  metadata?: Record<string, unknown>;
+}
+
+/** What `invoke` (and `POST /runs/wait`) returns when a run ends. */
+export interface RunResult {
+  run_id: string;
+  thread_id: string;
+  trace_id: string;
+  status: "success";
+  /** The last AI message's text. */
+  output: string;
+  values: ValuesEvent["data"];
+  usage: Usage;
+}
+
+export interface CreateThreadOptions {
+  threadId?: string;
+  metadata?: Record<string, unknown>;
+  /** `do_nothing` (default) returns an existing thread; `raise` makes it a STATE_CONFLICT error. */
+  ifExists?: "do_nothing" | "raise";
+  userId?: string;
+}
+
+interface LiveRun {
+  readonly userId: string;
+  readonly threadId: string;
+  abort(reason: unknown): void;
+  readonly done: Promise<void>;
+  /** Its record exists, so the heartbeat renews its lease. */
+  recorded: boolean;
+}
+
+const DEFAULT_HEARTBEAT_MS = 5000;
+
+// Keys that would carry a trace id as data; a caller-sent one is dropped, never honoured.
+const TRACE_KEYS = new Set([TRACE_METADATA_KEY, "trace_id"]);
+
+export interface ThreadDetails extends ThreadRecord {
+  messages: SerializedMessage[];
+  artifacts: string[];
+  summary_text: string | null;
+  todos: unknown[] | null;
+}
+
+/** In-process twin of the HTTP gateway: the same runs, threads, uploads and artifacts, without HTTP. */
+export class AntlerClient {
+  readonly kernel: Kernel;
+  private readonly defaultUser: string;
+  private readonly ownsKernel: boolean;
+  private readonly givenCheckpointer: BaseCheckpointSaver | undefined;
+  private storage:
+    | Promise<{
+        checkpointer: Checkpointer | null;
+        saver: BaseCheckpointSaver;
+        database: AntlerDatabase;
+        threads: ThreadStore;
+        runs: RunStore;
+      }>
+    | undefined;
+  private readonly live = new Map<string, LiveRun>();
+  /** Names this client in the run records it owns; other instances on the database address it through them. */
+  readonly instanceId = randomUUID();
+  private readonly leases: { heartbeatMs: number; leaseMs: number; cancelWaitMs: number };
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private readonly agents = new Map<string, Promise<ReactAgent>>();
+  private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
+
+  constructor(options: AntlerClientOptions) {
+    this.kernel = options.kernel;
+    this.defaultUser = assertSafeId("user", options.userId ?? DEFAULT_USER_ID);
+    this.ownsKernel = options.ownsKernel ?? false;
+    this.givenCheckpointer = options.checkpointer;
+    this.leases = resolveLeaseTimings(options.runLeases);
+  }
+
+  /** Boots and starts a kernel from config (file, text or object) and wraps it; `close()` closes both. */
+  static async create(
+    options: CreateKernelOptions & Pick<AntlerClientOptions, "userId" | "checkpointer" | "runLeases"> = {},
+  ): Promise<AntlerClient> {
+    const leases = resolveLeaseTimings(options.runLeases);
+    const kernel = await createKernel(options);
+    await kernel.start();
+    return new AntlerClient({
+      kernel,
+      ownsKernel: true,
+      userId: options.userId,
+      checkpointer: options.checkpointer,
+      runLeases: leases,
+    });
+  }
+
+  private openStorage() {
+    this.storage ??= (async () => {
+      const checkpointer = this.givenCheckpointer ? null : await this.kernel.openCheckpointer();
+      const database = await this.kernel.openDatabase({ migrations: [...threadMigrations, ...runRecordMigrations] });
+      return {
+        checkpointer,
+        saver: this.givenCheckpointer ?? (checkpointer as Checkpointer).saver,
+        database,
+        threads: createThreadStore(database),
+        runs: createRunStore(database),
+      };
+    })();
+    return this.storage;
+  }
+
+  /** Drops every cached agent; the next run rebuilds (after memory, skill or MCP config changes). */
+  resetAgent(): void {
+    this.agents.clear();
+  }
+
+  listModels(): ModelInfo[] {
+    return this.kernel.listModels();
+  }
+
+  /** Runs one turn and returns the final AI text. */
+  async chat(message: string, options: RunCallOptions = {}): Promise<string> {
+    let text = "";
+    for await (const event of this.stream(message, options)) {
+      if (event.type === "values") text = lastAiText(event.data.messages, text);
+    }
+    return text;
+  }
+
+  /**
+   * Runs one turn and yields `values`, `messages-tuple`, `custom` and `end` events. The trace scope is bound
+   * around each step of the underlying stream, never across a `yield`, so the consumer's code between events
+   * runs in its own context.
+   */
+  async *stream(message: string, options: RunCallOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
+    const modelName = this.kernel.modelConfig(options.model).name;
+    const { saver, threads, runs } = await this.openStorage();
+    if (this.kernel.status === "booted") await this.kernel.start();
+    const run = await ensureTraceContext(options.traceId, () =>
+      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: options.traceId, runId: options.runId }),
+    );
+    const { traceId, runId } = run.context;
+    const bind = <T>(fn: () => T): T => ensureTraceContext(traceId, fn);
+    let outcome: "success" | "error" | "cancelled" = "cancelled";
+    let failure: unknown;
+    let iterator: AsyncIterator<unknown> | undefined;
+    let recorded = false;
+    let settle: () => void = () => {};
+    const live: LiveRun = {
+      userId,
+      threadId,
+      abort: (reason) => run.abort(reason),
+      done: new Promise<void>((resolve) => {
+        settle = resolve;
+      }),
+      recorded: false,
+    };
+    this.live.set(runId, live);
+    try {
+      const principal = options.principal ?? { kind: "user" as const, userId };
+      const { context } = sanitizeRunContext(options.context, {
+        principal,
+        traceId,
+        server: { thread_id: threadId, user_id: userId, model_name: modelName },
+      });
+      // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
+      // and the logs must agree on one id.
+      const metadata: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) metadata[key] = value;
+      metadata[TRACE_METADATA_KEY] = traceId;
+      await threads.touch(userId, threadId);
+      await runs.create({
+        runId,
+        threadId,
+        userId,
+        traceId,
+        model: modelName,
+        kwargs: { input: message, context, metadata },
+        owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
+      });
+      recorded = true;
+      live.recorded = true;
+      this.startHeartbeat();
+      const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
+      // Checkpoints are keyed per user, so two users' thread ids can never meet.
+      const configurable = { thread_id: checkpointThreadId(userId, threadId) };
+      const input = new HumanMessage({ content: message, id: randomUUID() });
+      const translator = new StreamTranslator({ inputMessageId: input.id as string });
+      const stream = await bind(() =>
+        agent.stream(
+          { messages: [input] } as never,
+          {
+            configurable,
+            context,
+            streamMode: ["values", "messages", "custom"],
+            recursionLimit: this.kernel.config.recursion_limit,
+            signal: run.context.signal,
+            metadata: { ...metadata, run_id: runId, user_id: userId },
+          } as never,
+        ),
+      );
+      iterator = (stream as unknown as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+      for (;;) {
+        const step = await bind(() => Promise.race([(iterator as AsyncIterator<unknown>).next(), run.cancelled]));
+        if (step.done) break;
+        const [mode, data] = step.value as [string, unknown];
+        for (const event of translator.translate(mode, data)) yield event;
+      }
+      const values = translator.finalValues;
+      if (values?.title) await threads.touch(userId, threadId, { title: values.title });
+      outcome = "success";
+      yield {
+        type: "end",
+        data: { thread_id: threadId, run_id: runId, trace_id: traceId, usage: translator.usage, stop_reason: values?.stop_reason ?? null },
+      };
+    } catch (err) {
+      outcome = run.context.signal.aborted ? "cancelled" : "error";
+      failure = err;
+      throw err;
+    } finally {
+      // Reached on success, on error, and when the consumer stops iterating early (a cancel).
+      if (outcome === "cancelled") run.abort("stream closed");
+      const open = iterator;
+      if (open?.return) {
+        await bind(async () => {
+          await open.return?.();
+        }).catch(() => undefined);
+      }
+      try {
+        if (recorded) {
+          // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
+          live.recorded = false;
+          const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
+          await runs.finish(runId, outcome, outcome === "error" ? error : null).catch((err: unknown) => {
+            this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
+          });
+        }
+        await run.end(outcome, failure);
+      } finally {
+        this.live.delete(runId);
+        if (this.live.size === 0) this.stopHeartbeat();
+        settle();
+      }
+    }
+  }
+
+  /** Runs one turn to the end and returns its result (the in-process `POST /runs/wait`). */
+  async invoke(message: string, options: RunCallOptions = {}): Promise<RunResult> {
+    let values: ValuesEvent["data"] | undefined;
+    for await (const event of this.stream(message, options)) {
+      if (event.type === "values") values = event.data;
+      if (event.type === "end") {
+        const finalValues = values ?? { title: null, messages: [], artifacts: [], summary_text: null, todos: null, stop_reason: null };
+        return {
+          run_id: event.data.run_id,
+          thread_id: event.data.thread_id,
+          trace_id: event.data.trace_id,
+          status: "success",
+          output: lastAiText(finalValues.messages, ""),
+          values: finalValues,
+          usage: event.data.usage,
+        };
+      }
+    }
+    // stream() always ends with `end` or throws; reaching here means the consumer contract broke.
+    throw new AntlerError(ErrorCodes.STATE_CONFLICT, "the run ended without an end event");
+  }
+
+  /** Creates a thread for the user (a fresh UUID without `threadId`). Trace ids are never kept in thread metadata. */
+  async createThread(options: CreateThreadOptions = {}): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
+    const { threads } = await this.openStorage();
+    const existing = await threads.get(userId, threadId);
+    if (existing) {
+      if (options.ifExists === "raise") {
+        throw new AntlerError(ErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(threadId)} already exists`, {
+          hint: 'Use another thread_id, or if_exists: "do_nothing" to get the existing thread.',
+        });
+      }
+      return existing;
+    }
+    const metadata: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) metadata[key] = value;
+    return threads.touch(userId, threadId, { metadata });
+  }
+
+  /** The thread's record; another user's thread is THREAD_NOT_FOUND. */
+  async getThreadRecord(threadId: string, options: { userId?: string } = {}): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    return threads.require(userId, assertSafeId("thread", threadId));
+  }
+
+  /** Deletes a thread: live runs are cancelled, then its record, run records, checkpoints and files go. */
+  async deleteThread(threadId: string, options: { userId?: string } = {}): Promise<{ thread_id: string; deleted: true }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, runs, saver } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    const waits: Promise<void>[] = [];
+    for (const live of this.live.values()) {
+      if (live.userId === userId && live.threadId === threadId) {
+        live.abort("thread deleted");
+        waits.push(live.done);
+      }
+    }
+    await settledWithin(Promise.all(waits), 5000);
+    await saver.deleteThread(checkpointThreadId(userId, threadId));
+    await runs.deleteThread(userId, threadId);
+    await threads.delete(userId, threadId);
+    await rm(threadPaths(this.kernel.paths.baseDir, userId, threadId).threadDir, { recursive: true, force: true });
+    return { thread_id: threadId, deleted: true };
+  }
+
+  /** The thread's run records, newest first; another user's thread is THREAD_NOT_FOUND. */
+  async listRuns(threadId: string, options: { userId?: string; limit?: number; offset?: number } = {}): Promise<RunRecord[]> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, runs } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    return runs.list(userId, threadId, options);
+  }
+
+  /**
+   * One run record of the user's thread, or RUN_NOT_FOUND. A run whose process stopped renewing its lease is
+   * reported (and recorded) as an error, never as running.
+   */
+  async getRun(threadId: string, runId: string, options: { userId?: string } = {}): Promise<RunRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { runs } = await this.openStorage();
+    return requireRun(await runs.get(userId, runId), threadId, runId);
+  }
+
+  /**
+   * Cancels a running run and returns its status. A run live in this client is aborted through its
+   * AbortSignal. A run held by another instance on the same database gets a cancel request in its record,
+   * which its owner reads at its next heartbeat; this waits up to `runLeases.cancelWaitMs` for the record to
+   * end and answers `running` when it has not yet (the request stays, and the owner still honours it). A run
+   * whose owner died (lease expired) is finished as cancelled here. A run that already ended is a
+   * STATE_CONFLICT naming its status.
+   */
+  async cancelRun(
+    threadId: string,
+    runId: string,
+    options: { userId?: string } = {},
+  ): Promise<{ run_id: string; thread_id: string; status: RunStatus }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { runs } = await this.openStorage();
+    // Read without the orphan sweep: cancelling an orphan ends it cancelled, not as an error.
+    const record = requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId);
+    const answer = (status: RunStatus) => ({ run_id: runId, thread_id: threadId, status });
+    const live = this.live.get(runId);
+    if (live && live.userId === record.user_id) {
+      live.abort("cancelled by request");
+      // A stream winds down on its consumer's next pull; one that nobody is reading still counts as cancelled
+      // now (the record is the truth, and its own finish later is a no-op).
+      await settledWithin(live.done, 1000);
+      await runs.finish(runId, "cancelled");
+      return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
+    }
+    if (record.status !== "running") throw alreadyEnded(runId, record.status);
+    if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
+    if (!(await runs.requestCancel(runId))) {
+      // It ended between the read and the request.
+      return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
+    }
+    const deadline = Date.now() + this.leases.cancelWaitMs;
+    const pollMs = Math.min(250, Math.max(10, Math.floor(this.leases.heartbeatMs / 5)));
+    for (;;) {
+      const current = requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId);
+      if (current.status !== "running") return answer(current.status);
+      // The owner may die while we wait; then nobody else will honour the request.
+      if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
+      if (Date.now() >= deadline) return answer("running");
+      await delay(pollMs);
+    }
+  }
+
+  /** Runs live in this client right now. */
+  get activeRuns(): number {
+    return this.live.size;
+  }
+
+  /**
+   * Aborts every live run (for a server shutting down) and waits up to `waitMs` for them to end. A stream
+   * whose consumer stopped pulling ends only when it is pulled or returned, so the wait is bounded.
+   */
+  async cancelAll(reason: unknown = "shutting down", waitMs = 5000): Promise<void> {
+    const waits = [...this.live.values()].map((live) => {
+      live.abort(reason);
+      return live.done;
+    });
+    await settledWithin(Promise.all(waits), waitMs);
+  }
+
+  private async agentFor(
+    userId: string,
+    modelName: string,
+    context: Record<string, unknown>,
+    saver: BaseCheckpointSaver,
+  ): Promise<ReactAgent> {
+    const modelConfig = this.kernel.modelConfig(modelName);
+    const info = this.kernel.listModels().find((m) => m.name === modelName);
+    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: this.kernel.config.subagents.enabled });
+    // What changes the built agent: who (prompts and files are per user), the model, the tool set, and the
+    // run flags that switch middleware or tools on and off.
+    const key = JSON.stringify([
+      userId,
+      modelConfig.name,
+      tools.map((t) => t.name),
+      context.non_interactive === true,
+      context.is_bootstrap === true,
+      context.agent_name ?? null,
+      context.plan_mode ?? null,
+    ]);
+    let agent = this.agents.get(key);
+    if (!agent) {
+      agent = (async () => {
+        let model = this.models.get(modelName);
+        if (!model) {
+          model = this.kernel.createModel(modelName);
+          this.models.set(modelName, model);
+        }
+        const built = await buildLeadAgent({
+          kernel: this.kernel,
+          model: await model,
+          modelName,
+          modelInfo: info,
+          checkpointer: saver,
+          context,
+          tools,
+        });
+        return built.agent;
+      })();
+      agent.catch(() => {
+        this.agents.delete(key);
+        this.models.delete(modelName);
+      });
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  async listThreads(options: { limit?: number; offset?: number; userId?: string } = {}): Promise<ThreadRecord[]> {
+    const { threads } = await this.openStorage();
+    return threads.list(assertSafeId("user", options.userId ?? this.defaultUser), options);
+  }
+
+  /** A thread's record and current state; another user's thread is THREAD_NOT_FOUND. */
+  async getThread(threadId: string, options: { userId?: string } = {}): Promise<ThreadDetails> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, saver } = await this.openStorage();
+    const record = await threads.require(userId, assertSafeId("thread", threadId));
+    const tuple = await saver.getTuple({ configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } });
+    const values = (tuple?.checkpoint.channel_values ?? {}) as Record<string, unknown>;
+    const messages = (values.messages as Parameters<typeof serializeMessage>[0][] | undefined) ?? [];
+    return {
+      ...record,
+      messages: messages.map(serializeMessage),
+      artifacts: (values.artifacts as string[] | undefined) ?? [],
+      summary_text: (values.summary_text as string | null | undefined) ?? null,
+      todos: (values.todos as unknown[] | undefined) ?? null,
+    };
+  }
+
+  /** Copies a local file into the thread's uploads; directories are rejected before anything is copied. */
+  async uploadFile(threadId: string, localPath: string, options: { userId?: string; filename?: string } = {}): Promise<UploadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    const paths = threadPaths(this.kernel.paths.baseDir, userId, assertSafeId("thread", threadId));
+    const record = await saveUpload(paths, localPath, {
+      maxBytes: this.kernel.config.uploads.max_file_bytes,
+      maxFiles: this.kernel.config.uploads.max_files,
+      ...(options.filename === undefined ? {} : { filename: options.filename }),
+    });
+    await threads.touch(userId, threadId);
+    return record;
+  }
+
+  /** A file the agent produced (bytes and MIME type), by its virtual path; only for the thread's owner. */
+  async getArtifact(threadId: string, virtualPath: string, options: { userId?: string } = {}): Promise<Artifact> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    if (!(await threads.get(userId, assertSafeId("thread", threadId)))) {
+      throw new AntlerError(ErrorCodes.ARTIFACT_NOT_FOUND, `no artifact ${virtualPath} in thread ${threadId}`, {
+        hint: "Check the thread id and the path.",
+      });
+    }
+    return readArtifact(threadPaths(this.kernel.paths.baseDir, userId, threadId), virtualPath);
+  }
+
+  async close(): Promise<void> {
+    await this.cancelAll("client closed");
+    this.stopHeartbeat();
+    await this.beating;
+    this.agents.clear();
+    const storage = await this.storage?.catch(() => undefined);
+    // Runs still winding down (a stream nobody pulls) were aborted above: record them as cancelled now rather
+    // than leave them to be swept as orphans once their lease runs out.
+    for (const [runId, live] of this.live) {
+      if (live.recorded) await storage?.runs.finish(runId, "cancelled").catch(() => undefined);
+    }
+    this.storage = undefined;
+    await storage?.checkpointer?.close();
+    await storage?.database.close();
+    if (this.ownsKernel) await this.kernel.close();
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      // A slow database must not stack rounds; the next tick tries again.
+      this.beating ??= this.beat().finally(() => {
+        this.beating = undefined;
+      });
+    }, this.leases.heartbeatMs);
+    // Background upkeep only: it never keeps the process alive.
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  /**
+   * One heartbeat round: renew the leases of this client's recorded live runs, abort those another instance
+   * asked to cancel (they end "cancelled" through the normal path) or that are no longer running in the record,
+   * and finish any other instance's runs whose lease has expired.
+   */
+  private async beat(): Promise<void> {
+    const storage = await this.storage?.catch(() => undefined);
+    if (!storage) return;
+    const ids = [...this.live].filter(([, live]) => live.recorded).map(([id]) => id);
+    const log = this.kernel.logger;
+    try {
+      const { cancelRequested, ended } = await storage.runs.renewLeases(this.instanceId, ids, this.leases.leaseMs);
+      // Only runs still live and recorded: one that is finishing on its own may have ended since the round began.
+      const held = (runId: string) => (this.live.get(runId)?.recorded ? this.live.get(runId) : undefined);
+      for (const runId of cancelRequested) held(runId)?.abort("cancelled by request (sent to another instance)");
+      for (const { run_id, status } of ended) {
+        const live = held(run_id);
+        if (!live) continue;
+        // Swept while this process was too slow to renew (a long pause), or its thread was deleted elsewhere:
+        // nothing the run does now would be recorded.
+        log.warn({ run_id, status, instance_id: this.instanceId }, "a live run is no longer running in its record; stopping it");
+        live.abort(`the run record ended elsewhere (${status})`);
+      }
+      const swept = await storage.runs.sweepExpired();
+      if (swept.length > 0) {
+        log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished runs whose process stopped renewing their lease");
+      }
+    } catch (err) {
+      log.warn({ err, instance_id: this.instanceId }, "run lease heartbeat failed; retrying at the next beat");
+    }
+  }
+}
+
+function resolveLeaseTimings(input: AntlerClientOptions["runLeases"] = {}): { heartbeatMs: number; leaseMs: number; cancelWaitMs: number } {
+  const heartbeatMs = input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const leaseMs = input.leaseMs ?? heartbeatMs * 3;
+  const cancelWaitMs = input.cancelWaitMs ?? heartbeatMs + 2000;
+  for (const [key, value] of Object.entries({ heartbeatMs, leaseMs, cancelWaitMs })) {
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `runLeases.${key} must be a positive number of milliseconds, got ${value}`, {
+        where: `runLeases.${key}`,
+        hint: "Leave it out for the default.",
+      });
+    }
+  }
+  if (leaseMs <= heartbeatMs) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `runLeases.leaseMs (${leaseMs}) must be longer than heartbeatMs (${heartbeatMs})`, {
+      where: "runLeases.leaseMs",
+      hint: "Use about three heartbeats, so one late beat does not make a live run look orphaned.",
+    });
+  }
+  return { heartbeatMs, leaseMs, cancelWaitMs };
+}
+
+function requireRun(record: RunRecord | null, threadId: string, runId: string): RunRecord {
+  if (!record || record.thread_id !== threadId) {
+    throw new AntlerError(ErrorCodes.RUN_NOT_FOUND, `run ${JSON.stringify(runId)} not found in thread ${JSON.stringify(threadId)}`, {
+      hint: "List the thread's runs (GET /api/threads/{id}/runs) to see their ids.",
+    });
+  }
+  return record;
+}
+
+function alreadyEnded(runId: string, status: RunStatus): AntlerError {
+  return new AntlerError(ErrorCodes.STATE_CONFLICT, `run ${runId} already ended with status ${status}`, {
+    hint: "Only running runs can be cancelled.",
+    details: { status },
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+export function checkpointThreadId(userId: string, threadId: string): string {
+  return `${userId}/${threadId}`;
+}
+
+function lastAiText(messages: readonly SerializedMessage[], fallback: string): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.type === "ai") return m.content;
+  }
+  return fallback;
+}

@@ -1,0 +1,90 @@
+export {
+  type AgentFeatures,
+  type AntlerAgent,
+  builtinMiddleware,
+  type CreateAntlerAgentOptions,
+  createAntlerAgent,
+  type ExtraMiddleware,
+} from "./agent.js";
+export { TurnRenderer, type TurnSummary } from "./cli/render.js";
+export {
+  AntlerClient,
+  type AntlerClientOptions,
+  type CreateThreadOptions,
+  checkpointThreadId,
+  type RunCallOptions,
+  type RunResult,
+  type ThreadDetails,
+} from "./client/client.js";
+export {
+  type CustomEvent,
+  type EndEvent,
+  type MessagesTupleEvent,
+  messageText,
+  type SerializedMessage,
+  type SerializedToolCall,
+  type StreamEvent,
+  StreamTranslator,
+  serializeMessage,
+  type Usage,
+  type ValuesEvent,
+} from "./client/events.js";
+export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
+export * from "./client/schemas.js";
+export { loadConfigTools } from "./config-tools.js";
+export {
+  CLARIFICATION_MIDDLEWARE_NAME,
+  clarificationMiddleware,
+  danglingToolCallMiddleware,
+  isClarificationAllowed,
+  type LoopDetectionOptions,
+  llmErrorHandlingMiddleware,
+  loopDetectionMiddleware,
+  patchDanglingToolCalls,
+  type SummarizationOptions,
+  summarizationMiddleware,
+  type TitleOptions,
+  type ToolFailureMeta,
+  threadDataMiddleware,
+  titleMiddleware,
+  todoMiddleware,
+  tokenUsageMiddleware,
+  toolErrorHandlingMiddleware,
+  uploadsMiddleware,
+  type ViewImageOptions,
+  viewImageMiddleware,
+  WRITE_TODOS_TOOL,
+} from "./middleware/index.js";
+export { default } from "./plugin.js";
+export { type Artifact, DEFAULT_MIME_TYPE, mimeTypeFor, readArtifact } from "./stores/artifacts.js";
+export {
+  type CreateRunInput,
+  createRunStore,
+  RUNS_TABLE,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  type RunsTable,
+  runRecordMigrations,
+} from "./stores/runs.js";
+export {
+  createThreadStore,
+  type ListThreadsOptions,
+  THREADS_TABLE,
+  type ThreadRecord,
+  type ThreadStore,
+  type ThreadStoreOptions,
+  type ThreadsTable,
+  type TouchThreadOptions,
+  threadMigrations,
+} from "./stores/threads.js";
+export {
+  DEFAULT_UPLOAD_MAX_BYTES,
+  DEFAULT_UPLOAD_MAX_FILES,
+  listUploads,
+  type SaveUploadOptions,
+  sanitizeUploadName,
+  saveUpload,
+  type UploadRecord,
+} from "./stores/uploads.js";
+export * from "./tools/index.js";

@@ -1,0 +1,49 @@
+import type { MiddlewareSpec } from "@antler/kernel";
+import { ToolMessage } from "@langchain/core/messages";
+import { ASK_CLARIFICATION_TOOL_NAME, clarificationMessage, createAskClarificationTool } from "../tools/ask-clarification.js";
+
+export const CLARIFICATION_MIDDLEWARE_NAME = "Clarification";
+
+/**
+ * Whether a run may ask the user anything. Unattended runs (the scheduler sets `non_interactive`) must not:
+ * nobody would answer, and the run would end waiting.
+ */
+export function isClarificationAllowed(context: Readonly<Record<string, unknown>> | undefined): boolean {
+  return context?.non_interactive !== true;
+}
+
+const UNATTENDED_REFUSAL =
+  `${ASK_CLARIFICATION_TOOL_NAME} is not available: this run is unattended and nobody can answer. ` +
+  "Make the most reasonable assumption, say which one you made, and continue.";
+
+/**
+ * The Clarification middleware: answers every `ask_clarification` call itself, from the raw arguments, so a
+ * malformed call still yields the text fallback and a form stripped of its invalid fields instead of a schema
+ * error. The tool is `returnDirect`, which is what makes createAgent end the turn after a successful answer (a
+ * `Command(goto: END)` from a tool would not). It is always last in the chain (innermost around the tool).
+ *
+ * Keeping `ask_clarification` away from `non_interactive` runs is done at tool assembly: the kernel leaves the
+ * tool out when `isClarificationAllowed(context)` is false, so the model never sees it. The error answer here
+ * only covers a model that calls the tool anyway (remembering it from earlier turns); being an error, it does
+ * not end the turn, so the run carries on.
+ */
+export function clarificationMiddleware(): MiddlewareSpec {
+  const askClarificationTool = createAskClarificationTool();
+  return {
+    name: CLARIFICATION_MIDDLEWARE_NAME,
+    tools: [askClarificationTool],
+    wrapToolCall: (request, handler) => {
+      if (request.toolCall.name !== ASK_CLARIFICATION_TOOL_NAME) return handler(request);
+      const toolCallId = request.toolCall.id ?? "";
+      if (!isClarificationAllowed(request.runtime?.context)) {
+        return new ToolMessage({
+          content: UNATTENDED_REFUSAL,
+          name: ASK_CLARIFICATION_TOOL_NAME,
+          tool_call_id: toolCallId,
+          status: "error",
+        });
+      }
+      return clarificationMessage(request.toolCall.args, toolCallId);
+    },
+  };
+}

@@ -1,0 +1,11 @@
+export { CLARIFICATION_MIDDLEWARE_NAME, clarificationMiddleware, isClarificationAllowed } from "./clarification.js";
+export { danglingToolCallMiddleware, patchDanglingToolCalls } from "./dangling-tool-call.js";
+export { llmErrorHandlingMiddleware, type ToolFailureMeta, toolErrorHandlingMiddleware } from "./error-handling.js";
+export { type LoopDetectionOptions, loopDetectionMiddleware } from "./loop-detection.js";
+export { type SummarizationOptions, summarizationMiddleware } from "./summarization.js";
+export { threadDataMiddleware } from "./thread-data.js";
+export { type TitleOptions, titleMiddleware } from "./title.js";
+export { todoMiddleware, WRITE_TODOS_TOOL } from "./todo.js";
+export { tokenUsageMiddleware } from "./token-usage.js";
+export { uploadsMiddleware } from "./uploads.js";
+export { type ViewImageOptions, viewImageMiddleware } from "./view-image.js";

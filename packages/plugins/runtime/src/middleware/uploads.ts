@@ -1,0 +1,95 @@
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { type MiddlewareSpec, threadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import { HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { z } from "zod";
+import { runIdentity } from "./thread-data.js";
+import { turnNumber } from "./turn.js";
+
+interface UploadedFile {
+  filename: string;
+  virtual_path: string;
+  size: number;
+}
+
+const RECENT_LISTINGS = 256;
+
+const uploadedFile = z.object({ filename: z.string(), virtual_path: z.string(), size: z.number() });
+/** Per-turn bookkeeping: which turn was scanned, the folder's mtime then, and the files new in that turn. */
+const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fresh: z.array(uploadedFile) }).optional();
+
+/**
+ * Tells the model about files uploaded since the previous turn. The list goes into each model request of the
+ * turn (a `<current_uploads>` note after the conversation), never into the message history, so the thread
+ * stays exactly what the user and the model said. The folder is read only when its mtime changed; state is
+ * written only then.
+ */
+export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec {
+  // The last listing of recently used folders, by mtime: a thread whose state does not carry a scan (an empty
+  // folder is never recorded, and agents without a checkpointer keep nothing) skips the readdir when its folder
+  // did not change. Bounded, so idle threads cost no memory.
+  const listings = new Map<string, { mtime: number; files: UploadedFile[] }>();
+  const listing = (dir: string, mtime: number): UploadedFile[] => {
+    const cached = listings.get(dir);
+    if (cached?.mtime === mtime) return cached.files;
+    const files = listFiles(dir);
+    listings.delete(dir);
+    if (listings.size >= RECENT_LISTINGS) listings.delete(listings.keys().next().value as string);
+    listings.set(dir, { mtime, files });
+    return files;
+  };
+  return {
+    name: "Uploads",
+    requires: ["ThreadData"],
+    state: { _uploads: uploadsTurnField },
+    async wrapModelCall(request, handler) {
+      const turn = turnNumber(request.state.messages);
+      const tracked = request.state._uploads as z.output<typeof uploadsTurnField>;
+      const { userId, threadId } = runIdentity(request.runtime);
+      if (!threadId) return handler(request);
+      const dir = threadPaths(options.baseDir, userId, threadId).uploads;
+      // Synchronous on purpose: one stat of a small folder costs microseconds, while the async form's thread-pool
+      // round trip cost more than everything else this middleware does, on every model call.
+      const dirMtime = statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      const knownMtime = tracked?.dir_mtime ?? 0;
+      if (dirMtime === knownMtime) {
+        // Nothing arrived since the last scan: the files new in this turn (if the scan was this turn) still apply.
+        return handler(withUploadsNote(request, tracked?.turn === turn ? tracked.fresh : []));
+      }
+      const files = listing(dir, dirMtime);
+      const recorded = (request.state.uploaded_files as UploadedFile[] | undefined) ?? [];
+      // An empty folder on a thread that never had uploads: nothing to tell the model, nothing to record.
+      if (files.length === 0 && recorded.length === 0) return handler(request);
+      const known = new Set(recorded.map((f) => f.virtual_path));
+      const fresh = files.filter((f) => !known.has(f.virtual_path));
+      await handler(withUploadsNote(request, fresh));
+      return new Command({ update: { uploaded_files: files, _uploads: { turn, dir_mtime: dirMtime, fresh } } });
+    },
+  };
+}
+
+/** Only runs when the folder changed; it holds at most `uploads.max_files` entries. */
+function listFiles(dir: string): UploadedFile[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => !n.startsWith("."));
+  } catch {
+    return [];
+  }
+  const files: UploadedFile[] = [];
+  for (const filename of names.sort()) {
+    const info = statSync(join(dir, filename), { throwIfNoEntry: false });
+    if (info?.isFile()) files.push({ filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size });
+  }
+  return files;
+}
+
+function withUploadsNote<R extends { messages: unknown[] }>(request: R, fresh: readonly UploadedFile[]): R {
+  if (fresh.length === 0) return request;
+  const lines = fresh.map((f) => `- ${f.virtual_path} (${f.size} bytes)`).join("\n");
+  const note = new HumanMessage({
+    content: `<current_uploads>\nThe user uploaded these files for this turn; read them with your file tools if they matter:\n${lines}\n</current_uploads>`,
+  });
+  return { ...request, messages: [...request.messages, note] };
+}

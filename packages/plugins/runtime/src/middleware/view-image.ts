@@ -1,0 +1,90 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { type MiddlewareSpec, resolveVirtualPath, threadPaths } from "@antler/kernel";
+import type { ViewedImage } from "@antler/kernel/pipeline";
+import { HumanMessage, type MessageContent } from "@langchain/core/messages";
+import { runIdentity } from "./thread-data.js";
+
+export interface ViewImageOptions {
+  /** Data folder holding `users/<user>/threads/<thread>/user-data`. */
+  baseDir: string;
+  /** Images larger than this are not sent (providers cap image size well below it). Default 20 MiB. */
+  maxImageBytes?: number | undefined;
+}
+
+type ContentBlocks = Exclude<MessageContent, string>;
+
+function viewedImagesOf(value: unknown): [string, ViewedImage][] {
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value as Record<string, ViewedImage>);
+}
+
+/**
+ * Builds the one user message that shows the viewed images: a text line naming their paths, then one
+ * base64 data-URL `image_url` block per image. Files that cannot be shown are listed with the reason.
+ */
+export async function viewedImagesMessage(
+  images: readonly [string, ViewedImage][],
+  resolveHost: (virtualPath: string) => string,
+  maxImageBytes: number,
+): Promise<HumanMessage> {
+  const shown: string[] = [];
+  const skipped: string[] = [];
+  const blocks: ContentBlocks = [];
+  for (const [virtualPath, info] of images) {
+    const mime = typeof info.mime_type === "string" ? info.mime_type : "";
+    if (!mime.startsWith("image/")) {
+      skipped.push(`${virtualPath}: not an image (${mime || "unknown type"})`);
+      continue;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(resolveHost(virtualPath));
+    } catch {
+      // Only the virtual path goes into the note: the host path is the server's business.
+      skipped.push(`${virtualPath}: could not be read`);
+      continue;
+    }
+    if (bytes.length > maxImageBytes) {
+      skipped.push(`${virtualPath}: too large to show (${bytes.length} bytes)`);
+      continue;
+    }
+    if (typeof info.sha256 === "string" && createHash("sha256").update(bytes).digest("hex") !== info.sha256.toLowerCase()) {
+      skipped.push(`${virtualPath}: changed after it was viewed; view it again`);
+      continue;
+    }
+    shown.push(`${virtualPath} (${mime}, ${bytes.length} bytes)`);
+    blocks.push({ type: "image_url", image_url: { url: `data:${mime};base64,${bytes.toString("base64")}` } });
+  }
+  const lines: string[] = [];
+  if (shown.length > 0) lines.push(`The images you viewed, in this order:\n${shown.map((s) => `- ${s}`).join("\n")}`);
+  if (skipped.length > 0) lines.push(`Not shown:\n${skipped.map((s) => `- ${s}`).join("\n")}`);
+  return new HumanMessage({ content: [{ type: "text", text: lines.join("\n") }, ...blocks] });
+}
+
+/**
+ * Lets a vision model see the images it asked for (state `viewed_images`, filled by `view_image`): the next
+ * model request gets one extra user message with the image data. The message lives only in that request,
+ * so base64 never lands in the checkpointed history; once the model has answered, `viewed_images` is cleared.
+ */
+export function viewImageMiddleware(options: ViewImageOptions): MiddlewareSpec {
+  const maxImageBytes = options.maxImageBytes ?? 20 * 1024 * 1024;
+  return {
+    name: "ViewImage",
+    async wrapModelCall(request, handler) {
+      const images = viewedImagesOf(request.state.viewed_images);
+      if (images.length === 0) return handler(request);
+      const { userId, threadId } = runIdentity(request.runtime);
+      const resolveHost = (virtualPath: string): string => {
+        if (!threadId) throw new Error("no thread id in this run");
+        return resolveVirtualPath(threadPaths(options.baseDir, userId, threadId), virtualPath);
+      };
+      const message = await viewedImagesMessage(images, resolveHost, maxImageBytes);
+      return handler({ ...request, messages: [...request.messages, message] });
+    },
+    afterModel(state) {
+      // The model has now seen them; `{}` clears (see mergeViewedImages), so later calls do not resend them.
+      return viewedImagesOf(state.viewed_images).length > 0 ? { viewed_images: {} } : undefined;
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import {
+  type AntlerTool,
+  type DefaultSlotName,
+  definePlugin,
+  KERNEL_VERSION,
+  type MiddlewareAssemblyContext,
+  type MiddlewareSpec,
+  type PluginContext,
+  type ToolEntry,
+} from "@antler/kernel";
+
+const NAME = "@antler/plugin-runtime";
+type Middleware = typeof import("./middleware/index.js");
+type Tools = typeof import("./tools/index.js");
+
+/**
+ * Antler's agent runtime as a plugin: it fills every slot of the default chain, adds the built-in tools and the
+ * `tools:` of config.yaml, and contributes `antler run` and `antler chat`. It registers through the same API a
+ * third party uses, and loads its middleware, tools and LangChain only when the first agent is built, so loading
+ * it for `antler config check` or `antler mcp status` costs nothing.
+ */
+export default definePlugin({
+  name: NAME,
+  version: "0.1.0",
+  kernel: `^${KERNEL_VERSION}`,
+  description: "The agent runtime: default middlewares, built-in tools, AntlerClient, antler run/chat.",
+  setup(ctx) {
+    fillDefaultChain(ctx);
+    addBuiltinTools(ctx);
+    addConfigTools(ctx);
+    ctx.commands.add({
+      name: "run",
+      summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
+      usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name]',
+      run: async (args, io) => (await import("./cli/commands.js")).runCommand(args, io),
+    });
+    ctx.commands.add({
+      name: "chat",
+      summary: "Chat interactively on one thread (/exit to leave).",
+      usage: "antler chat [--thread id] [--config path] [--model name]",
+      run: async (args, io) => (await import("./cli/commands.js")).chatCommand(args, io),
+    });
+  },
+});
+
+function fillDefaultChain(ctx: PluginContext): void {
+  const fill = (
+    slot: DefaultSlotName,
+    create: (m: Middleware, assembly: MiddlewareAssemblyContext) => MiddlewareSpec | null | Promise<MiddlewareSpec | null>,
+  ) => ctx.middleware.add({ name: slot, create: async (assembly) => create(await import("./middleware/index.js"), assembly) }, { slot });
+  const config = ctx.kernelConfig;
+  const baseDir = ctx.paths.baseDir;
+  fill("ThreadData", (m) => m.threadDataMiddleware({ baseDir }));
+  fill("Uploads", (m) => m.uploadsMiddleware({ baseDir }));
+  fill("DanglingToolCall", (m) => m.danglingToolCallMiddleware());
+  fill("LLMErrorHandling", (m) => (config.llm_error_handling.enabled ? m.llmErrorHandlingMiddleware() : null));
+  fill("ToolErrorHandling", (m) => m.toolErrorHandlingMiddleware());
+  fill("Summarization", async (m, a) => {
+    const s = config.summarization;
+    if (!s.enabled) return null;
+    const model = s.model_name ? await ctx.models.create(s.model_name) : a.model;
+    return m.summarizationMiddleware({
+      model,
+      triggerTokens: s.trigger_tokens,
+      keepMessages: s.keep_messages,
+      targetTokens: s.target_tokens,
+    });
+  });
+  fill("Todo", (m) => (config.todo.enabled ? m.todoMiddleware() : null));
+  fill("Title", async (m, a) => {
+    // A subagent's run has no thread of its own to name; a title call would only cost a model call.
+    if (!config.title.enabled || a.subagent) return null;
+    const model = config.title.model_name ? await ctx.models.create(config.title.model_name) : a.model;
+    return m.titleMiddleware({ model, maxWords: config.title.max_words, maxChars: config.title.max_chars });
+  });
+  fill("ViewImage", (m, a) => (a.modelInfo?.supportsVision ? m.viewImageMiddleware({ baseDir }) : null));
+  fill("LoopDetection", (m) => {
+    const l = config.loop_detection;
+    return l.enabled
+      ? m.loopDetectionMiddleware({ warnThreshold: l.warn_threshold, hardLimit: l.hard_limit, windowSize: l.window_size })
+      : null;
+  });
+  fill("TokenUsage", (m) => (config.token_usage.enabled ? m.tokenUsageMiddleware({ logger: ctx.logger }) : null));
+  // Unattended runs (`non_interactive`) keep the middleware but not the tool: nobody would answer.
+  fill("Clarification", (m, a) => {
+    const spec = m.clarificationMiddleware();
+    return m.isClarificationAllowed(a.context) ? spec : { ...spec, tools: [] };
+  });
+}
+
+/** present_files always; view_image for vision models; setup_agent in bootstrap runs; update_agent for custom agents. */
+function addBuiltinTools(ctx: PluginContext): void {
+  const baseDir = ctx.paths.baseDir;
+  let tools: Promise<Record<"presentFiles" | "viewImage" | "setupAgent" | "updateAgent", AntlerTool>> | undefined;
+  const builtin = () =>
+    (tools ??= import("./tools/index.js").then((t: Tools) => ({
+      presentFiles: t.createPresentFilesTool({ baseDir }),
+      viewImage: t.createViewImageTool({ baseDir }),
+      setupAgent: t.createSetupAgentTool({ baseDir }),
+      updateAgent: t.createUpdateAgentTool({ baseDir }),
+    })));
+  const models = ctx.kernelConfig.models;
+  const isVision = (modelName: string | undefined) =>
+    models.find((m) => m.name === (modelName ?? ctx.kernelConfig.default_model ?? models[0]?.name))?.supports_vision === true;
+  ctx.tools.add(async () => (await builtin()).presentFiles, { source: "builtin" });
+  ctx.tools.add(async (a) => (isVision(a.modelName) ? (await builtin()).viewImage : null), { source: "builtin" });
+  ctx.tools.add(async (a) => (a.context.is_bootstrap === true ? (await builtin()).setupAgent : null), { source: "builtin" });
+  ctx.tools.add(
+    async (a) => (typeof a.context.agent_name === "string" && a.context.is_bootstrap !== true ? (await builtin()).updateAgent : null),
+    { source: "builtin" },
+  );
+}
+
+/** Tools listed under `tools:` in config.yaml, loaded on the first assembly (never during setup), once. */
+function addConfigTools(ctx: PluginContext): void {
+  if (ctx.kernelConfig.tools.length === 0) return;
+  let loaded: Promise<Array<{ tool: AntlerTool; group: string | undefined }>> | undefined;
+  ctx.hooks.assembleTools.tap(
+    async (tools) => {
+      loaded ??= import("./config-tools.js").then((m) => m.loadConfigTools(ctx));
+      const resolved = await loaded.catch((err: unknown) => {
+        loaded = undefined; // a fixed file can load on the next assembly
+        throw err;
+      });
+      return [...tools, ...resolved.map((r): ToolEntry => ({ tool: r.tool, plugin: NAME, source: "config", group: r.group }))];
+    },
+    { stage: "first" },
+  );
+}

@@ -1,0 +1,229 @@
+import { ErrorCodes, isAntlerError, runMigrations } from "@antler/kernel";
+import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { AntlerClient, type AntlerClientOptions } from "../src/client/client.js";
+import type { StreamEvent } from "../src/client/events.js";
+import { createRunStore, runRecordMigrations } from "../src/index.js";
+import { RUNS_TABLE, type RunsTable } from "../src/stores/runs.js";
+import { tempDir } from "./fixtures.js";
+import { createDatabase, type StorageConfigInput } from "./storage.js";
+
+// Several AntlerClients on one database stand for gateway instances behind a load balancer: each has its own
+// kernel, instance id and live runs, and they meet only through the run records.
+
+const clients: AntlerClient[] = [];
+const closers: Array<() => Promise<void>> = [];
+async function closeAll(): Promise<void> {
+  for (const c of clients.splice(0)) await c.close();
+  for (const close of closers.splice(0)) await close();
+}
+
+interface Instance {
+  client: AntlerClient;
+  /** Resolves when this instance's model has been called with `text` (the run is mid model call). */
+  entered(text: string): Promise<void>;
+}
+
+/** An instance whose model answers "slow ..." prompts only after a minute (cut short by a cancel). */
+async function instance(dir: string, storage: StorageConfigInput, runLeases: AntlerClientOptions["runLeases"]): Promise<Instance> {
+  const waiting = new Map<string, () => void>();
+  const seen = new Set<string>();
+  const scripted = scriptedModelsPlugin({
+    m: (messages) => {
+      const last = String(messages.at(-1)?.content);
+      seen.add(last);
+      waiting.get(last)?.();
+      return last.startsWith("slow") ? { text: "never said", delayMs: 60_000 } : { text: "quick" };
+    },
+  });
+  const client = await AntlerClient.create({
+    config: { models: [{ name: "m", provider: "scripted" }], storage, title: { enabled: false } },
+    plugins: [scripted],
+    cwd: dir,
+    env: {},
+    discover: false,
+    runLeases,
+  });
+  clients.push(client);
+  // Open its storage now, one instance at a time: two SQLite handles in one process that migrate at once would
+  // wait on each other's write lock inside one event loop (separate processes just wait their turn).
+  await client.listThreads();
+  return {
+    client,
+    entered: (text) => (seen.has(text) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(text, resolve))),
+  };
+}
+
+/** Consumes a stream in the background; settles with its events, or with the error that ended it. */
+function consume(stream: AsyncIterable<StreamEvent>): Promise<{ events: StreamEvent[]; error?: unknown }> {
+  return (async () => {
+    const events: StreamEvent[] = [];
+    try {
+      for await (const event of stream) events.push(event);
+      return { events };
+    } catch (error) {
+      return { events, error };
+    }
+  })();
+}
+
+/** A handle on the instances' database, for what a test reads or plants behind their backs. Closed after the test. */
+async function openShared(storage: StorageConfigInput, client: AntlerClient) {
+  const database = await createDatabase(storage, { baseDir: client.kernel.paths.baseDir, schema: storage.postgres_schema });
+  closers.push(() => database.close());
+  await runMigrations(database, runRecordMigrations);
+  return {
+    /** Run records as a dead instance would have written them. */
+    store: createRunStore(database),
+    async leaseOf(runId: string): Promise<string> {
+      const row = await database.db
+        .withTables<{ antler_runs: RunsTable }>()
+        .selectFrom(RUNS_TABLE)
+        .select("lease_until")
+        .where("run_id", "=", runId)
+        .executeTakeFirstOrThrow();
+      return row.lease_until as string;
+    },
+  };
+}
+
+// Quick heartbeats so cancels travel fast, and long leases: both instances share this test's one event loop, so
+// one building an agent stalls the other's heartbeat, and a short lease would sweep a live run (rightly).
+const QUICK = { heartbeatMs: 50, leaseMs: 5000 };
+
+function crossInstanceContract(place: () => { dir: string; storage: StorageConfigInput }) {
+  // Registered after the suite's schema hooks, so it runs before the schema is dropped.
+  afterEach(closeAll);
+
+  it("a run streaming on A is cancelled through B: A's stream ends cancelled and the record says so", async () => {
+    const { dir, storage } = place();
+    const a = await instance(dir, storage, QUICK);
+    const b = await instance(dir, storage, QUICK);
+    const streamed = consume(a.client.stream("slow one", { threadId: "t1", runId: "run-a" }));
+    await a.entered("slow one");
+    expect(await b.client.cancelRun("t1", "run-a")).toEqual({ run_id: "run-a", thread_id: "t1", status: "cancelled" });
+    const { events, error } = await streamed;
+    expect(isAntlerError(error, ErrorCodes.RUN_CANCELLED)).toBe(true);
+    expect(events.some((e) => e.type === "end")).toBe(false);
+    expect(a.client.activeRuns).toBe(0);
+    for (const c of [a.client, b.client]) expect((await c.getRun("t1", "run-a")).status).toBe("cancelled");
+    // The thread goes on, on either instance.
+    expect(await b.client.chat("next", { threadId: "t1" })).toBe("quick");
+  });
+
+  it("a cancel that the owner has not honoured within the wait answers running; the owner still stops the run", async () => {
+    const { dir, storage } = place();
+    const a = await instance(dir, storage, { heartbeatMs: 1000, leaseMs: 5000 });
+    const b = await instance(dir, storage, { ...QUICK, cancelWaitMs: 1 });
+    const streamed = consume(a.client.stream("slow two", { threadId: "t2", runId: "run-late" }));
+    await a.entered("slow two");
+    expect(await b.client.cancelRun("t2", "run-late")).toEqual({ run_id: "run-late", thread_id: "t2", status: "running" });
+    const { error } = await streamed;
+    expect(isAntlerError(error, ErrorCodes.RUN_CANCELLED)).toBe(true);
+    expect((await b.client.getRun("t2", "run-late")).status).toBe("cancelled");
+    await expect(b.client.cancelRun("t2", "run-late")).rejects.toThrow("already ended with status cancelled");
+  });
+
+  it("never sweeps a live owner's run, however often other instances read and sweep", async () => {
+    const { dir, storage } = place();
+    const leases = { heartbeatMs: 50, leaseMs: 1000 };
+    const a = await instance(dir, storage, leases);
+    const b = await instance(dir, storage, leases);
+    const onA = consume(a.client.stream("slow on A", { threadId: "t3", runId: "run-a" }));
+    // B has a live run too, so its heartbeat sweeps as well as its reads.
+    const onB = consume(b.client.stream("slow on B", { threadId: "t3b", runId: "run-b" }));
+    await Promise.all([a.entered("slow on A"), b.entered("slow on B")]);
+    const shared = await openShared(storage, a.client);
+    const first = await shared.leaseOf("run-a");
+    const seen = new Set<string>();
+    // Until A has renewed its lease three lengths past the first one, B keeps looking (each look may sweep).
+    await expect
+      .poll(
+        async () => {
+          seen.add((await b.client.getRun("t3", "run-a")).status);
+          for (const r of await b.client.listRuns("t3")) seen.add(r.status);
+          return Date.parse(await shared.leaseOf("run-a")) - Date.parse(first);
+        },
+        { timeout: 20_000, interval: 20 },
+      )
+      .toBeGreaterThan(3 * leases.leaseMs);
+    expect([...seen]).toEqual(["running"]);
+    await a.client.cancelRun("t3", "run-a");
+    await b.client.cancelRun("t3b", "run-b");
+    expect((await onA).error).toBeDefined();
+    expect((await onB).error).toBeDefined();
+  });
+
+  it("a run left by a process that died is reported as an error naming the lease; cancelling such a run ends it cancelled", async () => {
+    const { dir, storage } = place();
+    const b = await instance(dir, storage, QUICK);
+    await b.client.createThread({ threadId: "t4" });
+    // What a SIGKILLed instance leaves behind: running rows under its id whose lease nobody renews.
+    const shared = await openShared(storage, b.client);
+    const dead = shared.store;
+    for (const runId of ["orphan-read", "orphan-cancel"]) {
+      await dead.create({
+        runId,
+        threadId: "t4",
+        userId: "default",
+        traceId: "x",
+        model: "m",
+        kwargs: {},
+        owner: { id: "dead", leaseMs: 150 },
+      });
+    }
+    const leaseUntil = await shared.leaseOf("orphan-read");
+    await expect.poll(async () => (await b.client.getRun("t4", "orphan-read")).status, { timeout: 10_000, interval: 20 }).toBe("error");
+    expect((await b.client.getRun("t4", "orphan-read")).error).toBe(
+      `the process running this run stopped (lease expired at ${leaseUntil}); start the run again`,
+    );
+    expect(await b.client.cancelRun("t4", "orphan-cancel")).toEqual({ run_id: "orphan-cancel", thread_id: "t4", status: "cancelled" });
+    expect((await b.client.listRuns("t4")).map((r) => [r.run_id, r.status]).sort()).toEqual([
+      ["orphan-cancel", "cancelled"],
+      ["orphan-read", "error"],
+    ]);
+  });
+
+  it("an instance with live runs sweeps other instances' orphans in its heartbeat, without being asked", async () => {
+    const { dir, storage } = place();
+    const b = await instance(dir, storage, QUICK);
+    const dead = (await openShared(storage, b.client)).store;
+    await dead.create({
+      runId: "orphan",
+      threadId: "t5",
+      userId: "default",
+      traceId: "x",
+      model: "m",
+      kwargs: {},
+      owner: { id: "dead", leaseMs: 50 },
+    });
+    const onB = consume(b.client.stream("slow five", { threadId: "t5b" }));
+    await b.entered("slow five");
+    // Read without the lazy sweep, so only B's heartbeat can have finished it.
+    await expect
+      .poll(async () => (await dead.get("default", "orphan", { sweep: false }))?.status, { timeout: 10_000, interval: 20 })
+      .toBe("error");
+    await b.client.cancelAll();
+    expect((await onB).error).toBeDefined();
+  });
+}
+
+describe("runs across instances on one SQLite file", () => {
+  crossInstanceContract(() => ({ dir: tempDir(), storage: { backend: "sqlite" } }));
+});
+
+describeWithPostgres("runs across instances on PostgreSQL", (url) => {
+  const schema = usePostgresSchema(url, { prefix: "antler_runs_x" });
+  crossInstanceContract(() => ({ dir: tempDir(), storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name } }));
+});
+
+describe("run lease timings", () => {
+  it("refuses a lease no longer than the heartbeat, naming the option", async () => {
+    await expect(
+      AntlerClient.create({ discover: false, env: {}, cwd: tempDir(), runLeases: { heartbeatMs: 1000, leaseMs: 1000 } }),
+    ).rejects.toThrow("runLeases.leaseMs (1000) must be longer than heartbeatMs (1000)");
+    await expect(AntlerClient.create({ discover: false, env: {}, cwd: tempDir(), runLeases: { heartbeatMs: 0 } })).rejects.toThrow(
+      "runLeases.heartbeatMs must be a positive number of milliseconds",
+    );
+  });
+});

@@ -1,0 +1,234 @@
+import { type AntlerDatabase, runMigrations } from "@antler/kernel";
+import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRunStore, type RunStore, runRecordMigrations } from "../src/index.js";
+import { orphanedRunError, RUNS_TABLE, type RunsTable } from "../src/stores/runs.js";
+import { tempDir } from "./fixtures.js";
+import { createDatabase } from "./storage.js";
+
+function steppingClock(start = Date.UTC(2025, 0, 1)): () => Date {
+  let t = start;
+  return () => {
+    t += 1000;
+    return new Date(t);
+  };
+}
+
+/** A clock the test moves by hand; several stores share it, as instances share (roughly) one wall time. */
+function manualClock(start = Date.UTC(2025, 0, 1)) {
+  const clock = {
+    t: start,
+    now: () => new Date(clock.t),
+    advance(ms: number) {
+      clock.t += ms;
+    },
+  };
+  return clock;
+}
+
+const opened: AntlerDatabase[] = [];
+afterEach(async () => {
+  for (const d of opened.splice(0)) await d.close();
+});
+
+/** `place()` picks a fresh database for one test and returns an opener: every call opens another handle on it. */
+function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
+  async function store(): Promise<RunStore> {
+    const database = await place()();
+    opened.push(database);
+    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/001-create", "runs/002-leases"]);
+    // Idempotent: a second open applies nothing.
+    expect(await runMigrations(database, runRecordMigrations)).toEqual([]);
+    return createRunStore(database, { now: steppingClock() });
+  }
+
+  /** `count` stores on separate handles of one database (as separate instances would hold), all on `clock`. */
+  async function instances(count: number, clock: { now: () => Date }): Promise<RunStore[]> {
+    const open = place();
+    const stores: RunStore[] = [];
+    for (let i = 0; i < count; i++) {
+      const database = await open();
+      opened.push(database);
+      await runMigrations(database, runRecordMigrations);
+      stores.push(createRunStore(database, { now: clock.now }));
+    }
+    return stores;
+  }
+
+  const run = (runId: string, owner?: { id: string; leaseMs: number }) => ({
+    runId,
+    threadId: "t",
+    userId: "alice",
+    traceId: `tr-${runId}`,
+    model: "m",
+    kwargs: {},
+    ...(owner ? { owner } : {}),
+  });
+
+  it("stores the trace id and the kwargs with secrets redacted, and records the first outcome only", async () => {
+    const runs = await store();
+    const created = await runs.create({
+      runId: "r1",
+      threadId: "t1",
+      userId: "alice",
+      traceId: "trace-1",
+      model: "m",
+      kwargs: {
+        input: "hi",
+        context: { api_key: "sk-abcdefghijklmnopqrstuvwx", plan_mode: true },
+        metadata: { url: "postgres://u:pw@h/db" },
+      },
+    });
+    expect(created).toMatchObject({ status: "running", trace_id: "trace-1", error: null });
+    expect(created.kwargs).toEqual({
+      input: "hi",
+      context: { api_key: "[REDACTED]", plan_mode: true },
+      metadata: { url: "postgres://u:[REDACTED]@h/db" },
+    });
+    await runs.finish("r1", "error", "failed with Bearer abcdefghijklmnop");
+    await runs.finish("r1", "success");
+    const stored = await runs.get("alice", "r1");
+    expect(stored).toMatchObject({ status: "error", error: "failed with Bearer [REDACTED]" });
+    expect((stored?.updated_at ?? "") > (stored?.created_at ?? "")).toBe(true);
+  });
+
+  it("scopes reads by user: another user's run is missing, and lists are per thread, newest first", async () => {
+    const runs = await store();
+    for (const [runId, threadId, userId] of [
+      ["a", "t", "alice"],
+      ["b", "t", "alice"],
+      ["c", "other", "alice"],
+      ["d", "t", "bob"],
+    ] as const) {
+      await runs.create({ runId, threadId, userId, traceId: `tr-${runId}`, model: "m", kwargs: {} });
+    }
+    expect(await runs.get("bob", "a")).toBeNull();
+    expect((await runs.list("alice", "t")).map((r) => r.run_id)).toEqual(["b", "a"]);
+    expect((await runs.list("alice", "t", { limit: 1, offset: 1 })).map((r) => r.run_id)).toEqual(["a"]);
+    expect((await runs.list("bob", "t")).map((r) => r.run_id)).toEqual(["d"]);
+    expect(await runs.deleteThread("alice", "t")).toBe(2);
+    expect(await runs.list("alice", "t")).toEqual([]);
+    expect((await runs.list("bob", "t")).map((r) => r.run_id)).toEqual(["d"]);
+  });
+
+  it("finishes each expired run exactly once under two concurrent sweepers, naming the expired lease", async () => {
+    const clock = manualClock();
+    const [owner, sweeperA, sweeperB] = (await instances(3, clock)) as [RunStore, RunStore, RunStore];
+    const ids = Array.from({ length: 20 }, (_, i) => `orphan-${i}`);
+    for (const id of ids) await owner.create(run(id, { id: "dead-instance", leaseMs: 1000 }));
+    const leaseUntil = new Date(clock.t + 1000).toISOString();
+    clock.advance(1001);
+    const [a, b] = await Promise.all([sweeperA.sweepExpired(), sweeperB.sweepExpired()]);
+    // Every run finished, none twice.
+    expect([...a, ...b].sort()).toEqual([...ids].sort());
+    const records = await sweeperA.list("alice", "t", { limit: 100 });
+    expect(new Set(records.map((r) => r.status))).toEqual(new Set(["error"]));
+    for (const record of records) expect(record.error).toBe(orphanedRunError(leaseUntil));
+    expect(orphanedRunError(leaseUntil)).toBe(`the process running this run stopped (lease expired at ${leaseUntil}); start the run again`);
+    // Nothing left for a later sweep, and the first outcome stands against a late finish from the "dead" owner.
+    expect(await sweeperB.sweepExpired()).toEqual([]);
+    await owner.finish("orphan-0", "success");
+    expect((await owner.get("alice", "orphan-0"))?.status).toBe("error");
+  });
+
+  it("reads sweep lazily: get and list report an expired run as an error, and only once", async () => {
+    const clock = manualClock();
+    const [owner, reader] = (await instances(2, clock)) as [RunStore, RunStore];
+    await owner.create(run("r1", { id: "dead-instance", leaseMs: 1000 }));
+    expect((await reader.get("alice", "r1"))?.status).toBe("running");
+    clock.advance(1001);
+    expect((await reader.get("alice", "r1", { sweep: false }))?.status).toBe("running");
+    const [got, listed] = await Promise.all([reader.get("alice", "r1"), owner.list("alice", "t")]);
+    expect(got).toMatchObject({ status: "error", error: expect.stringContaining("the process running this run stopped") });
+    expect(listed).toEqual([got]);
+    expect(await reader.sweepExpired()).toEqual([]);
+  });
+
+  it("never sweeps a lease renewed in time, nor a run without a lease", async () => {
+    const clock = manualClock();
+    const [owner, sweeper] = (await instances(2, clock)) as [RunStore, RunStore];
+    await owner.create(run("live", { id: "me", leaseMs: 1000 }));
+    await owner.create(run("unleased"));
+    for (let beat = 0; beat < 5; beat++) {
+      clock.advance(900);
+      expect(await owner.renewLeases("me", ["live"], 1000)).toEqual({ cancelRequested: [], ended: [] });
+      expect(await sweeper.sweepExpired()).toEqual([]);
+    }
+    clock.advance(24 * 3600_000);
+    expect(await sweeper.sweepExpired()).toEqual(["live"]);
+    expect((await sweeper.get("alice", "unleased"))?.status).toBe("running");
+  });
+
+  it("a heartbeat renews only its own running runs and reports cancel requests and runs ended elsewhere", async () => {
+    const clock = manualClock();
+    const [owner, other] = (await instances(2, clock)) as [RunStore, RunStore];
+    for (const id of ["keep", "stop", "swept"]) await owner.create(run(id, { id: "me", leaseMs: 1000 }));
+    await other.create(run("theirs", { id: "them", leaseMs: 1000 }));
+    expect(await other.requestCancel("stop")).toBe(true);
+    expect(await other.requestCancel("stop")).toBe(true);
+    await other.finish("swept", "error", "swept");
+    expect(await owner.renewLeases("me", ["keep", "stop", "swept", "gone", "theirs"], 5000)).toEqual({
+      cancelRequested: ["stop"],
+      ended: expect.arrayContaining([
+        { run_id: "swept", status: "error" },
+        { run_id: "gone", status: "deleted" },
+      ]),
+    });
+    clock.advance(1001);
+    // "theirs" was not renewed by "me" (another owner's run), so it alone expired.
+    expect(await other.sweepExpired()).toEqual(["theirs"]);
+    expect(await other.requestCancel("theirs")).toBe(false);
+  });
+
+  it("an orphan cancelled on request ends cancelled, without an error text", async () => {
+    const clock = manualClock();
+    const [owner, canceller] = (await instances(2, clock)) as [RunStore, RunStore];
+    await owner.create(run("r1", { id: "dead-instance", leaseMs: 1000 }));
+    expect(await canceller.sweepExpired({ runIds: ["r1"], as: "cancelled" })).toEqual([]);
+    clock.advance(1001);
+    expect(await canceller.sweepExpired({ runIds: ["r1"], as: "cancelled" })).toEqual(["r1"]);
+    expect(await canceller.get("alice", "r1")).toMatchObject({ status: "cancelled", error: null });
+  });
+
+  it("runs/002 gives rows already running one grace lease, after which they are swept", async () => {
+    const open = place();
+    const database = await open();
+    opened.push(database);
+    const first = runRecordMigrations.filter((m) => m.name === "runs/001-create");
+    expect(await runMigrations(database, first)).toEqual(["runs/001-create"]);
+    const legacy = database.db.withTables<{ antler_runs: Omit<RunsTable, "owner_id" | "lease_until" | "cancel_requested_at"> }>();
+    const at = new Date().toISOString();
+    await legacy
+      .insertInto(RUNS_TABLE)
+      .values({
+        run_id: "old",
+        thread_id: "t",
+        user_id: "alice",
+        status: "running",
+        trace_id: "x",
+        model: "m",
+        kwargs: "{}",
+        error: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/002-leases"]);
+    const inAMinute = createRunStore(database, { now: () => new Date(Date.now() + 60_000) });
+    expect((await inAMinute.get("alice", "old"))?.status).toBe("running");
+    const inADay = createRunStore(database, { now: () => new Date(Date.now() + 24 * 3600_000) });
+    expect((await inADay.get("alice", "old"))?.status).toBe("error");
+  });
+}
+
+describe("run records on SQLite", () => {
+  runStoreContract(() => {
+    const baseDir = tempDir();
+    return () => createDatabase({ backend: "sqlite" }, { baseDir });
+  });
+});
+
+describeWithPostgres("run records on PostgreSQL", (url) => {
+  const schema = usePostgresSchema(url, { prefix: "antler_runs" });
+  runStoreContract(() => () => createDatabase({ backend: "postgres", postgres_url: url }, { baseDir: tempDir(), schema: schema.name }));
+});

@@ -1,0 +1,29 @@
+import { definePlugin, KERNEL_VERSION } from "@antler/kernel";
+
+/**
+ * Storage backend `postgres`: Antler's tables and thread checkpoints in PostgreSQL (`storage.postgres_url`,
+ * optionally `storage.postgres_schema`), for several gateways and batch workers sharing one database. `pg` is
+ * loaded when a handle is first opened.
+ */
+export default definePlugin({
+  name: "@antler/plugin-storage-postgres",
+  version: "0.1.0",
+  kernel: `^${KERNEL_VERSION}`,
+  description: "PostgreSQL storage: Antler's tables and LangGraph checkpoints (pg).",
+  setup(ctx) {
+    ctx.storage.addBackend({
+      id: "postgres",
+      description: "PostgreSQL at storage.postgres_url",
+      async openDatabase(request) {
+        const postgres = await import("./postgres.js");
+        const url = postgres.requirePostgresUrl(request.storage, "the database");
+        return postgres.openPostgresDatabase(url, { schema: request.schema, logger: request.logger });
+      },
+      async openCheckpointer(request) {
+        const postgres = await import("./postgres.js");
+        const url = postgres.requirePostgresUrl(request.storage, "the checkpointer");
+        return postgres.openPostgresCheckpointer(url, { schema: request.schema, logger: request.logger });
+      },
+    });
+  },
+});

@@ -1,0 +1,28 @@
+import { definePlugin, KERNEL_VERSION } from "@antler/kernel";
+
+/**
+ * Storage backend `sqlite` (the default): Antler's tables and thread checkpoints in files under
+ * `<base_dir>/<sqlite_dir>`, and in-memory tables for `storage.backend: memory`. better-sqlite3 is loaded when a
+ * handle is first opened, not when the plugin loads.
+ */
+export default definePlugin({
+  name: "@antler/plugin-storage-sqlite",
+  version: "0.1.0",
+  kernel: `^${KERNEL_VERSION}`,
+  description: "SQLite storage: Antler's tables and LangGraph checkpoints (better-sqlite3).",
+  setup(ctx) {
+    ctx.storage.addBackend({
+      id: "sqlite",
+      description: "SQLite files under <base_dir>/<sqlite_dir>",
+      inMemoryDatabase: true,
+      async openDatabase(request) {
+        const sqlite = await import("./sqlite.js");
+        return sqlite.openSqliteDatabase(sqlite.databaseFile(request));
+      },
+      async openCheckpointer(request) {
+        const sqlite = await import("./sqlite.js");
+        return sqlite.openSqliteCheckpointer(sqlite.checkpointFile(request));
+      },
+    });
+  },
+});

@@ -1,0 +1,86 @@
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import {
+  type AntlerDatabase,
+  AntlerError,
+  type AntlerTables,
+  type Checkpointer,
+  describeCause,
+  ErrorCodes,
+  type StorageOpenRequest,
+} from "@antler/kernel";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import Database from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+
+/** The file that holds Antler's own tables, next to the checkpoints in `<base_dir>/<sqlite_dir>`. */
+export const ANTLER_SQLITE_FILE = "antler.sqlite";
+/** The file the SQLite checkpointer writes, inside `<base_dir>/<sqlite_dir>`. */
+export const CHECKPOINTS_SQLITE_FILE = "checkpoints.sqlite";
+
+/** `<base_dir>/<sqlite_dir>`, absolute. `sqlite_dir` may itself be absolute. */
+export function sqliteDirectory(request: Pick<StorageOpenRequest, "storage" | "baseDir">): string {
+  return resolve(request.baseDir, request.storage.sqlite_dir);
+}
+
+/**
+ * Opens a better-sqlite3 database file for a long-lived store: folders created, WAL so readers never block the
+ * writer, and a busy timeout so two processes sharing the file wait for each other instead of failing at once.
+ */
+export function openSqliteFile(file: string): Database.Database {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  let db: Database.Database;
+  try {
+    db = new Database(file);
+  } catch (cause) {
+    throw new AntlerError(ErrorCodes.STORAGE_UNAVAILABLE, `cannot open SQLite database ${file}: ${describeCause(cause)}`, {
+      where: "storage.sqlite_dir",
+      hint: "Check that the folder is writable, or point storage.sqlite_dir (relative to base_dir) somewhere that is.",
+      cause,
+    });
+  }
+  if (file !== ":memory:") db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("foreign_keys = ON");
+  return db;
+}
+
+/** Antler's tables in `<base_dir>/<sqlite_dir>/antler.sqlite`, or in memory for `storage.backend: memory`. */
+export function openSqliteDatabase(file: string): AntlerDatabase {
+  const sqlite = openSqliteFile(file);
+  const db = new Kysely<AntlerTables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let closed = false;
+  return {
+    db,
+    dialect: "sqlite",
+    location: file,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+      // Kysely only closes the handle if it ever used it.
+      if (sqlite.open) sqlite.close();
+    },
+  };
+}
+
+/** LangGraph's SqliteSaver on `<base_dir>/<sqlite_dir>/checkpoints.sqlite`. */
+export function openSqliteCheckpointer(file: string): Checkpointer {
+  const db = openSqliteFile(file);
+  return {
+    saver: new SqliteSaver(db),
+    kind: "sqlite",
+    location: file,
+    close: async () => {
+      if (db.open) db.close();
+    },
+  };
+}
+
+export function databaseFile(request: StorageOpenRequest): string {
+  return request.inMemory ? ":memory:" : join(sqliteDirectory(request), ANTLER_SQLITE_FILE);
+}
+
+export function checkpointFile(request: StorageOpenRequest): string {
+  return join(sqliteDirectory(request), CHECKPOINTS_SQLITE_FILE);
+}
