@@ -97,15 +97,35 @@ function forgetProject(storePath: string, projectDir: string): void {
 
 /** The outer vitest's variables would make the project's own vitest believe it runs inside a worker. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST") && !["NODE_OPTIONS", "TEST", "ANTLER_CONFIG"].includes(key)),
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !key.startsWith("VITEST") && !["NODE_OPTIONS", "TEST", "ANTLER_CONFIG", "FORCE_COLOR"].includes(key),
+    ),
   );
+  // Plain text, so the child's summary lines can be matched.
+  return { ...env, NO_COLOR: "1" };
+}
+
+/**
+ * How to start pnpm: the one running this test suite (`npm test` starts pnpm through npx, so it need not be on
+ * PATH; pnpm names itself in npm_execpath), else `pnpm` from PATH.
+ */
+function pnpmCommand(args: readonly string[]): [string, string[]] {
+  const self = process.env.npm_execpath;
+  if (self && /pnpm/.test(self))
+    return self.endsWith(".js") || self.endsWith(".cjs") ? [process.execPath, [self, ...args]] : [self, [...args]];
+  return ["pnpm", [...args]];
+}
+
+function runPnpm(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
+  const [command, full] = pnpmCommand(args);
+  return run(command, full, options);
 }
 
 /** `pnpm` must be on PATH to pack and install; the reason to skip when it is not. */
 async function pnpmMissing(): Promise<string | undefined> {
   try {
-    const { code } = await run("pnpm", ["--version"], { cwd: REPO_ROOT, timeoutMs: 30_000 });
+    const { code } = await runPnpm(["--version"], { cwd: REPO_ROOT, timeoutMs: 30_000 });
     return code === 0 ? undefined : "`pnpm --version` failed";
   } catch {
     return "pnpm is not on PATH";
@@ -305,7 +325,7 @@ describeWhen("a project outside the workspace that installs only @antler/kernel"
   it(
     "packs @antler/kernel into a tarball with its dist and bin",
     async () => {
-      const packed = await run("pnpm", ["pack", "--pack-destination", root], { cwd: KERNEL_DIR, env: cleanEnv(), timeoutMs: 120_000 });
+      const packed = await runPnpm(["pack", "--pack-destination", root], { cwd: KERNEL_DIR, env: cleanEnv(), timeoutMs: 120_000 });
       expect(packed.code, packed.output).toBe(0);
       const tarballs = readdirSync(root).filter((name) => name.endsWith(".tgz"));
       expect(tarballs).toHaveLength(1);
@@ -319,7 +339,7 @@ describeWhen("a project outside the workspace that installs only @antler/kernel"
     async () => {
       expect(state.tarball, "the pack step failed").toBeDefined();
       const tarball = state.tarball!;
-      const storePath = await run("pnpm", ["store", "path"], { cwd: REPO_ROOT, env: cleanEnv(), timeoutMs: 30_000 });
+      const storePath = await runPnpm(["store", "path"], { cwd: REPO_ROOT, env: cleanEnv(), timeoutMs: 30_000 });
       expect(storePath.code, storePath.output).toBe(0);
       state.storePath = storePath.output.trim();
       const { lockfile, vitestSpecifier } = projectLockfile(tarball, readFileSync(join(root, tarball)));
@@ -333,7 +353,7 @@ describeWhen("a project outside the workspace that installs only @antler/kernel"
       };
       writeFileSync(join(projectDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
       writeFileSync(join(projectDir, "pnpm-lock.yaml"), lockfile);
-      const install = await run("pnpm", ["install", "--offline", "--frozen-lockfile", "--store-dir", state.storePath], {
+      const install = await runPnpm(["install", "--offline", "--frozen-lockfile", "--store-dir", state.storePath], {
         cwd: projectDir,
         env: cleanEnv(),
         timeoutMs: STEP_TIMEOUT_MS - 30_000,

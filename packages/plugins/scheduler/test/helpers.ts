@@ -62,6 +62,7 @@ export async function harness(options: {
   const models = scriptedModelsPlugin({ scripted: { respond: (_m, i) => options.respond?.(i) ?? { text: "done" } } });
   const recorder = contextRecorder();
   const kernel = await createTestKernel({
+    builtins: true,
     plugins: [models, recorder.plugin, { plugin: schedulerPlugin, config: options.scheduler ?? {} }],
     config: {
       base_dir: options.baseDir,

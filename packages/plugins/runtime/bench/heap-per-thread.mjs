@@ -3,13 +3,13 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ScriptedChatModel } from "@antler/kernel/testing";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { createAntlerAgent } from "../dist/index.js";
-import { ScriptedChatModel } from "../dist/testing/index.js";
 
 const baseDir = mkdtempSync(join(tmpdir(), "antler-heap-"));
 const script = (messages) =>

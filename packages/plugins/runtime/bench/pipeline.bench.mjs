@@ -10,12 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { ScriptedChatModel } from "@antler/kernel/testing";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { createAntlerAgent } from "../dist/index.js";
-import { ScriptedChatModel } from "../dist/testing/index.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 150);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
