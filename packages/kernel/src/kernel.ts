@@ -53,7 +53,7 @@ import type {
 } from "./plugin.js";
 import type { SandboxProvider } from "./sandbox/types.js";
 import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
-import { ensureTraceContext, resolveTraceId } from "./trace.js";
+import { ensureTraceContext } from "./trace.js";
 
 export const KERNEL_OWNER = "@antler/kernel";
 
@@ -99,7 +99,7 @@ export interface RunOptions {
   runId?: string | undefined;
   threadId?: string | undefined;
   userId?: string | undefined;
-  /** A trace id carried in from the caller; unusable ids are replaced. Without one, the ambient id or a fresh one. */
+  /** A trace id carried in from the caller, used outside a trace scope (inside one, the scope's id wins); unusable ids are replaced. */
   traceId?: string | null | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -531,7 +531,9 @@ export class Kernel {
    * steps). Call inside a trace scope; always call `end` exactly once.
    */
   async beginRun(options: RunOptions = {}): Promise<ActiveRun> {
-    const traceId = resolveTraceId(options.traceId);
+    // The id the surrounding scope would bind (inherit, else the carried one, else fresh): a run begun inside a
+    // scope must record the id its logs carry, never a carried one that disagrees.
+    const traceId = ensureTraceContext(options.traceId, (id) => id);
     const runId = options.runId ?? randomUUID();
     const handle: RunScopeHandle = this.services.createRunScope(runId);
     const controller = new AbortController();
