@@ -1,4 +1,12 @@
-import { type AntlerTool, DEFAULT_USER_ID, defineTool, emitCustomEvent, messageText, TRACE_METADATA_KEY } from "@antler/kernel";
+import {
+  type AntlerTool,
+  DEFAULT_USER_ID,
+  defineTool,
+  emitCustomEvent,
+  messageText,
+  resolveTraceId,
+  TRACE_METADATA_KEY,
+} from "@antler/kernel";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
@@ -177,14 +185,14 @@ export function createTaskTool(deps: TaskToolDeps): AntlerTool {
         );
       }
       const userId = str(ctx, "user_id") ?? DEFAULT_USER_ID;
-      const traceId = str(ctx, TRACE_METADATA_KEY) ?? str(ctx, "trace_id");
+      const traceId = resolveTraceId(ctx[TRACE_METADATA_KEY]);
       const normalized = normalizeCriteria(args.acceptance_criteria ?? []);
       const label = args.description?.trim() || resultBrief(args.prompt.trim().replace(/\s+/g, " "), 80);
       const base = {
         task_id: toolCallId,
         description: label,
         subagent_type: args.subagent_type,
-        ...(traceId ? { trace_id: traceId } : {}),
+        trace_id: traceId,
       };
       const emit = (payload: Record<string, unknown>) => emitCustomEvent({ ...base, ...payload }, runtime).catch(() => {});
       await emit({ type: "task_started", prompt_sha256: sha256(args.prompt), acceptance_criteria: normalized.criteria });
