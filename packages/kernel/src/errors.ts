@@ -1,3 +1,5 @@
+import { redactSecrets, redactText } from "./config/redact.js";
+
 /**
  * Every error Antler raises on purpose is an `AntlerError` with a stable `code`. Messages follow one shape:
  * what was wrong, where (a config path, a plugin or tool name), and what to do about it.
@@ -65,7 +67,7 @@ export interface AntlerErrorOptions {
   /** What the user can do about it. */
   hint?: string;
   cause?: unknown;
-  /** Structured facts for programs (line numbers, candidate names, ...). Never secrets. */
+  /** Structured facts for programs (line numbers, candidate names, ...). Redacted like run records and logs. */
   details?: Record<string, unknown>;
 }
 
@@ -77,11 +79,12 @@ export class AntlerError extends Error {
   readonly details: Record<string, unknown>;
 
   constructor(code: ErrorCode, message: string, options: AntlerErrorOptions = {}) {
-    super(composeMessage(message, options), options.cause === undefined ? undefined : { cause: options.cause });
+    // Scrubbed once here, so the HTTP body, the log line and the run record all get the same redacted form.
+    super(redactText(composeMessage(message, options)), options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.where = options.where;
     this.hint = options.hint;
-    this.details = options.details ?? {};
+    this.details = redactSecrets(options.details ?? {});
   }
 
   toJSON(): Record<string, unknown> {

@@ -106,6 +106,7 @@ export {
   getCurrentTraceId,
   MAX_TRACE_ID_LENGTH,
   normalizeTraceId,
+  outsideTraceContext,
   requestTraceContext,
   resolveTraceId,
   TRACE_ID_HEADER,

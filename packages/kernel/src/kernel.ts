@@ -56,7 +56,7 @@ import { type RunScopeHandle, ServiceRegistry } from "./services.js";
 import type { AntlerDatabase, Checkpointer, OpenCheckpointerOptions, OpenDatabaseOptions, StorageBackend } from "./storage/contract.js";
 import { StorageRegistry } from "./storage/service.js";
 import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
-import { ensureTraceContext, resolveTraceId } from "./trace.js";
+import { ensureTraceContext } from "./trace.js";
 
 /** A plugin object passed in code, optionally with its config. */
 export type CodePlugin = AntlerPlugin | { plugin: AntlerPlugin; config?: unknown };
@@ -511,7 +511,9 @@ export class KernelHost implements Kernel {
    * steps). Call inside a trace scope; always call `end` exactly once.
    */
   async beginRun(options: RunOptions = {}): Promise<ActiveRun> {
-    const traceId = resolveTraceId(options.traceId);
+    // The id the surrounding scope would bind (inherit, else the carried one, else fresh): a run begun inside a
+    // scope must record the id its logs carry, never a carried one that disagrees.
+    const traceId = ensureTraceContext(options.traceId, (id) => id);
     const runId = options.runId ?? randomUUID();
     const handle: RunScopeHandle = this.services.createRunScope(runId);
     const controller = new AbortController();

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { type DestinationStream, type Logger, pino } from "pino";
-import { redactText } from "./config/redact.js";
+import { redactSecrets, redactText } from "./config/redact.js";
 import { getCurrentTraceId } from "./trace.js";
 
 export type { Logger } from "pino";
@@ -22,21 +22,39 @@ export function createLogger(options: LoggingOptions = {}): Logger {
   const format = options.enhance?.format ?? "json";
   let destination: DestinationStream | NodeJS.WritableStream = options.destination ?? process.stderr;
   if (format === "text") destination = textDestination(destination);
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? "info",
       base: undefined,
       ...(enhanced ? { mixin: () => ({ trace_id: getCurrentTraceId() ?? "-" }) } : {}),
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: {
+        level: (label) => ({ level: label }),
+        // Logged objects (and errors in them) are scrubbed in every shape before pino serialises them.
+        log: (object) => redactSecrets(object),
+        bindings: (bindings) => redactSecrets(bindings),
+      },
+      // formatters.log has already turned errors into redacted `{ type, message, stack, ... }`; pino's own err
+      // serializer would take that for an error and rename its type to "Object".
+      serializers: { err: (value: unknown) => value },
       hooks: {
-        // Free-text log arguments can carry a URL with a password or a bearer token; scrub before writing.
+        // The message and its interpolated arguments never reach formatters.log: scrub them here.
         logMethod(args, method) {
-          method.apply(this, args.map((a) => (typeof a === "string" ? redactText(a) : a)) as Parameters<typeof method>);
+          const scrubbed = args.map((a, i) =>
+            typeof a === "string" ? redactText(a) : i > 0 && a !== null && typeof a === "object" ? redactSecrets(a) : a,
+          );
+          method.apply(this, scrubbed as Parameters<typeof method>);
         },
       },
     },
     destination as DestinationStream,
   );
+  // pino applies formatters.bindings to the root only; children (and theirs, which inherit this method) would
+  // write their bindings verbatim, so they are scrubbed on the way in.
+  const child = logger.child;
+  logger.child = function redactedChild(this: Logger, bindings, options) {
+    return child.call(this, redactSecrets(bindings), options);
+  } as typeof logger.child;
+  return logger;
 }
 
 function textDestination(target: DestinationStream | NodeJS.WritableStream): NodeJS.WritableStream {

@@ -205,7 +205,7 @@ export interface RunOptions {
   runId?: string | undefined;
   threadId?: string | undefined;
   userId?: string | undefined;
-  /** A trace id carried in from the caller; unusable ids are replaced. Without one, the ambient id or a fresh one. */
+  /** A trace id carried in from the caller, used outside a trace scope (inside one, the scope's id wins); unusable ids are replaced. */
   traceId?: string | null | undefined;
   signal?: AbortSignal | undefined;
 }

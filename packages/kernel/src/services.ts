@@ -168,7 +168,7 @@ export class ServiceRegistry {
     const listing = known.length ? known.map((r) => `"${r.token.name}" (${r.owner})`).join(", ") : "none: no plugin registered a token";
     return new AntlerError(ErrorCodes.DI_UNREGISTERED, `no provider for token "${token.name}". Registered tokens: ${listing}`, {
       hint: "Enable the plugin that provides it in config.yaml `plugins:` and list it in your plugin's `dependsOn`; in a plugin's setup, only tokens of plugins set up earlier resolve (resolve later ones in hooks.start).",
-      details: { token: token.name, registered: known.map((r) => ({ token: r.token.name, plugin: r.owner })) },
+      details: { token_name: token.name, registered: known.map((r) => ({ token_name: r.token.name, plugin: r.owner })) },
     });
   }
 }

@@ -65,8 +65,9 @@ export function resolveTraceId(...carriers: unknown[]): string {
 }
 
 /**
- * Runs `fn` in a trace scope for a boundary crossing or a non-HTTP entry point: the given id if usable,
- * otherwise the surrounding scope's id (inherit), otherwise a fresh one.
+ * Runs `fn` in a trace scope for a boundary crossing or a non-HTTP entry point: the surrounding scope's id
+ * first (inherit), otherwise the given id if usable, otherwise a fresh one. Inheriting first keeps layered
+ * bindings (a scheduled occurrence, then its agent run; a manual trigger inside a gateway request) on one trace.
  */
 export function ensureTraceContext<T>(fn: (traceId: string) => T): T;
 export function ensureTraceContext<T>(traceId: string | null | undefined, fn: (traceId: string) => T): T;
@@ -74,8 +75,17 @@ export function ensureTraceContext<T>(idOrFn: string | null | undefined | ((trac
   const fn = typeof idOrFn === "function" ? idOrFn : maybeFn;
   if (!fn) throw new TypeError("ensureTraceContext needs a function to run");
   const requested = typeof idOrFn === "function" ? null : normalizeTraceId(idOrFn);
-  const traceId = requested ?? getCurrentTraceId() ?? generateTraceId();
+  const traceId = getCurrentTraceId() ?? requested ?? generateTraceId();
   return bind(traceId, fn);
+}
+
+/**
+ * Runs `fn` with no ambient trace id. For starting a long-lived loop (a poller, a worker) whose units of work
+ * each bind their own id: timers and promises created inside do not carry the caller's id, so a binding that
+ * happens to surround the start can never tag later units of work.
+ */
+export function outsideTraceContext<T>(fn: () => T): T {
+  return storage().exit(fn);
 }
 
 /**

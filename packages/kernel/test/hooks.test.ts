@@ -2,7 +2,15 @@ import diagnosticsChannel from "node:diagnostics_channel";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../src/authoring.js";
-import { createKernel, definePlugin, HOOK_TIMING_CHANNEL, type HookTiming, type PluginContext } from "../src/index.js";
+import {
+  createKernel,
+  definePlugin,
+  ensureTraceContext,
+  getCurrentTraceId,
+  HOOK_TIMING_CHANNEL,
+  type HookTiming,
+  type PluginContext,
+} from "../src/index.js";
 
 const p = (name: string, setup: (ctx: PluginContext) => void, dependsOn: string[] = []) =>
   definePlugin({ name, version: "1.0.0", kernel: "^0.1.0", dependsOn, setup });
@@ -122,5 +130,17 @@ describe("kernel hooks", () => {
     await kernel.run(() => "ok", { traceId: "t-1" });
     await kernel.run(() => Promise.reject(new Error("bad")), { traceId: "t-2" }).catch(() => {});
     expect(events).toEqual(["start t-1", "end t-1 success", "start t-2", "error t-2 bad", "end t-2 error"]);
+  });
+
+  it("a run begun inside a trace scope takes the scope's id over a carried one, so its record and logs agree", async () => {
+    const kernel = await createKernel({ discover: false });
+    const ran = await ensureTraceContext("scope-id", () => kernel.run((run) => [run.traceId, getCurrentTraceId()], { traceId: "carried" }));
+    expect(ran).toEqual(["scope-id", "scope-id"]);
+    const begun = await ensureTraceContext("scope-id", () => kernel.beginRun({ traceId: "carried" }));
+    await begun.end("success");
+    expect(begun.context.traceId).toBe("scope-id");
+    const outside = await kernel.beginRun({ traceId: "carried" });
+    await outside.end("success");
+    expect(outside.context.traceId).toBe("carried");
   });
 });

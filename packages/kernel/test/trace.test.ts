@@ -6,6 +6,7 @@ import {
   generateTraceId,
   getCurrentTraceId,
   normalizeTraceId,
+  outsideTraceContext,
   requestTraceContext,
   resolveTraceId,
 } from "../src/index.js";
@@ -53,14 +54,36 @@ describe("trace scopes", () => {
     });
   });
 
-  it("ensureTraceContext uses the given id, else inherits, else mints", () => {
+  it("ensureTraceContext reuses the surrounding scope even when given another id", () => {
     ensureTraceContext("outer-id", () => {
       expect(ensureTraceContext((id) => id)).toBe("outer-id");
       expect(ensureTraceContext(null, (id) => id)).toBe("outer-id");
-      expect(ensureTraceContext("inner-id", (id) => id)).toBe("inner-id");
+      expect(ensureTraceContext("inner-id", (id) => id)).toBe("outer-id");
       expect(ensureTraceContext("bad\u0007", (id) => id)).toBe("outer-id");
     });
+  });
+
+  it("ensureTraceContext outside any scope starts one with the given id, else a fresh one", () => {
+    expect(ensureTraceContext("given-id", (id) => [id, getCurrentTraceId()])).toEqual(["given-id", "given-id"]);
+    expect(ensureTraceContext("bad\u0007", (id) => id)).toMatch(/^[0-9a-f]{32}$/);
     expect(ensureTraceContext((id) => id)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("a scheduled-style binding layered inside a request scope stays on the request's trace", () => {
+    const seen = requestTraceContext("request-id", () => ensureTraceContext("occurrence-id", () => ensureTraceContext((id) => id)));
+    expect(seen).toBe("request-id");
+  });
+
+  it("outsideTraceContext runs work with no ambient id, so a loop started there carries no caller's id", async () => {
+    const seen = await ensureTraceContext("caller-id", () =>
+      outsideTraceContext(async () => {
+        const direct = getCurrentTraceId();
+        const later = await new Promise<string | null>((resolve) => setTimeout(() => resolve(getCurrentTraceId()), 1));
+        const bound = ensureTraceContext("unit-id", (id) => id);
+        return [direct, later, bound];
+      }),
+    );
+    expect(seen).toEqual([null, null, "unit-id"]);
   });
 
   it("resolveTraceId takes the first usable carrier, else the ambient id", () => {

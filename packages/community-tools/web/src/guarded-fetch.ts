@@ -1,4 +1,4 @@
-import { getCurrentTraceId, TRACE_ID_HEADER } from "@antler/kernel";
+import { resolveTraceId, TRACE_ID_HEADER } from "@antler/kernel";
 import type { UrlCheckOptions } from "./contract.js";
 import { validatePublicHttpUrl } from "./ssrf.js";
 
@@ -82,8 +82,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): typeof fe
     const headers = new Headers(request?.headers);
     for (const [k, v] of new Headers(init?.headers ?? undefined)) headers.set(k, v);
     for (const [k, v] of Object.entries(options.headers ?? {})) if (!headers.has(k)) headers.set(k, v);
-    const traceId = options.traceId ?? getCurrentTraceId();
-    if (traceId) headers.set(TRACE_ID_HEADER, traceId);
+    headers.set(TRACE_ID_HEADER, resolveTraceId(options.traceId));
     const signal = combineSignals([
       init?.signal,
       request?.signal,
@@ -146,8 +145,7 @@ export function createVendorFetch(
   const baseFetch = options.fetch ?? globalThis.fetch;
   return ((input: string | URL | Request, init?: RequestInit) => {
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    const traceId = options.traceId ?? getCurrentTraceId();
-    if (traceId) headers.set(TRACE_ID_HEADER, traceId);
+    headers.set(TRACE_ID_HEADER, resolveTraceId(options.traceId));
     const signal = combineSignals([init?.signal, options.signal]);
     return baseFetch(input, { ...init, headers, ...(signal ? { signal } : {}) });
   }) as typeof fetch;

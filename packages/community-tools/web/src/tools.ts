@@ -1,4 +1,4 @@
-import { type AntlerTool, generateTraceId, getCurrentTraceId, type Logger } from "@antler/kernel";
+import { type AntlerTool, ensureTraceId, type Logger } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
@@ -70,7 +70,7 @@ export function createWebTools(options: WebToolsOptions): AntlerTool[] {
   const where = options.where ?? "plugins[@antler/tools-web].config";
   const checkOptions: UrlCheckOptions = { allowPrivateAddresses: config.allow_private_addresses, lookup: options.lookup };
   const callOptions = (tool: string, provider: WebSearchProvider, runtime: ToolRuntime | undefined) => {
-    const traceId = getCurrentTraceId() ?? generateTraceId();
+    const traceId = ensureTraceId();
     return {
       tool,
       provider,

@@ -1,4 +1,4 @@
-import { DEFAULT_USER_ID, generateTraceId, getCurrentTraceId } from "@antler/kernel";
+import { DEFAULT_USER_ID, resolveTraceId } from "@antler/kernel";
 import type { BatchRecord, BatchStatus, BatchStore, ExportedItem } from "./store.js";
 import { type BatchSubmission, validateSubmission } from "./validation.js";
 
@@ -57,7 +57,7 @@ export class BatchClient {
     });
     const batch = await this.store.createBatch(this.owner(options), normalized, {
       threadId: options.threadId,
-      traceId: options.traceId ?? getCurrentTraceId() ?? generateTraceId(),
+      traceId: resolveTraceId(options.traceId),
     });
     this.options.onSubmitted?.(batch);
     return batch;

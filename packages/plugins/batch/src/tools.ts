@@ -1,4 +1,4 @@
-import { DEFAULT_USER_ID, getCurrentTraceId, isAntlerError, TRACE_METADATA_KEY } from "@antler/kernel";
+import { DEFAULT_USER_ID, isAntlerError, resolveTraceId, TRACE_METADATA_KEY } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
@@ -44,7 +44,7 @@ const statusSchema = z.object({ batch_id: z.string().describe("The id batch_task
 interface ToolCallContext {
   userId: string;
   threadId: string | undefined;
-  traceId: string | undefined;
+  traceId: string;
 }
 
 function callContext(runtime: ToolRuntime | undefined): ToolCallContext {
@@ -54,7 +54,8 @@ function callContext(runtime: ToolRuntime | undefined): ToolCallContext {
   return {
     userId: str("user_id") ?? DEFAULT_USER_ID,
     threadId: str("thread_id"),
-    traceId: getCurrentTraceId() ?? str(TRACE_METADATA_KEY),
+    // The id stamped into the run's context travels as data; the ambient id is the fallback (seed 004).
+    traceId: resolveTraceId(ctx[TRACE_METADATA_KEY]),
   };
 }
 

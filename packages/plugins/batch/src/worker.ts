@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
 import { hostname } from "node:os";
-import { ensureTraceContext, type Logger, silentLogger } from "@antler/kernel";
+import { ensureTraceContext, type Logger, outsideTraceContext, silentLogger } from "@antler/kernel";
 import type { AdmissionRuntime, SubagentOutcome, SubagentRunner } from "@antler/plugin-subagents";
 import { BatchStore, type ClaimedItem, type ItemCompletion, type ItemState } from "./store.js";
 
@@ -106,10 +106,14 @@ export class BatchWorker {
   /** Starts claiming in the background. */
   start(): void {
     if (this.loop) return;
-    this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatMs);
-    this.heartbeatTimer.unref();
-    this.loop = this.run().catch((error: unknown) => {
-      this.logger.error({ err: error, worker_id: this.workerId }, "batch worker loop failed");
+    // The loop is long-lived and often started lazily from a tool call inside some run's trace scope; detached,
+    // each item binds its own batch's id instead of inheriting the scope that happened to start the worker.
+    outsideTraceContext(() => {
+      this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatMs);
+      this.heartbeatTimer.unref();
+      this.loop = this.run().catch((error: unknown) => {
+        this.logger.error({ err: error, worker_id: this.workerId }, "batch worker loop failed");
+      });
     });
     this.logger.debug({ worker_id: this.workerId, concurrency: this.options.concurrency }, "batch worker started");
   }

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { type CliIO, ErrorCodes, type Kernel } from "@antler/kernel";
+import { type CliIO, ErrorCodes, ensureTraceContext, type Kernel, TRACE_METADATA_KEY } from "@antler/kernel";
 import { createTestKernel } from "@antler/kernel/testing";
 import { startGateway } from "@antler/plugin-gateway";
 import { AntlerClient } from "@antler/plugin-runtime";
@@ -120,6 +120,19 @@ describe("@antler/plugin-batch", () => {
     expect(text).toContain("Acceptance (separate from execution)");
     // Results stay out of the lead's context.
     expect(text).not.toContain("stub answer");
+  });
+
+  it("batch_task stamps the trace id its run context carries, else the ambient one", async () => {
+    const { kernel } = await bootKernel({ config: { worker: { embedded: false } } });
+    const tool = (await batchTools(kernel)).batch_task;
+    const submit = (context: Record<string, unknown>) =>
+      tool?.invoke({ title: "traced", items: items(1), subagent_type: "general-purpose" }, { context });
+    await ensureTraceContext("ambient-trace", () =>
+      submit({ user_id: "alice", thread_id: "thread-1", [TRACE_METADATA_KEY]: "carried-trace" }),
+    );
+    await ensureTraceContext("ambient-trace", () => submit({ user_id: "alice", thread_id: "thread-1" }));
+    const batches = await (await kernel.scope.resolve(BATCH_SERVICE).client("alice")).list();
+    expect(batches.map((b) => b.traceId).sort()).toEqual(["ambient-trace", "carried-trace"]);
   });
 
   it("gives another user's batch_status and cancel_batch 'not found', and leaves the batch untouched", async () => {

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AntlerDatabase, Logger } from "@antler/kernel";
+import { type AntlerDatabase, ensureTraceContext, getCurrentTraceId, type Logger } from "@antler/kernel";
 import { captureLogs } from "@antler/kernel/testing";
 import { FifoAdmissionRuntime, type SubagentOutcome, type SubagentRequest, type SubagentRunner } from "@antler/plugin-subagents";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -65,6 +65,24 @@ describe("BatchWorker", () => {
     const exported = await collect(store.exportItems("alice", batch.id));
     expect(exported.map((e) => e.key)).toEqual(submission(60).items.map((i) => i.key));
     expect(exported[0]).toMatchObject({ state: "completed", result: "stub answer to: prompt 0", attempts: 1, trace_id: "trace-abc" });
+  });
+
+  it("runs each item on its batch's trace id even when the worker was started inside another trace scope", async () => {
+    const seen: Array<string | null> = [];
+    const runner: SubagentRunner = {
+      types: () => ["general-purpose"],
+      async run(): Promise<SubagentOutcome> {
+        seen.push(getCurrentTraceId());
+        return { status: "completed", result: "ok", resultSha256: "", receipts: [], durationMs: 0 };
+      },
+    };
+    const logs = captureLogs({ level: "debug" });
+    const batch = await store.createBatch("alice", submission(3), { traceId: "batch-trace" });
+    ensureTraceContext("starter-scope", () => worker({ runner, logger: logs.logger as Logger }).start());
+    await waitFor(batch.id, (s) => s.state === "completed");
+    expect(seen).toEqual(["batch-trace", "batch-trace", "batch-trace"]);
+    const itemLines = logs.lines.filter((l) => l.msg === "batch item finished");
+    expect(itemLines.map((l) => l.trace_id)).toEqual(["batch-trace", "batch-trace", "batch-trace"]);
   });
 
   it("never runs more items at once than the admission runtime allows", async () => {

@@ -5,11 +5,12 @@ import {
   AntlerError,
   assertSafeId,
   ErrorCodes,
-  generateTraceId,
+  ensureTraceContext,
+  ensureTraceId,
   INTERNAL_PRINCIPAL,
   type Kernel,
   type Logger,
-  requestTraceContext,
+  outsideTraceContext,
   SERVER_OWNED_CONTEXT_KEYS,
 } from "@antler/kernel";
 import { AntlerClient } from "@antler/plugin-runtime";
@@ -353,7 +354,8 @@ export class Scheduler {
       { instance: this.instanceId, interval_s: this.config.poll_interval_seconds, lease_s: this.config.lease_seconds },
       "scheduler poller started",
     );
-    this.scheduleTick(0);
+    // The poller is a loop, never a unit of work: whatever scope surrounds its start must not tag its occurrences.
+    outsideTraceContext(() => this.scheduleTick(0));
   }
 
   private scheduleTick(delayMs: number): void {
@@ -387,7 +389,12 @@ export class Scheduler {
    * One poll: take over expired claims of crashed instances, then claim due occurrences (or record them as
    * skipped while the previous one still runs). Exposed for tests and for `antler scheduler run --once`.
    */
-  async pollOnce(): Promise<PollResult> {
+  pollOnce(): Promise<PollResult> {
+    // Detached from the caller's scope, so every occurrence it claims or takes over starts a trace of its own.
+    return outsideTraceContext(() => this.pollDetached());
+  }
+
+  private async pollDetached(): Promise<PollResult> {
     const result: PollResult = { claimed: [], skipped: [], takenOver: [] };
     const db = await this.db();
     await this.prepareClient();
@@ -444,7 +451,10 @@ export class Scheduler {
     return new Date(now.getTime() + this.config.lease_seconds * 1000).toISOString();
   }
 
-  /** A fresh `running` occurrence of `task` held by this instance, with its own thread (per policy) and trace id. */
+  /**
+   * A fresh `running` occurrence of `task` held by this instance, with its own thread (per policy). Its trace id is
+   * the surrounding scope's (a manual trigger inside a gateway request) or, from the detached poller, a fresh one.
+   */
   private newRun(task: ScheduledTask, o: { scheduledFor: string; trigger: RunTrigger; attempt: number; nowIso: string }): ScheduledRun {
     const id = newId("srun");
     return {
@@ -458,7 +468,7 @@ export class Scheduler {
       status: "running",
       instance_id: this.instanceId,
       thread_id: task.thread_policy === "fixed" ? task.thread_id : randomUUID(),
-      trace_id: generateTraceId(),
+      trace_id: ensureTraceId(),
       agent_run_id: null,
       error: null,
       started_at: o.nowIso,
@@ -669,8 +679,9 @@ export class Scheduler {
     let error: string | null = null;
     let agentRunId: string | null = null;
     try {
-      // A fresh request scope per occurrence: it never inherits whatever scope started the poller.
-      const result = await requestTraceContext(run.trace_id, () =>
+      // Inherits a surrounding scope (a manual trigger inside a request; run.trace_id was taken from it), else
+      // binds the occurrence's own id: the poller runs detached, so its occurrences never share a scope.
+      const result = await ensureTraceContext(run.trace_id, () =>
         this.runner({
           task: taskView,
           run,

@@ -2,7 +2,7 @@ import { ErrorCodes, ensureTraceContext, getCurrentTraceId, isAntlerError } from
 import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isSchedulerError, type Occurrence, SCHEDULER, type Scheduler, SchedulerErrorCodes } from "../src/index.js";
-import { type Clock, clock, gate, type Harness, harness, schedulerFor, tempDir } from "./helpers.js";
+import { type Clock, clock, gate, type Harness, harness, schedulerFor, tempDir, waitFor } from "./helpers.js";
 
 const ASK = "ask_clarification";
 
@@ -176,6 +176,33 @@ describe("firing", () => {
     expect(traces).not.toContain("outer-poller-scope");
     expect(h.contexts.map((x) => x.antler_trace_id).sort()).toEqual([...traces].sort());
     expect(seen).toEqual(["outer-poller-scope"]);
+  });
+
+  it("keeps a manual trigger inside a trace scope (a gateway request) on that scope's trace, in the record and the run", async () => {
+    const s = track(schedulerFor(h, c));
+    const task = await s.add("alice", { prompt: "now please", cron: "0 9 * * *" });
+    const triggered = await ensureTraceContext("request-trace", async () => {
+      const result = await s.trigger("alice", task.id);
+      return { run: result.run, finished: await result.done };
+    });
+    expect(triggered.run.trace_id).toBe("request-trace");
+    expect(triggered.finished).toMatchObject({ status: "succeeded", trace_id: "request-trace" });
+    expect((await s.get("alice", task.id)).last_trace_id).toBe("request-trace");
+    expect(h.contexts.map((x) => x.antler_trace_id)).toEqual(["request-trace"]);
+  });
+
+  it("fires occurrences of a poller started inside a trace scope on fresh ids, never the starter's", async () => {
+    const s = track(schedulerFor(h, c, { config: { poll_interval_seconds: 0.05 } }));
+    const task = await s.add("alice", { prompt: "tick", cron: "* * * * *" });
+    c.advance(60_000);
+    ensureTraceContext("starter-scope", () => s.startPoller());
+    const runs = await waitFor(async () => {
+      const listed = await s.runs("alice", task.id);
+      return listed[0]?.status === "succeeded" ? listed : undefined;
+    });
+    await s.stopPoller();
+    expect(runs[0]?.trace_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(h.contexts.map((x) => x.antler_trace_id)).toEqual([runs[0]?.trace_id]);
   });
 
   it("moves a daily Europe/Berlin task's next fire from 08:00Z to 07:00Z across the spring DST change", async () => {

@@ -1,15 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
-import {
-  type AntlerTool,
-  ensureTraceContext,
-  getCurrentTraceId,
-  type Kernel,
-  type Logger,
-  type MiddlewareEntry,
-  resolveTraceId,
-  TRACE_METADATA_KEY,
-} from "@antler/kernel";
+import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
 import { compilePipeline } from "@antler/kernel/pipeline";
 import { checkpointThreadId, messageText } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -120,7 +111,9 @@ export class KernelSubagentRunner implements SubagentRunner {
   async run(request: SubagentRequest): Promise<SubagentOutcome> {
     const started = performance.now();
     const taskId = request.taskId ?? randomUUID();
-    const traceId = resolveTraceId(request.traceId, getCurrentTraceId());
+    // A boundary crossing (seed 004): the id the subagent's scope will bind, the caller's scope first, so the
+    // outcome, the run record and the logs all carry the id that is actually ambient.
+    const traceId = ensureTraceContext(request.traceId, (id) => id);
     const fail = (error: string): SubagentOutcome => ({
       status: "failed",
       error,

@@ -1,4 +1,4 @@
-import { type AntlerTool, DEFAULT_USER_ID, emitCustomEvent, TRACE_METADATA_KEY } from "@antler/kernel";
+import { type AntlerTool, DEFAULT_USER_ID, emitCustomEvent, resolveTraceId, TRACE_METADATA_KEY } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { messageText } from "@antler/plugin-runtime";
 import { ToolMessage } from "@langchain/core/messages";
@@ -179,14 +179,14 @@ export function createTaskTool(deps: TaskToolDeps): AntlerTool {
         );
       }
       const userId = str(ctx, "user_id") ?? DEFAULT_USER_ID;
-      const traceId = str(ctx, TRACE_METADATA_KEY) ?? str(ctx, "trace_id");
+      const traceId = resolveTraceId(ctx[TRACE_METADATA_KEY]);
       const normalized = normalizeCriteria(args.acceptance_criteria ?? []);
       const label = args.description?.trim() || resultBrief(args.prompt.trim().replace(/\s+/g, " "), 80);
       const base = {
         task_id: toolCallId,
         description: label,
         subagent_type: args.subagent_type,
-        ...(traceId ? { trace_id: traceId } : {}),
+        trace_id: traceId,
       };
       const emit = (payload: Record<string, unknown>) => emitCustomEvent({ ...base, ...payload }, runtime).catch(() => {});
       await emit({ type: "task_started", prompt_sha256: sha256(args.prompt), acceptance_criteria: normalized.criteria });

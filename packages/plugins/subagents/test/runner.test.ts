@@ -1,4 +1,4 @@
-import { type AntlerPlugin, definePlugin, type KernelConfigInput, type RunInfo } from "@antler/kernel";
+import { type AntlerPlugin, definePlugin, ensureTraceContext, type KernelConfigInput, type RunInfo } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { createTestKernel, runPluginConformance, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -77,6 +77,16 @@ describe("SUBAGENT_RUNNER from the kernel's root scope (how batches use it)", ()
     expect(started).toMatchObject([{ traceId: "trace-from-batch", threadId: "batch-1", userId: "default" }]);
     // Allow list: only echo was bound.
     expect(t.sub()?.calls[0]?.tools).toEqual(["echo"]);
+  });
+
+  it("inside a trace scope, runs the subagent on the scope's id and reports that id, over a carried one", async () => {
+    const started: RunInfo[] = [];
+    const t = await boot([{ text: "done" }], {}, {}, started);
+    const outcome = await ensureTraceContext("lead-scope", () =>
+      t.runner.run({ ...request, prompt: "p", subagentType: "general-purpose", traceId: "carried-trace" }),
+    );
+    expect(outcome).toMatchObject({ status: "completed", traceId: "lead-scope" });
+    expect(started.map((r) => r.traceId)).toEqual(["lead-scope"]);
   });
 
   it("returns a failed outcome listing the available types for an unknown type, without throwing", async () => {

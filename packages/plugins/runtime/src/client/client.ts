@@ -13,6 +13,7 @@ import {
   ensureTraceContext,
   type Kernel,
   type Principal,
+  requestTraceContext,
   sanitizeRunContext,
   TRACE_METADATA_KEY,
   threadPaths,
@@ -199,11 +200,12 @@ export class AntlerClient {
     const modelName = this.kernel.modelConfig(options.model).name;
     const { saver, threads, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
-    const run = await ensureTraceContext(options.traceId, () =>
-      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: options.traceId, runId: options.runId }),
+    const run = await ensureTraceContext(options.traceId, (scopeId) =>
+      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: scopeId, runId: options.runId }),
     );
     const { traceId, runId } = run.context;
-    const bind = <T>(fn: () => T): T => ensureTraceContext(traceId, fn);
+    // Each step runs on the run's own id, never on whatever scope the consumer pulls the stream from.
+    const bind = <T>(fn: () => T): T => requestTraceContext(traceId, fn);
     let outcome: "success" | "error" | "cancelled" = "cancelled";
     let failure: unknown;
     let iterator: AsyncIterator<unknown> | undefined;

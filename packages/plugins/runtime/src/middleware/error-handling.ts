@@ -1,4 +1,4 @@
-import { getCurrentTraceId, isAntlerError, type MiddlewareSpec } from "@antler/kernel";
+import { ensureTraceId, isAntlerError, type MiddlewareSpec, redactText } from "@antler/kernel";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 
@@ -9,7 +9,7 @@ export interface ToolFailureMeta {
   error_code?: string;
   recoverable_by_model: boolean;
   recommended_next_action: string;
-  trace_id: string | null;
+  trace_id: string;
 }
 
 function errorName(err: unknown): string {
@@ -37,7 +37,7 @@ export function toolErrorHandlingMiddleware(): MiddlewareSpec {
         const badArgs =
           errorName(err) === "ToolInvocationError" ||
           /did not match expected schema|ToolInputParsingException/i.test(String((err as Error)?.message));
-        const message = (err as Error)?.message ?? String(err);
+        const message = redactText((err as Error)?.message ?? String(err));
         const meta: ToolFailureMeta = {
           status: "error",
           error_type: badArgs ? "invalid_arguments" : errorName(err),
@@ -45,7 +45,7 @@ export function toolErrorHandlingMiddleware(): MiddlewareSpec {
           recommended_next_action: badArgs
             ? "fix the arguments to match the tool's schema and call again"
             : "read the error; retry with different input or use another tool",
-          trace_id: getCurrentTraceId(),
+          trace_id: ensureTraceId(),
           ...(isAntlerError(err) ? { error_code: err.code } : {}),
         };
         const content = badArgs ? `Error: the arguments for ${name} are invalid: ${message}` : `Error: ${name} failed: ${message}`;
@@ -73,10 +73,10 @@ export function llmErrorHandlingMiddleware(): MiddlewareSpec {
         return await handler(request);
       } catch (err) {
         if (isGraphBubbleUp(err) || isAbort(err, request.runtime.signal)) throw err;
-        const traceId = getCurrentTraceId();
-        const reason = ((err as Error)?.message ?? String(err)).split("\n")[0];
+        const traceId = ensureTraceId();
+        const reason = redactText(((err as Error)?.message ?? String(err)).split("\n")[0] ?? "");
         return new AIMessage({
-          content: `I could not get a response from the model: ${reason}${traceId ? ` (trace id ${traceId})` : ""}. Please try again; if it keeps failing, check the model's configuration.`,
+          content: `I could not get a response from the model: ${reason} (trace id ${traceId}). Please try again; if it keeps failing, check the model's configuration.`,
           additional_kwargs: { antler_error_fallback: true, error_type: errorName(err), trace_id: traceId },
           response_metadata: { stop_reason: "model_error" },
         });
