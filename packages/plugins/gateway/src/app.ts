@@ -1,7 +1,4 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import {
   type AntlerClient,
@@ -16,17 +13,22 @@ import {
   type StreamEvent,
   TRACE_ID_HEADER,
   threadCreateRequestSchema,
+  threadPaths,
 } from "@antler/kernel";
+import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
 import type { GatewayConfig } from "./config.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
 import { mountMcpRoutes } from "./mcp.js";
+import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
+import { declaredLength, payloadTooLarge, readBoundedBody, requestBodyChunks } from "./request-body.js";
 import type { GatewayReply, GatewayRoute } from "./routes.js";
 import { sseBody, sseFrame } from "./sse.js";
 
-export type GatewayEnv = { Variables: { traceId: string; principal: Principal } };
+/** `Bindings` are the Node request and response when served by `startGateway` (absent under `app.request`). */
+export type GatewayEnv = { Bindings: Partial<HttpBindings>; Variables: { traceId: string; principal: Principal } };
 
 export interface GatewayAppOptions {
   client: AntlerClient;
@@ -212,10 +214,17 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.post("/api/threads/:id/uploads", async (c) => {
     const threadId = c.req.param("id");
     await client.getThreadRecord(threadId, { userId: user(c) });
-    const declared = Number(c.req.header("content-length") ?? "0");
     const requestLimit = maxFileBytes * maxFiles + 64 * 1024;
-    if (declared > requestLimit) throw tooLarge(`the upload request is ${declared} bytes, over the limit of ${requestLimit}`, maxFileBytes);
-    if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data")) {
+    const declared = declaredLength(c);
+    if (declared !== null && declared > requestLimit) {
+      throw payloadTooLarge(
+        `the upload request is ${declared} bytes, over the limit of ${requestLimit}`,
+        "Send fewer or smaller files, or raise uploads.max_file_bytes / uploads.max_files in config.yaml.",
+        { max_bytes: requestLimit, size: declared, limit: "uploads.max_file_bytes × uploads.max_files" },
+      );
+    }
+    const boundary = multipartBoundary(c.req.header("content-type") ?? "");
+    if (boundary === null) {
       throw new HttpError(
         400,
         GatewayErrorCodes.INVALID_REQUEST,
@@ -223,52 +232,46 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         "Send the files in a form field named `files`.",
       );
     }
-    let form: Record<string, unknown>;
+    // Parts stream to hidden temp files in the thread's uploads folder (listings skip dot files), so a big
+    // upload never sits in memory and a refused one leaves nothing behind.
+    const uploadsDir = threadPaths(client.kernel.paths.baseDir, user(c), threadId).uploads;
+    const form = await receiveMultipart(requestBodyChunks(c), {
+      boundary,
+      dir: uploadsDir,
+      fileFields: new Set(["files", "file"]),
+      limits: { maxFileBytes, maxFiles, maxRequestBytes: requestLimit },
+    });
     try {
-      form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
-    } catch (cause) {
-      throw new HttpError(400, GatewayErrorCodes.INVALID_REQUEST, `the multipart body could not be parsed: ${(cause as Error).message}`);
-    }
-    const raw = form.files ?? form.file;
-    const files = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((f): f is File => f instanceof File);
-    if (files.length === 0) {
-      throw new HttpError(
-        400,
-        GatewayErrorCodes.INVALID_REQUEST,
-        "no files in the upload",
-        "Send one or more files in the form field `files`.",
-      );
-    }
-    if (files.length > maxFiles) {
-      throw new HttpError(
-        400,
-        GatewayErrorCodes.INVALID_REQUEST,
-        `${files.length} files in one upload, over the limit of ${maxFiles}`,
-        "Send fewer files.",
-        {
-          files: files.length,
-          max_files: maxFiles,
-        },
-      );
-    }
-    for (const file of files) {
-      if (file.size > maxFileBytes)
-        throw tooLarge(`${file.name} is ${file.size} bytes, over the limit of ${maxFileBytes}`, maxFileBytes, file.size);
-    }
-    const dir = await mkdtemp(join(tmpdir(), "antler-upload-"));
-    try {
+      if (form.fileCount === 0) {
+        throw new HttpError(
+          400,
+          GatewayErrorCodes.INVALID_REQUEST,
+          "no files in the upload",
+          "Send one or more files in the form field `files`.",
+        );
+      }
+      if (form.fileCount > maxFiles) {
+        throw new HttpError(
+          400,
+          GatewayErrorCodes.INVALID_REQUEST,
+          `${form.fileCount} files in one upload, over the limit of ${maxFiles}`,
+          "Send fewer files.",
+          { files: form.fileCount, max_files: maxFiles },
+        );
+      }
       const saved = [];
-      for (const [i, file] of files.entries()) {
-        const staged = join(dir, String(i));
-        await writeFile(staged, Buffer.from(await file.arrayBuffer()));
+      for (const file of form.files) {
+        const name = file.filename || "upload";
         try {
-          saved.push(await client.uploadFile(threadId, staged, { userId: user(c), filename: file.name || "upload" }));
+          saved.push(await client.uploadFile(threadId, file.path, { userId: user(c), filename: name }));
         } catch (error) {
           // The kernel names the staged temp file; the caller knows the file by its own name.
           if (isAntlerError(error, ErrorCodes.UPLOAD_INVALID)) {
-            const message = (error.message.split("\n")[0] ?? "").replaceAll(`${staged}: `, "").replaceAll(staged, file.name);
-            const details: Record<string, unknown> = { ...error.details, source: file.name };
-            if (details.max_bytes !== undefined) throw tooLarge(message, maxFileBytes);
+            const message = (error.message.split("\n")[0] ?? "").replaceAll(`${file.path}: `, "").replaceAll(file.path, name);
+            const details: Record<string, unknown> = { ...error.details, source: name };
+            if (details.max_bytes !== undefined) {
+              throw payloadTooLarge(message, "Upload a smaller file, or raise uploads.max_file_bytes in config.yaml.", details);
+            }
             throw new HttpError(400, error.code, message, error.hint, details);
           }
           throw error;
@@ -276,7 +279,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       }
       return c.json({ files: saved }, 201);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeStaged(form.files);
     }
   });
 
@@ -361,19 +364,6 @@ function toResponse(c: Context<GatewayEnv>, reply: GatewayReply): Response {
   return c.json(reply.body as object, status as 200, reply.headers);
 }
 
-function tooLarge(message: string, maxBytes: number, size?: number): HttpError {
-  return new HttpError(
-    413,
-    GatewayErrorCodes.PAYLOAD_TOO_LARGE,
-    message,
-    "Upload a smaller file, or raise uploads.max_file_bytes in config.yaml.",
-    {
-      max_bytes: maxBytes,
-      ...(size === undefined ? {} : { size }),
-    },
-  );
-}
-
 /**
  * Binds the request's trace scope (a valid `X-Trace-Id` is kept, anything else replaced; never inherited),
  * stamps the header on every response, and answers an unhandled error with its own plain 500 carrying the
@@ -452,24 +442,13 @@ function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
 }
 
 async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<unknown> {
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > maxBytes) {
-    throw new HttpError(
-      413,
-      GatewayErrorCodes.PAYLOAD_TOO_LARGE,
-      `the JSON body is ${declared} bytes, over the limit of ${maxBytes}`,
-      "Send a smaller body, or raise max_json_bytes.",
-    );
-  }
-  const text = await c.req.text();
-  if (Buffer.byteLength(text) > maxBytes) {
-    throw new HttpError(
-      413,
-      GatewayErrorCodes.PAYLOAD_TOO_LARGE,
-      `the JSON body is over the limit of ${maxBytes} bytes`,
-      "Send a smaller body, or raise max_json_bytes.",
-    );
-  }
+  const bytes = await readBoundedBody(c, {
+    maxBytes,
+    what: "JSON body",
+    hint: "Send a smaller body, or raise max_json_bytes in the gateway config.",
+    setting: "max_json_bytes",
+  });
+  const text = bytes.toString("utf8");
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text) as unknown;

@@ -1,6 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { AntlerClient, type CodePlugin, definePlugin, defineTool, type KernelConfigInput, threadPaths } from "@antler/kernel";
 import { captureLogs, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { afterEach } from "vitest";
@@ -157,4 +159,107 @@ export async function collectSse(response: Response): Promise<SseFrame[]> {
   const frames: SseFrame[] = [];
   for await (const frame of readSse(response)) frames.push(frame);
   return frames;
+}
+
+/** `total` bytes in `chunkSize` pieces, made as they are pulled: a body that never exists in memory at once. */
+export async function* generatedBody(total: number, options: { chunkSize?: number; head?: string; tail?: string } = {}) {
+  const chunkSize = options.chunkSize ?? 64 * 1024;
+  if (options.head) yield Buffer.from(options.head);
+  const chunk = Buffer.alloc(chunkSize, 0x61);
+  for (let sent = 0; sent < total; sent += chunkSize) yield sent + chunkSize <= total ? chunk : chunk.subarray(0, total - sent);
+  if (options.tail) yield Buffer.from(options.tail);
+}
+
+export interface StreamedAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Bytes handed to the socket before the answer came. */
+  sentBytes: number;
+  /** Milliseconds from the moment the bytes sent passed `limitBytes` to the answer (0 if it came first). */
+  msAfterLimit: number;
+}
+
+/**
+ * Sends a body from an async iterable with node:http (chunked unless `content-length` is set), honouring
+ * back-pressure, and resolves with the first answer, which may come long before the body is sent; then it
+ * stops sending and drops the connection.
+ */
+export function sendStreamed(
+  url: string,
+  options: { method?: string; headers: Record<string, string>; body: AsyncIterable<Uint8Array>; limitBytes: number; timeoutMs?: number },
+): Promise<StreamedAnswer> {
+  return new Promise((resolve, reject) => {
+    let sentBytes = 0;
+    let passedAt: number | undefined;
+    let answered = false;
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no answer within ${options.timeoutMs ?? 20_000} ms (${sentBytes} bytes sent)`));
+    }, options.timeoutMs ?? 20_000);
+    const req = httpRequest(url, { method: options.method ?? "POST", headers: options.headers });
+    req.on("response", (response) => {
+      answered = true;
+      const answeredAt = performance.now();
+      const parts: Buffer[] = [];
+      response.on("data", (c: Buffer) => parts.push(c));
+      const finish = () => {
+        clearTimeout(timer);
+        req.destroy();
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: Buffer.concat(parts).toString("utf8"),
+          sentBytes,
+          msAfterLimit: passedAt === undefined ? 0 : answeredAt - passedAt,
+        });
+      };
+      response.on("end", finish);
+      response.on("error", finish);
+    });
+    // Once the server has answered it may close its end while we still send: that is expected.
+    req.on("error", (error) => {
+      if (!answered) {
+        clearTimeout(timer);
+        reject(error);
+      }
+    });
+    void (async () => {
+      for await (const chunk of options.body) {
+        if (answered || req.destroyed) return;
+        sentBytes += chunk.byteLength;
+        if (passedAt === undefined && sentBytes > options.limitBytes) passedAt = performance.now();
+        if (!req.write(chunk)) {
+          await new Promise<void>((r) => {
+            const done = () => {
+              req.off("drain", done);
+              req.off("response", done);
+              req.off("close", done);
+              r();
+            };
+            req.on("drain", done);
+            req.on("response", done);
+            req.on("close", done);
+          });
+        }
+      }
+      if (!answered && !req.destroyed) req.end();
+    })().catch(() => undefined);
+  });
+}
+
+/** Samples this process's RSS until stopped; returns the largest growth over the starting value, in bytes. */
+export function watchRss(intervalMs = 20): { stop(): number } {
+  const start = process.memoryUsage.rss();
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, process.memoryUsage.rss());
+      return peak - start;
+    },
+  };
 }
