@@ -8,11 +8,9 @@ import {
   type Logger,
   type Principal,
   requestTraceContext,
-  runCreateRequestSchema,
   runRequestText,
   type StreamEvent,
   TRACE_ID_HEADER,
-  threadCreateRequestSchema,
   threadPaths,
 } from "@antler/kernel";
 import type { HttpBindings } from "@hono/node-server";
@@ -24,6 +22,14 @@ import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js"
 import { mountMcpRoutes } from "./mcp.js";
 import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
 import { declaredLength, payloadTooLarge, readBoundedBody, requestBodyChunks } from "./request-body.js";
+import {
+  CALLER_DATA_LIMITS,
+  findCallerDataViolation,
+  findDepthViolation,
+  gatewayRunRequestSchema,
+  gatewayThreadCreateSchema,
+  MAX_JSON_DEPTH,
+} from "./request-limits.js";
 import type { GatewayReply, GatewayRoute } from "./routes.js";
 import { sseBody, sseFrame } from "./sse.js";
 
@@ -110,7 +116,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
 
   // ------------------------------------------------------------------ threads
   app.post("/api/threads", async (c) => {
-    const body = await readJson(c, threadCreateRequestSchema);
+    const body = await readJson(c, gatewayThreadCreateSchema);
     const existed = body.thread_id ? await client.getThreadRecord(body.thread_id, { userId: user(c) }).catch(() => null) : null;
     const record = await client.createThread({
       threadId: body.thread_id,
@@ -131,12 +137,15 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   // ------------------------------------------------------------------ runs
   const prepareRun = async (c: Context<GatewayEnv>) => {
     const threadId = c.req.param("id") as string;
-    const body = await readJson(c, runCreateRequestSchema);
+    const body = await readJson(c, gatewayRunRequestSchema);
     await client.getThreadRecord(threadId, { userId: user(c) });
     // Unknown model: a 400 before anything starts, not an error frame in the middle of a stream.
     const model = client.kernel.modelConfig(body.model).name;
     const context = { ...(body.config?.configurable ?? {}), ...(body.config?.context ?? {}), ...(body.context ?? {}) };
     const metadata = { ...(body.config?.metadata ?? {}), ...(body.metadata ?? {}) };
+    // Each object was bounded on its own; what reaches the run is the merge, so it must hold the same limits.
+    assertCallerDataWithinLimits("context (config.configurable, config.context and context together)", context);
+    assertCallerDataWithinLimits("metadata (config.metadata and metadata together)", metadata);
     return {
       message: runRequestText(body),
       options: {
@@ -450,8 +459,9 @@ async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<u
   });
   const text = bytes.toString("utf8");
   if (text.trim() === "") return {};
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (cause) {
     throw new HttpError(
       400,
@@ -460,6 +470,29 @@ async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<u
       "Send a JSON object with Content-Type: application/json.",
     );
   }
+  const deep = findDepthViolation(value, MAX_JSON_DEPTH);
+  if (deep) {
+    throw new HttpError(400, GatewayErrorCodes.LIMIT_EXCEEDED, `${deep.message} (at ${deep.path || "(body)"})`, "Send a flatter body.", {
+      limit: deep.limit,
+      max: deep.max,
+      path: deep.path,
+    });
+  }
+  return value;
+}
+
+function assertCallerDataWithinLimits(field: string, value: Record<string, unknown>): void {
+  const violation = findCallerDataViolation(field, value);
+  if (!violation) return;
+  throw new HttpError(400, GatewayErrorCodes.LIMIT_EXCEEDED, violation.message, callerDataHint(), {
+    limit: violation.limit,
+    max: violation.max,
+  });
+}
+
+function callerDataHint(): string {
+  const l = CALLER_DATA_LIMITS;
+  return `Send less caller data: metadata and context each hold at most ${l.max_keys} top-level keys, ${l.max_entries} entries, ${l.max_depth} levels, ${l.max_string_length}-character strings and ${l.max_bytes} bytes.`;
 }
 
 function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
@@ -467,6 +500,15 @@ function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> 
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join(".") || "(body)", message: issue.message }));
   const first = issues[0];
+  // A size or shape limit (see request-limits.ts) gets its own code, and the limit's name and value.
+  const limited = parsed.error.issues.find((issue) => issue.code === "custom" && typeof issue.params?.limit === "string");
+  if (limited?.code === "custom") {
+    throw new HttpError(400, GatewayErrorCodes.LIMIT_EXCEEDED, limited.message, callerDataHint(), {
+      limit: limited.params?.limit,
+      max: limited.params?.max,
+      issues,
+    });
+  }
   throw new HttpError(
     400,
     GatewayErrorCodes.INVALID_REQUEST,

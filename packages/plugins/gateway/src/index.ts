@@ -33,6 +33,12 @@ export {
   type StartGatewayOptions,
   startGateway,
 } from "./server.js";
+export {
+  CALLER_DATA_LIMITS,
+  gatewayRunRequestSchema,
+  gatewayThreadCreateSchema,
+  MAX_JSON_DEPTH,
+} from "./request-limits.js";
 export { sseFrame } from "./sse.js";
 
 export const PLUGIN_NAME = "@antler/plugin-gateway";
