@@ -32,6 +32,7 @@ import {
 } from "./request-limits.js";
 import type { GatewayReply, GatewayRoute } from "./routes.js";
 import { sseBody, sseFrame } from "./sse.js";
+import { firstUsableTraceId } from "./trace-edge.js";
 
 /** `Bindings` are the Node request and response when served by `startGateway` (absent under `app.request`). */
 export type GatewayEnv = { Bindings: Partial<HttpBindings>; Variables: { traceId: string; principal: Principal } };
@@ -374,14 +375,15 @@ function toResponse(c: Context<GatewayEnv>, reply: GatewayReply): Response {
 }
 
 /**
- * Binds the request's trace scope (a valid `X-Trace-Id` is kept, anything else replaced; never inherited),
+ * Binds the request's trace scope (the first valid `X-Trace-Id` value is kept, anything else replaced; never
+ * inherited),
  * stamps the header on every response, and answers an unhandled error with its own plain 500 carrying the
  * header, then re-raises it. A failure inside a streaming body happens after this returns: it is the stream's
  * to report, and passes through unchanged.
  */
 function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
   return (c, next) =>
-    requestTraceContext(c.req.header(TRACE_ID_HEADER), async (traceId) => {
+    requestTraceContext(firstUsableTraceId(c.req.header(TRACE_ID_HEADER)), async (traceId) => {
       c.set("traceId", traceId);
       const started = performance.now();
       let unhandled: unknown;

@@ -14,6 +14,12 @@ export {
 export { type ErrorBody, GatewayErrorCodes, HttpError, statusForAntlerError } from "./errors.js";
 export { mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
 export {
+  CALLER_DATA_LIMITS,
+  gatewayRunRequestSchema,
+  gatewayThreadCreateSchema,
+  MAX_JSON_DEPTH,
+} from "./request-limits.js";
+export {
   defineGatewayRoute,
   type GatewayMethod,
   type GatewayReply,
@@ -33,12 +39,6 @@ export {
   type StartGatewayOptions,
   startGateway,
 } from "./server.js";
-export {
-  CALLER_DATA_LIMITS,
-  gatewayRunRequestSchema,
-  gatewayThreadCreateSchema,
-  MAX_JSON_DEPTH,
-} from "./request-limits.js";
 export { sseFrame } from "./sse.js";
 
 export const PLUGIN_NAME = "@antler/plugin-gateway";

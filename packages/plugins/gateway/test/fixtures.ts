@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -262,4 +263,47 @@ export function watchRss(intervalMs = 20): { stop(): number } {
       return peak - start;
     },
   };
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Map<string, string[]>;
+  body: string;
+  /** The server closed the connection after answering. */
+  closed: boolean;
+}
+
+/** Writes raw bytes to the gateway and reads everything until the server closes (or 3 s pass). */
+export function rawRequest(url: string, bytes: string | Buffer, timeoutMs = 3000): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString("latin1");
+      const split = text.indexOf("\r\n\r\n");
+      if (split === -1) return reject(new Error(`no HTTP answer; got ${JSON.stringify(text)}`));
+      const [statusLine = "", ...lines] = text.slice(0, split).split("\r\n");
+      const headers = new Map<string, string[]>();
+      for (const line of lines) {
+        const at = line.indexOf(":");
+        const name = line.slice(0, at).trim().toLowerCase();
+        headers.set(name, [...(headers.get(name) ?? []), line.slice(at + 1).trim()]);
+      }
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: text.slice(split + 4), closed });
+    };
+    const timer = setTimeout(() => {
+      socket.destroy();
+      finish();
+    }, timeoutMs);
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("end", () => {
+      closed = true;
+      socket.destroy();
+      finish();
+    });
+    socket.on("error", () => finish());
+  });
 }
