@@ -20,6 +20,7 @@ import { z } from "zod";
 import type { GatewayConfig } from "./config.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
 import { mountMcpRoutes } from "./mcp.js";
+import { methodGuard } from "./method-guard.js";
 import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
 import { declaredLength, payloadTooLarge, readBoundedBody, requestBodyChunks } from "./request-body.js";
 import {
@@ -106,6 +107,11 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     ),
   );
 
+  // After CORS (a preflight is its business), before auth: a wrong method is a 405 whoever asks.
+  app.use(
+    "*",
+    methodGuard(() => app.routes),
+  );
   app.get("/health", (c) => c.json({ status: "ok" as const, version: KERNEL_VERSION }));
   app.use("/api/*", authMiddleware(config));
 
