@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { finished } from "node:stream/promises";
 import { GatewayErrorCodes, HttpError } from "./errors.js";
 import { payloadTooLarge } from "./request-body.js";
 
@@ -71,7 +72,28 @@ function parseDisposition(headerBlock: string): { name: string; filename: string
   return { name: params.get("name") ?? "", filename };
 }
 
-async function writeChunk(out: WriteStream, chunk: Buffer): Promise<void> {
+/** A temp file being written, with the first error its stream reported. */
+interface StagedStream {
+  readonly out: WriteStream;
+  failure: Error | null;
+}
+
+/**
+ * Opens a temp file whose stream errors never go unheard: a write still in flight when the upload is refused
+ * fails after `destroy()`, and an `error` event without a listener would end the process. The error is kept
+ * and raised by the next write or by the close instead.
+ */
+function openStaged(path: string): StagedStream {
+  const staged: StagedStream = { out: createWriteStream(path, { flags: "wx" }), failure: null };
+  staged.out.on("error", (error) => {
+    staged.failure ??= error;
+  });
+  return staged;
+}
+
+async function writeChunk(staged: StagedStream, chunk: Buffer): Promise<void> {
+  if (staged.failure) throw staged.failure;
+  const { out } = staged;
   if (out.write(chunk)) return;
   await new Promise<void>((resolve, reject) => {
     const onDrain = () => {
@@ -87,11 +109,20 @@ async function writeChunk(out: WriteStream, chunk: Buffer): Promise<void> {
   });
 }
 
-function closeStream(out: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    out.once("error", reject);
-    out.end(() => resolve());
-  });
+async function closeStream(staged: StagedStream): Promise<void> {
+  if (staged.failure) throw staged.failure;
+  staged.out.end();
+  await finished(staged.out);
+}
+
+/** Stops a temp file mid-write and removes it, once the stream has let go of the file. */
+async function discardStaged(staged: StagedStream, path: string): Promise<void> {
+  if (!staged.out.closed) {
+    const closed = new Promise<void>((resolve) => staged.out.once("close", () => resolve()));
+    staged.out.destroy();
+    await closed;
+  }
+  await rm(path, { force: true });
 }
 
 /**
@@ -112,7 +143,7 @@ export async function receiveMultipart(
   let buffer: Buffer = Buffer.from(CRLF);
   let total = 0;
   let state: "preamble" | "after-delimiter" | "headers" | "body" | "done" = "preamble";
-  let part: { out: WriteStream | null; field: string; filename: string; path: string; size: number } | null = null;
+  let part: { out: StagedStream | null; field: string; filename: string; path: string; size: number } | null = null;
   let dirReady = false;
 
   const finishPart = async () => {
@@ -186,7 +217,7 @@ export async function receiveMultipart(
           buffer = buffer.subarray(end === -2 ? 2 : end + 4);
           const { name, filename } = parseDisposition(block);
           const isFile = filename !== undefined && options.fileFields.has(name);
-          let out: WriteStream | null = null;
+          let out: StagedStream | null = null;
           let path = "";
           if (isFile) {
             fileCount += 1;
@@ -196,7 +227,7 @@ export async function receiveMultipart(
                 dirReady = true;
               }
               path = join(options.dir, `.upload-${randomUUID()}.part`);
-              out = createWriteStream(path, { flags: "wx" });
+              out = openStaged(path);
             }
           }
           part = { out, field: name, filename: filename ?? "", path, size: 0 };
@@ -224,11 +255,8 @@ export async function receiveMultipart(
     if (state !== "done") throw malformed("the body ended before the closing boundary");
     return { files, fileCount };
   } catch (error) {
-    const open = part as { out: WriteStream | null; path: string } | null;
-    if (open?.out) {
-      open.out.destroy();
-      await rm(open.path, { force: true });
-    }
+    const open = part as { out: StagedStream | null; path: string } | null;
+    if (open?.out) await discardStaged(open.out, open.path);
     await removeStaged(files);
     throw error;
   }
