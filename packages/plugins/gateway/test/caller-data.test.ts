@@ -1,37 +1,10 @@
 import { errorResponseSchema, runRecordSchema } from "@antler/kernel";
 import { describe, expect, it } from "vitest";
 import { CALLER_DATA_LIMITS, MAX_JSON_DEPTH } from "../src/request-limits.js";
-import { startTestGateway } from "./fixtures.js";
+import { largestCallerData, nested, startTestGateway, wide } from "./fixtures.js";
 
 async function errorOf(response: Response) {
   return errorResponseSchema.parse(await response.json()).error;
-}
-
-function nested(depth: number, leaf: unknown = 1): unknown {
-  let value = leaf;
-  for (let i = 0; i < depth; i++) value = { a: value };
-  return value;
-}
-
-function wide(keys: number, valueLength = 1): Record<string, string> {
-  return Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, "v".repeat(valueLength)]));
-}
-
-/**
- * The most work a caller object can ask for within CALLER_DATA_LIMITS: every top-level key, strings of the
- * longest length up to the byte limit, the rest of the entries as short items one level down.
- */
-function largestCallerData(): Record<string, unknown> {
-  const l = CALLER_DATA_LIMITS;
-  const out: Record<string, unknown> = { list: Array.from({ length: l.max_entries - l.max_keys }, () => 1) };
-  for (let i = 1; i < l.max_keys; i++) out[`key_${String(i).padStart(3, "0")}`] = "v";
-  for (const key of Object.keys(out)) {
-    if (key === "list") continue;
-    const longer = { ...out, [key]: "v".repeat(l.max_string_length) };
-    if (Buffer.byteLength(JSON.stringify(longer)) > l.max_bytes) break;
-    out[key] = longer[key];
-  }
-  return out;
 }
 
 /** A run body with the largest accepted metadata and context (split across the fields that are merged). */

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -9,6 +9,7 @@ import { captureLogs, type Script, scriptedModelsPlugin } from "@antler/kernel/t
 import { afterEach } from "vitest";
 import { z } from "zod";
 import type { GatewayConfigInput } from "../src/config.js";
+import { CALLER_DATA_LIMITS } from "../src/request-limits.js";
 import { type RunningGateway, type StartGatewayOptions, startGateway } from "../src/server.js";
 
 export const ALICE_KEY = "alice-key-0123456789abcdef";
@@ -249,20 +250,26 @@ export function sendStreamed(
   });
 }
 
-/** Samples this process's RSS until stopped; returns the largest growth over the starting value, in bytes. */
-export function watchRss(intervalMs = 20): { stop(): number } {
-  const start = process.memoryUsage.rss();
+/** Samples RSS (this process's unless `readRss` says otherwise) until stopped; returns the largest growth, in bytes. */
+export function watchRss(readRss: () => number = () => process.memoryUsage.rss(), intervalMs = 20): { stop(): number } {
+  const start = readRss();
   let peak = start;
   const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
+    peak = Math.max(peak, readRss());
   }, intervalMs);
   return {
     stop() {
       clearInterval(timer);
-      peak = Math.max(peak, process.memoryUsage.rss());
+      peak = Math.max(peak, readRss());
       return peak - start;
     },
   };
+}
+
+/** The resident set size of another process, in bytes (Linux: /proc/<pid>/status). */
+export function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? "0") * 1024;
 }
 
 export interface RawAnswer {
@@ -306,4 +313,31 @@ export function rawRequest(url: string, bytes: string | Buffer, timeoutMs = 3000
     });
     socket.on("error", () => finish());
   });
+}
+
+export function nested(depth: number, leaf: unknown = 1): unknown {
+  let value = leaf;
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
+
+export function wide(keys: number, valueLength = 1): Record<string, string> {
+  return Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, "v".repeat(valueLength)]));
+}
+
+/**
+ * The most work a caller object can ask for within CALLER_DATA_LIMITS: every top-level key, strings of the
+ * longest length up to the byte limit, the rest of the entries as short items one level down.
+ */
+export function largestCallerData(): Record<string, unknown> {
+  const l = CALLER_DATA_LIMITS;
+  const out: Record<string, unknown> = { list: Array.from({ length: l.max_entries - l.max_keys }, () => 1) };
+  for (let i = 1; i < l.max_keys; i++) out[`key_${String(i).padStart(3, "0")}`] = "v";
+  for (const key of Object.keys(out)) {
+    if (key === "list") continue;
+    const longer = { ...out, [key]: "v".repeat(l.max_string_length) };
+    if (Buffer.byteLength(JSON.stringify(longer)) > l.max_bytes) break;
+    out[key] = longer[key];
+  }
+  return out;
 }
