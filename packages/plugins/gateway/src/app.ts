@@ -1,16 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER } from "@antler/kernel";
-import {
-  type AntlerClient,
-  runCreateRequestSchema,
-  runRequestText,
-  type StreamEvent,
-  threadCreateRequestSchema,
-} from "@antler/plugin-runtime";
+import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
+import { type AntlerClient, runRequestText, type StreamEvent } from "@antler/plugin-runtime";
+import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -18,8 +10,20 @@ import type { GatewayConfig } from "./config.js";
 import type { GatewayEnv } from "./env.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
 import { mountMcpRoutes } from "./mcp.js";
+import { methodGuard } from "./method-guard.js";
+import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
+import { declaredLength, payloadTooLarge, readBoundedBody, requestBodyChunks } from "./request-body.js";
+import {
+  CALLER_DATA_LIMITS,
+  findCallerDataViolation,
+  findDepthViolation,
+  gatewayRunRequestSchema,
+  gatewayThreadCreateSchema,
+  MAX_JSON_DEPTH,
+} from "./request-limits.js";
 import type { GatewayReply, GatewayRoute } from "./routes.js";
 import { sseBody, sseFrame } from "./sse.js";
+import { firstUsableTraceId } from "./trace-edge.js";
 
 export type { GatewayEnv } from "./env.js";
 
@@ -92,6 +96,11 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     ),
   );
 
+  // After CORS (a preflight is its business), before auth: a wrong method is a 405 whoever asks.
+  app.use(
+    "*",
+    methodGuard(() => app.routes),
+  );
   app.get("/health", (c) => c.json({ status: "ok" as const, version: KERNEL_VERSION }));
   app.use("/api/*", authMiddleware(config));
 
@@ -103,7 +112,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
 
   // ------------------------------------------------------------------ threads
   app.post("/api/threads", async (c) => {
-    const body = await readJson(c, threadCreateRequestSchema);
+    const body = await readJson(c, gatewayThreadCreateSchema);
     const existed = body.thread_id ? await client.getThreadRecord(body.thread_id, { userId: user(c) }).catch(() => null) : null;
     const record = await client.createThread({
       threadId: body.thread_id,
@@ -124,12 +133,15 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   // ------------------------------------------------------------------ runs
   const prepareRun = async (c: Context<GatewayEnv>) => {
     const threadId = c.req.param("id") as string;
-    const body = await readJson(c, runCreateRequestSchema);
+    const body = await readJson(c, gatewayRunRequestSchema);
     await client.getThreadRecord(threadId, { userId: user(c) });
     // Unknown model: a 400 before anything starts, not an error frame in the middle of a stream.
     const model = client.kernel.modelConfig(body.model).name;
     const context = { ...(body.config?.configurable ?? {}), ...(body.config?.context ?? {}), ...(body.context ?? {}) };
     const metadata = { ...(body.config?.metadata ?? {}), ...(body.metadata ?? {}) };
+    // Each object was bounded on its own; what reaches the run is the merge, so it must hold the same limits.
+    assertCallerDataWithinLimits("context (config.configurable, config.context and context together)", context);
+    assertCallerDataWithinLimits("metadata (config.metadata and metadata together)", metadata);
     return {
       message: runRequestText(body),
       options: {
@@ -207,10 +219,17 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.post("/api/threads/:id/uploads", async (c) => {
     const threadId = c.req.param("id");
     await client.getThreadRecord(threadId, { userId: user(c) });
-    const declared = Number(c.req.header("content-length") ?? "0");
     const requestLimit = maxFileBytes * maxFiles + 64 * 1024;
-    if (declared > requestLimit) throw tooLarge(`the upload request is ${declared} bytes, over the limit of ${requestLimit}`, maxFileBytes);
-    if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data")) {
+    const declared = declaredLength(c);
+    if (declared !== null && declared > requestLimit) {
+      throw payloadTooLarge(
+        `the upload request is ${declared} bytes, over the limit of ${requestLimit}`,
+        "Send fewer or smaller files, or raise uploads.max_file_bytes / uploads.max_files in config.yaml.",
+        { max_bytes: requestLimit, size: declared, limit: "uploads.max_file_bytes × uploads.max_files" },
+      );
+    }
+    const boundary = multipartBoundary(c.req.header("content-type") ?? "");
+    if (boundary === null) {
       throw new HttpError(
         400,
         GatewayErrorCodes.INVALID_REQUEST,
@@ -218,52 +237,46 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         "Send the files in a form field named `files`.",
       );
     }
-    let form: Record<string, unknown>;
+    // Parts stream to hidden temp files in the thread's uploads folder (listings skip dot files), so a big
+    // upload never sits in memory and a refused one leaves nothing behind.
+    const uploadsDir = threadPaths(client.kernel.paths.baseDir, user(c), threadId).uploads;
+    const form = await receiveMultipart(requestBodyChunks(c), {
+      boundary,
+      dir: uploadsDir,
+      fileFields: new Set(["files", "file"]),
+      limits: { maxFileBytes, maxFiles, maxRequestBytes: requestLimit },
+    });
     try {
-      form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
-    } catch (cause) {
-      throw new HttpError(400, GatewayErrorCodes.INVALID_REQUEST, `the multipart body could not be parsed: ${(cause as Error).message}`);
-    }
-    const raw = form.files ?? form.file;
-    const files = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((f): f is File => f instanceof File);
-    if (files.length === 0) {
-      throw new HttpError(
-        400,
-        GatewayErrorCodes.INVALID_REQUEST,
-        "no files in the upload",
-        "Send one or more files in the form field `files`.",
-      );
-    }
-    if (files.length > maxFiles) {
-      throw new HttpError(
-        400,
-        GatewayErrorCodes.INVALID_REQUEST,
-        `${files.length} files in one upload, over the limit of ${maxFiles}`,
-        "Send fewer files.",
-        {
-          files: files.length,
-          max_files: maxFiles,
-        },
-      );
-    }
-    for (const file of files) {
-      if (file.size > maxFileBytes)
-        throw tooLarge(`${file.name} is ${file.size} bytes, over the limit of ${maxFileBytes}`, maxFileBytes, file.size);
-    }
-    const dir = await mkdtemp(join(tmpdir(), "antler-upload-"));
-    try {
+      if (form.fileCount === 0) {
+        throw new HttpError(
+          400,
+          GatewayErrorCodes.INVALID_REQUEST,
+          "no files in the upload",
+          "Send one or more files in the form field `files`.",
+        );
+      }
+      if (form.fileCount > maxFiles) {
+        throw new HttpError(
+          400,
+          GatewayErrorCodes.INVALID_REQUEST,
+          `${form.fileCount} files in one upload, over the limit of ${maxFiles}`,
+          "Send fewer files.",
+          { files: form.fileCount, max_files: maxFiles },
+        );
+      }
       const saved = [];
-      for (const [i, file] of files.entries()) {
-        const staged = join(dir, String(i));
-        await writeFile(staged, Buffer.from(await file.arrayBuffer()));
+      for (const file of form.files) {
+        const name = file.filename || "upload";
         try {
-          saved.push(await client.uploadFile(threadId, staged, { userId: user(c), filename: file.name || "upload" }));
+          saved.push(await client.uploadFile(threadId, file.path, { userId: user(c), filename: name }));
         } catch (error) {
           // The kernel names the staged temp file; the caller knows the file by its own name.
           if (isAntlerError(error, ErrorCodes.UPLOAD_INVALID)) {
-            const message = (error.message.split("\n")[0] ?? "").replaceAll(`${staged}: `, "").replaceAll(staged, file.name);
-            const details: Record<string, unknown> = { ...error.details, source: file.name };
-            if (details.max_bytes !== undefined) throw tooLarge(message, maxFileBytes);
+            const message = (error.message.split("\n")[0] ?? "").replaceAll(`${file.path}: `, "").replaceAll(file.path, name);
+            const details: Record<string, unknown> = { ...error.details, source: name };
+            if (details.max_bytes !== undefined) {
+              throw payloadTooLarge(message, "Upload a smaller file, or raise uploads.max_file_bytes in config.yaml.", details);
+            }
             throw new HttpError(400, error.code, message, error.hint, details);
           }
           throw error;
@@ -271,7 +284,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       }
       return c.json({ files: saved }, 201);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeStaged(form.files);
     }
   });
 
@@ -356,28 +369,16 @@ function toResponse(c: Context<GatewayEnv>, reply: GatewayReply): Response {
   return c.json(reply.body as object, status as 200, reply.headers);
 }
 
-function tooLarge(message: string, maxBytes: number, size?: number): HttpError {
-  return new HttpError(
-    413,
-    GatewayErrorCodes.PAYLOAD_TOO_LARGE,
-    message,
-    "Upload a smaller file, or raise uploads.max_file_bytes in config.yaml.",
-    {
-      max_bytes: maxBytes,
-      ...(size === undefined ? {} : { size }),
-    },
-  );
-}
-
 /**
- * Binds the request's trace scope (a valid `X-Trace-Id` is kept, anything else replaced; never inherited),
+ * Binds the request's trace scope (the first valid `X-Trace-Id` value is kept, anything else replaced; never
+ * inherited),
  * stamps the header on every response, and answers an unhandled error with its own plain 500 carrying the
  * header, then re-raises it. A failure inside a streaming body happens after this returns: it is the stream's
  * to report, and passes through unchanged.
  */
 function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
   return (c, next) =>
-    requestTraceContext(c.req.header(TRACE_ID_HEADER), async (traceId) => {
+    requestTraceContext(firstUsableTraceId(c.req.header(TRACE_ID_HEADER)), async (traceId) => {
       c.set("traceId", traceId);
       const started = performance.now();
       let unhandled: unknown;
@@ -447,27 +448,17 @@ function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
 }
 
 async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<unknown> {
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > maxBytes) {
-    throw new HttpError(
-      413,
-      GatewayErrorCodes.PAYLOAD_TOO_LARGE,
-      `the JSON body is ${declared} bytes, over the limit of ${maxBytes}`,
-      "Send a smaller body, or raise max_json_bytes.",
-    );
-  }
-  const text = await c.req.text();
-  if (Buffer.byteLength(text) > maxBytes) {
-    throw new HttpError(
-      413,
-      GatewayErrorCodes.PAYLOAD_TOO_LARGE,
-      `the JSON body is over the limit of ${maxBytes} bytes`,
-      "Send a smaller body, or raise max_json_bytes.",
-    );
-  }
+  const bytes = await readBoundedBody(c, {
+    maxBytes,
+    what: "JSON body",
+    hint: "Send a smaller body, or raise max_json_bytes in the gateway config.",
+    setting: "max_json_bytes",
+  });
+  const text = bytes.toString("utf8");
   if (text.trim() === "") return {};
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (cause) {
     throw new HttpError(
       400,
@@ -476,6 +467,29 @@ async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<u
       "Send a JSON object with Content-Type: application/json.",
     );
   }
+  const deep = findDepthViolation(value, MAX_JSON_DEPTH);
+  if (deep) {
+    throw new HttpError(400, GatewayErrorCodes.LIMIT_EXCEEDED, `${deep.message} (at ${deep.path || "(body)"})`, "Send a flatter body.", {
+      limit: deep.limit,
+      max: deep.max,
+      path: deep.path,
+    });
+  }
+  return value;
+}
+
+function assertCallerDataWithinLimits(field: string, value: Record<string, unknown>): void {
+  const violation = findCallerDataViolation(field, value);
+  if (!violation) return;
+  throw new HttpError(400, GatewayErrorCodes.LIMIT_EXCEEDED, violation.message, callerDataHint(), {
+    limit: violation.limit,
+    max: violation.max,
+  });
+}
+
+function callerDataHint(): string {
+  const l = CALLER_DATA_LIMITS;
+  return `Send less caller data: metadata and context each hold at most ${l.max_keys} top-level keys, ${l.max_entries} entries, ${l.max_depth} levels, ${l.max_string_length}-character strings and ${l.max_bytes} bytes.`;
 }
 
 function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
@@ -483,6 +497,15 @@ function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> 
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join(".") || "(body)", message: issue.message }));
   const first = issues[0];
+  // A size or shape limit (see request-limits.ts) gets its own code, and the limit's name and value.
+  const limited = parsed.error.issues.find((issue) => issue.code === "custom" && typeof issue.params?.limit === "string");
+  if (limited?.code === "custom") {
+    throw new HttpError(400, GatewayErrorCodes.LIMIT_EXCEEDED, limited.message, callerDataHint(), {
+      limit: limited.params?.limit,
+      max: limited.params?.max,
+      issues,
+    });
+  }
   throw new HttpError(
     400,
     GatewayErrorCodes.INVALID_REQUEST,

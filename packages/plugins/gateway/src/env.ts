@@ -1,4 +1,8 @@
 import type { Principal } from "@antler/kernel";
+import type { HttpBindings } from "@hono/node-server";
 
-/** What the gateway's middleware puts on every request's context: the trace id and who is calling. */
-export type GatewayEnv = { Variables: { traceId: string; principal: Principal } };
+/**
+ * What the gateway's middleware puts on every request's context: the trace id and who is calling. `Bindings` are
+ * the Node request and response when served by `startGateway` (absent under `app.request`).
+ */
+export type GatewayEnv = { Bindings: Partial<HttpBindings>; Variables: { traceId: string; principal: Principal } };

@@ -21,6 +21,11 @@ export const GatewayErrorCodes = {
   BAD_JSON: "ANTLER_ERR_GATEWAY_BAD_JSON",
   INVALID_REQUEST: "ANTLER_ERR_GATEWAY_INVALID_REQUEST",
   PAYLOAD_TOO_LARGE: "ANTLER_ERR_GATEWAY_PAYLOAD_TOO_LARGE",
+  /** A body within the byte limit that passes a shape limit (nesting depth, key count, value size): 400. */
+  LIMIT_EXCEEDED: "ANTLER_ERR_GATEWAY_LIMIT_EXCEEDED",
+  METHOD_NOT_ALLOWED: "ANTLER_ERR_GATEWAY_METHOD_NOT_ALLOWED",
+  /** Node's HTTP parser refused the request (bad header bytes, oversized headers) before any route saw it. */
+  MALFORMED_REQUEST: "ANTLER_ERR_GATEWAY_MALFORMED_REQUEST",
   NOT_FOUND: "ANTLER_ERR_GATEWAY_NOT_FOUND",
   UNAVAILABLE: "ANTLER_ERR_GATEWAY_UNAVAILABLE",
 } as const;

@@ -15,6 +15,12 @@ export {
 export { type ErrorBody, GatewayErrorCodes, HttpError, statusForAntlerError } from "./errors.js";
 export { mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
 export {
+  CALLER_DATA_LIMITS,
+  gatewayRunRequestSchema,
+  gatewayThreadCreateSchema,
+  MAX_JSON_DEPTH,
+} from "./request-limits.js";
+export {
   defineGatewayRoute,
   type GatewayMethod,
   type GatewayReply,

@@ -1,11 +1,13 @@
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
-import { createAdaptorServer } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";
 import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
 import { type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
+import { answerClientError, answerUnroutableRequest } from "./trace-edge.js";
 
 export interface StartGatewayOptions {
   client: AntlerClient;
@@ -89,7 +91,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger: options.logger,
     onUnhandledError: options.onUnhandledError,
   });
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host, port });
+  const edgeLogger = options.logger ?? client.kernel.logger.child({ plugin: "@antler/plugin-gateway" });
+  // Requests refused before the app runs (by Node's parser, or by the adapter for an invalid URL) still get a
+  // coded answer carrying an X-Trace-Id, like every other response.
+  const server = createServer(getRequestListener(app.fetch, { hostname: host, errorHandler: answerUnroutableRequest(edgeLogger) }));
+  server.on("clientError", answerClientError(edgeLogger));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -137,14 +143,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        const httpServer = server as import("node:http").Server;
-        httpServer.closeIdleConnections?.();
+        server.closeIdleConnections();
         await stopBackground();
         // Live runs end with a cancelled error frame, so their streams finish and the sockets can close.
         await client.cancelAll("gateway shutting down");
         const grace = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownGraceMs ?? 5000).unref());
         await Promise.race([stopped, grace]);
-        httpServer.closeAllConnections?.();
+        server.closeAllConnections();
         await stopped;
       })();
       return closing;

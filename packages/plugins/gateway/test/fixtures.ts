@@ -1,6 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { type CodePlugin, definePlugin, type KernelConfigInput, threadPaths } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { captureLogs, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
@@ -8,6 +11,7 @@ import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach } from "vitest";
 import { z } from "zod";
 import type { GatewayConfigInput } from "../src/config.js";
+import { CALLER_DATA_LIMITS } from "../src/request-limits.js";
 import { type RunningGateway, type StartGatewayOptions, startGateway } from "../src/server.js";
 
 export const ALICE_KEY = "alice-key-0123456789abcdef";
@@ -159,4 +163,183 @@ export async function collectSse(response: Response): Promise<SseFrame[]> {
   const frames: SseFrame[] = [];
   for await (const frame of readSse(response)) frames.push(frame);
   return frames;
+}
+
+/** `total` bytes in `chunkSize` pieces, made as they are pulled: a body that never exists in memory at once. */
+export async function* generatedBody(total: number, options: { chunkSize?: number; head?: string; tail?: string } = {}) {
+  const chunkSize = options.chunkSize ?? 64 * 1024;
+  if (options.head) yield Buffer.from(options.head);
+  const chunk = Buffer.alloc(chunkSize, 0x61);
+  for (let sent = 0; sent < total; sent += chunkSize) yield sent + chunkSize <= total ? chunk : chunk.subarray(0, total - sent);
+  if (options.tail) yield Buffer.from(options.tail);
+}
+
+export interface StreamedAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Bytes handed to the socket before the answer came. */
+  sentBytes: number;
+  /** Milliseconds from the moment the bytes sent passed `limitBytes` to the answer (0 if it came first). */
+  msAfterLimit: number;
+}
+
+/**
+ * Sends a body from an async iterable with node:http (chunked unless `content-length` is set), honouring
+ * back-pressure, and resolves with the first answer, which may come long before the body is sent; then it
+ * stops sending and drops the connection.
+ */
+export function sendStreamed(
+  url: string,
+  options: { method?: string; headers: Record<string, string>; body: AsyncIterable<Uint8Array>; limitBytes: number; timeoutMs?: number },
+): Promise<StreamedAnswer> {
+  return new Promise((resolve, reject) => {
+    let sentBytes = 0;
+    let passedAt: number | undefined;
+    let answered = false;
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no answer within ${options.timeoutMs ?? 20_000} ms (${sentBytes} bytes sent)`));
+    }, options.timeoutMs ?? 20_000);
+    const req = httpRequest(url, { method: options.method ?? "POST", headers: options.headers });
+    req.on("response", (response) => {
+      answered = true;
+      const answeredAt = performance.now();
+      const parts: Buffer[] = [];
+      response.on("data", (c: Buffer) => parts.push(c));
+      const finish = () => {
+        clearTimeout(timer);
+        req.destroy();
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: Buffer.concat(parts).toString("utf8"),
+          sentBytes,
+          msAfterLimit: passedAt === undefined ? 0 : answeredAt - passedAt,
+        });
+      };
+      response.on("end", finish);
+      response.on("error", finish);
+    });
+    // Once the server has answered it may close its end while we still send: that is expected.
+    req.on("error", (error) => {
+      if (!answered) {
+        clearTimeout(timer);
+        reject(error);
+      }
+    });
+    void (async () => {
+      for await (const chunk of options.body) {
+        if (answered || req.destroyed) return;
+        sentBytes += chunk.byteLength;
+        if (passedAt === undefined && sentBytes > options.limitBytes) passedAt = performance.now();
+        if (!req.write(chunk)) {
+          await new Promise<void>((r) => {
+            const done = () => {
+              req.off("drain", done);
+              req.off("response", done);
+              req.off("close", done);
+              r();
+            };
+            req.on("drain", done);
+            req.on("response", done);
+            req.on("close", done);
+          });
+        }
+      }
+      if (!answered && !req.destroyed) req.end();
+    })().catch(() => undefined);
+  });
+}
+
+/** Samples RSS (this process's unless `readRss` says otherwise) until stopped; returns the largest growth, in bytes. */
+export function watchRss(readRss: () => number = () => process.memoryUsage.rss(), intervalMs = 20): { stop(): number } {
+  const start = readRss();
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, readRss());
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, readRss());
+      return peak - start;
+    },
+  };
+}
+
+/** The resident set size of another process, in bytes (Linux: /proc/<pid>/status). */
+export function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? "0") * 1024;
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Map<string, string[]>;
+  body: string;
+  /** The server closed the connection after answering. */
+  closed: boolean;
+}
+
+/** Writes raw bytes to the gateway and reads everything until the server closes (or 3 s pass). */
+export function rawRequest(url: string, bytes: string | Buffer, timeoutMs = 3000): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString("latin1");
+      const split = text.indexOf("\r\n\r\n");
+      if (split === -1) return reject(new Error(`no HTTP answer; got ${JSON.stringify(text)}`));
+      const [statusLine = "", ...lines] = text.slice(0, split).split("\r\n");
+      const headers = new Map<string, string[]>();
+      for (const line of lines) {
+        const at = line.indexOf(":");
+        const name = line.slice(0, at).trim().toLowerCase();
+        headers.set(name, [...(headers.get(name) ?? []), line.slice(at + 1).trim()]);
+      }
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: text.slice(split + 4), closed });
+    };
+    const timer = setTimeout(() => {
+      socket.destroy();
+      finish();
+    }, timeoutMs);
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("end", () => {
+      closed = true;
+      socket.destroy();
+      finish();
+    });
+    socket.on("error", () => finish());
+  });
+}
+
+export function nested(depth: number, leaf: unknown = 1): unknown {
+  let value = leaf;
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
+
+export function wide(keys: number, valueLength = 1): Record<string, string> {
+  return Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, "v".repeat(valueLength)]));
+}
+
+/**
+ * The most work a caller object can ask for within CALLER_DATA_LIMITS: every top-level key, strings of the
+ * longest length up to the byte limit, the rest of the entries as short items one level down.
+ */
+export function largestCallerData(): Record<string, unknown> {
+  const l = CALLER_DATA_LIMITS;
+  const out: Record<string, unknown> = { list: Array.from({ length: l.max_entries - l.max_keys }, () => 1) };
+  for (let i = 1; i < l.max_keys; i++) out[`key_${String(i).padStart(3, "0")}`] = "v";
+  for (const key of Object.keys(out)) {
+    if (key === "list") continue;
+    const longer = { ...out, [key]: "v".repeat(l.max_string_length) };
+    if (Buffer.byteLength(JSON.stringify(longer)) > l.max_bytes) break;
+    out[key] = longer[key];
+  }
+  return out;
 }

@@ -1,15 +1,5 @@
 import { resolve } from "node:path";
-import {
-  AntlerError,
-  type AntlerTool,
-  type BuiltinMiddlewareName,
-  composeChain,
-  DEFAULT_CHAIN,
-  ErrorCodes,
-  type MiddlewareEntry,
-  type MiddlewarePlacement,
-  type MiddlewareSpec,
-} from "@antler/kernel";
+import { AntlerError, type AntlerTool, type BuiltinMiddlewareName, composeChain, DEFAULT_CHAIN, ErrorCodes, type MiddlewareEntry, type MiddlewarePlacement, type MiddlewareSpec } from "@antler/kernel";
 import { type CompiledPipeline, callGraphDirectly, compilePipeline } from "@antler/kernel/pipeline";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";

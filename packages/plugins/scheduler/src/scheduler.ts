@@ -1,18 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import {
-  type AntlerDatabase,
-  AntlerError,
-  assertSafeId,
-  ErrorCodes,
-  ensureTraceContext,
-  ensureTraceId,
-  INTERNAL_PRINCIPAL,
-  type Kernel,
-  type Logger,
-  outsideTraceContext,
-  SERVER_OWNED_CONTEXT_KEYS,
-} from "@antler/kernel";
+import { type AntlerDatabase, AntlerError, assertSafeId, ErrorCodes, ensureTraceContext, ensureTraceId, INTERNAL_PRINCIPAL, type Kernel, type Logger, outsideTraceContext, SERVER_OWNED_CONTEXT_KEYS } from "@antler/kernel";
 import { AntlerClient } from "@antler/plugin-runtime";
 import type { Kysely } from "kysely";
 import { type SchedulerConfig, type TaskInput, taskInputSchema } from "./config.js";

@@ -1,23 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import type { ModelInfo } from "@antler/kernel";
-import {
-  type AntlerDatabase,
-  AntlerError,
-  assertSafeId,
-  type Checkpointer,
-  type CreateKernelOptions,
-  createKernel,
-  DEFAULT_USER_ID,
-  ErrorCodes,
-  ensureTraceContext,
-  type Kernel,
-  type Principal,
-  requestTraceContext,
-  sanitizeRunContext,
-  TRACE_METADATA_KEY,
-  threadPaths,
-} from "@antler/kernel";
+import { type AntlerDatabase, AntlerError, assertSafeId, type Checkpointer, type CreateKernelOptions, createKernel, DEFAULT_USER_ID, ErrorCodes, ensureTraceContext, type Kernel, type Principal, requestTraceContext, sanitizeRunContext, TRACE_METADATA_KEY, threadPaths } from "@antler/kernel";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
