@@ -1,4 +1,4 @@
-import type { AntlerPlugin } from "@antler/kernel";
+import { type AntlerPlugin } from "@antler/kernel";
 import type { PluginAuthoringApi } from "@antler/kernel/authoring";
 
 declare const factory: (api: PluginAuthoringApi) => AntlerPlugin<{ words_per_minute: number; max_chars: number }>;

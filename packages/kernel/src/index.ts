@@ -86,7 +86,6 @@ export {
   type ToolContribution,
   type ToolProvider,
 } from "./plugin.js";
-export { INTERNAL_PRINCIPAL, type Principal, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
 export * from "./sandbox/types.js";
 export type * from "./storage/contract.js";
 export { describeCause } from "./storage/describe.js";
@@ -102,6 +101,7 @@ export type {
 export {
   ensureTraceContext,
   ensureTraceId,
+  fetchWithTraceId,
   generateTraceId,
   getCurrentTraceId,
   MAX_TRACE_ID_LENGTH,

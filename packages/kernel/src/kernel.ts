@@ -51,6 +51,7 @@ import {
   type ToolContribution,
   type ToolProvider,
 } from "./plugin.js";
+import { ProviderRegistry } from "./registry.js";
 import type { SandboxProvider } from "./sandbox/types.js";
 import { type RunScopeHandle, ServiceRegistry } from "./services.js";
 import type { AntlerDatabase, Checkpointer, OpenCheckpointerOptions, OpenDatabaseOptions, StorageBackend } from "./storage/contract.js";
@@ -83,19 +84,18 @@ export interface CreateKernelOptions {
   builtins?: boolean | undefined;
 }
 
-/** The booted plugin host. Build one with `createKernel`. */
+/** The booted plugin host behind the `Kernel` contract (documented there). Build one with `createKernel`. */
 export class KernelHost implements Kernel {
   readonly hooks: KernelHooks;
   readonly config: Readonly<KernelConfig>;
   readonly paths: PluginPaths;
   readonly logger: Logger;
-  /** The root DI scope: one per kernel. */
   readonly scope: Scope;
   private readonly services = new ServiceRegistry();
   private readonly pluginInfos: LoadedPluginInfo[] = [];
   private readonly commandList: Array<CliCommand & { plugin: string }> = [];
-  private readonly providers = new Map<string, { provider: ModelProvider; plugin: string }>();
-  private readonly sandboxProviders = new Map<string, { provider: SandboxProvider; plugin: string }>();
+  private readonly providers = new ProviderRegistry<ModelProvider>("model provider");
+  private readonly sandboxProviders = new ProviderRegistry<SandboxProvider>("sandbox provider");
   private readonly storage: StorageRegistry;
   private readonly env: Env;
   private readonly hookTimings: HookTiming[] = [];
@@ -122,12 +122,10 @@ export class KernelHost implements Kernel {
     return this.commandList;
   }
 
-  /** Every registered DI token and the plugin that owns it. */
   get tokens(): ReadonlyArray<{ token: string; owner: string }> {
     return this.services.listTokens();
   }
 
-  /** Recent hook tap timings (bounded), newest last. Also on diagnostics_channel `antler:hook`. */
   get timings(): readonly HookTiming[] {
     return this.hookTimings;
   }
@@ -217,30 +215,14 @@ export class KernelHost implements Kernel {
       }),
       models: Object.freeze({
         addProvider: (provider: ModelProvider) => {
-          const existing = this.providers.get(provider.id);
-          if (existing) {
-            throw new AntlerError(
-              ErrorCodes.PLUGIN_SETUP_FAILED,
-              `model provider "${provider.id}" is already registered by ${existing.plugin}`,
-              { where },
-            );
-          }
-          this.providers.set(provider.id, { provider, plugin: name });
+          this.providers.add(provider, name, where);
           contributions.providers.push(`model:${provider.id}`);
         },
         create: (model?: string) => this.createModel(model),
       }),
       sandbox: Object.freeze({
         addProvider: (provider: SandboxProvider) => {
-          const existing = this.sandboxProviders.get(provider.id);
-          if (existing) {
-            throw new AntlerError(
-              ErrorCodes.PLUGIN_SETUP_FAILED,
-              `sandbox provider "${provider.id}" is already registered by ${existing.plugin}`,
-              { where },
-            );
-          }
-          this.sandboxProviders.set(provider.id, { provider, plugin: name });
+          this.sandboxProviders.add(provider, name, where);
           contributions.providers.push(`sandbox:${provider.id}`);
         },
         provider: () => this.sandboxProvider(),
@@ -294,12 +276,10 @@ export class KernelHost implements Kernel {
     });
   }
 
-  /** The configured models, safe to show (no keys). */
   listModels(): ModelInfo[] {
     return this.config.models.map(modelInfo);
   }
 
-  /** The `models:` entry by name; without a name, `default_model` or the first entry. */
   modelConfig(name?: string): ModelConfig {
     const models = this.config.models;
     const wanted = name ?? this.config.default_model ?? models[0]?.name;
@@ -319,15 +299,10 @@ export class KernelHost implements Kernel {
     return found;
   }
 
-  /**
-   * The sandbox provider `sandbox.provider` selects; without that key, the only registered one. Errors name the
-   * registered providers and the plugin to enable.
-   */
   sandboxProvider(): SandboxProvider {
     const wanted = this.config.sandbox.provider;
-    const ids = [...this.sandboxProviders.keys()];
-    const entry =
-      wanted !== undefined ? this.sandboxProviders.get(wanted) : ids.length === 1 ? this.sandboxProviders.get(ids[0] as string) : undefined;
+    const ids = this.sandboxProviders.ids;
+    const entry = this.sandboxProviders.get(wanted ?? (ids.length === 1 ? (ids[0] as string) : ""));
     if (!entry) {
       throw new AntlerError(
         ErrorCodes.SANDBOX_PROVIDER_NOT_FOUND,
@@ -344,7 +319,7 @@ export class KernelHost implements Kernel {
         },
       );
     }
-    return entry.provider;
+    return entry;
   }
 
   openDatabase(options?: OpenDatabaseOptions): Promise<AntlerDatabase> {
@@ -359,12 +334,11 @@ export class KernelHost implements Kernel {
     return composedConfigJsonSchema(this.pluginInfos);
   }
 
-  /** Builds the chat model for a `models:` entry through the provider a plugin registered. */
   async createModel(name?: string): Promise<BaseChatModel> {
     const config = this.modelConfig(name);
-    const entry = this.providers.get(config.provider);
-    if (!entry) {
-      const known = [...this.providers.keys()];
+    const provider = this.providers.get(config.provider);
+    if (!provider) {
+      const known = this.providers.ids;
       throw new AntlerError(
         ErrorCodes.MODEL_PROVIDER_NOT_FOUND,
         `model "${config.name}" uses provider "${config.provider}", which no plugin registered`,
@@ -376,7 +350,7 @@ export class KernelHost implements Kernel {
         },
       );
     }
-    return entry.provider.create(config, {
+    return provider.create(config, {
       paths: this.paths,
       logger: this.logger.child({ model: config.name }),
       env: this.env,
@@ -405,7 +379,6 @@ export class KernelHost implements Kernel {
     });
   }
 
-  /** The ordered middleware chain for one agent build: built-ins in default order, plugin middleware placed. */
   async assembleMiddleware(context: Partial<MiddlewareAssemblyContext> = {}): Promise<MiddlewareEntry[]> {
     const full: MiddlewareAssemblyContext = Object.freeze({
       modelName: context.modelName,
@@ -421,7 +394,6 @@ export class KernelHost implements Kernel {
     );
   }
 
-  /** Runs every `start` tap in stage order. If one fails, the kernel is closed and the error rethrown. */
   async start(): Promise<void> {
     if (this.state === "started") return;
     if (this.state !== "booted") {
@@ -447,7 +419,6 @@ export class KernelHost implements Kernel {
     this.state = "started";
   }
 
-  /** Runs every `stop` tap in reverse order (all of them, even after a failure), then disposes services. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.doClose();
     return this.closing;
@@ -465,7 +436,7 @@ export class KernelHost implements Kernel {
         );
       }
     }
-    for (const { provider, plugin } of [...this.sandboxProviders.values()].reverse()) {
+    for (const { value: provider, plugin } of this.sandboxProviders.list().reverse()) {
       try {
         await provider.close();
       } catch (err) {
@@ -488,10 +459,6 @@ export class KernelHost implements Kernel {
     if (errors.length > 1) throw new AggregateError(errors, `${errors.length} plugins failed to stop`);
   }
 
-  /**
-   * Runs one unit of work in a trace scope and a fresh child DI scope. The scope is disposed when the run
-   * ends: on success, on error, and on cancel (the signal aborting ends the run at once with RUN_CANCELLED).
-   */
   async run<T>(fn: (run: RunContext) => Promise<T> | T, options: RunOptions = {}): Promise<T> {
     return ensureTraceContext(options.traceId, async (traceId) => {
       const run = await this.beginRun({ ...options, traceId });
@@ -506,10 +473,6 @@ export class KernelHost implements Kernel {
     });
   }
 
-  /**
-   * The lower-level form of `run` for work that cannot be one function call (a stream that yields between
-   * steps). Call inside a trace scope; always call `end` exactly once.
-   */
   async beginRun(options: RunOptions = {}): Promise<ActiveRun> {
     // The id the surrounding scope would bind (inherit, else the carried one, else fresh): a run begun inside a
     // scope must record the id its logs carry, never a carried one that disagrees.
@@ -555,7 +518,6 @@ export class KernelHost implements Kernel {
     return { context, cancelled, abort: (reason?: unknown) => controller.abort(reason), end };
   }
 
-  /** Tool entries with provenance, after the group filter and duplicate resolution. */
   async assembleTools(options: GetAvailableToolsOptions = {}): Promise<ToolEntry[]> {
     const context = toolAssemblyContext(options, this.scope);
     const assembled = await this.hooks.assembleTools.promise([], context);
@@ -569,7 +531,6 @@ export class KernelHost implements Kernel {
     return entries;
   }
 
-  /** The tools an agent gets: config tools by group, built-ins, then MCP, ACP and subagent tools. */
   async getAvailableTools(options: GetAvailableToolsOptions = {}): Promise<AntlerTool[]> {
     return (await this.assembleTools(options)).map((e) => e.tool);
   }

@@ -104,3 +104,17 @@ export function requestTraceContext<T>(valueOrFn: unknown, maybeFn?: (traceId: s
 function bind<T>(traceId: string, fn: (traceId: string) => T): T {
   return storage().run({ traceId }, fn, traceId);
 }
+
+/**
+ * A fetch for provider SDKs that stamps the ambient trace id on every request as `X-Trace-Id`, so provider-side
+ * logs (or a gateway) can be joined with Antler's. Outside a trace scope the request goes out unchanged.
+ */
+export function fetchWithTraceId(baseFetch: typeof fetch = globalThis.fetch): typeof fetch {
+  return (input, init) => {
+    const traceId = getCurrentTraceId();
+    if (!traceId) return baseFetch(input, init);
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    headers.set(TRACE_ID_HEADER, traceId);
+    return baseFetch(input, { ...init, headers });
+  };
+}

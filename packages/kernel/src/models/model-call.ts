@@ -11,21 +11,7 @@ import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
 import { AntlerError, ErrorCodes, isAntlerError } from "../errors.js";
-import { getCurrentTraceId, TRACE_ID_HEADER } from "../trace.js";
-
-/**
- * A fetch for provider SDKs that stamps the ambient trace id on every request as `X-Trace-Id`, so provider-side
- * logs (or a gateway) can be joined with Antler's. Outside a trace scope the request goes out unchanged.
- */
-export function fetchWithTraceId(baseFetch: typeof fetch = globalThis.fetch): typeof fetch {
-  return (input, init) => {
-    const traceId = getCurrentTraceId();
-    if (!traceId) return baseFetch(input, init);
-    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    headers.set(TRACE_ID_HEADER, traceId);
-    return baseFetch(input, { ...init, headers });
-  };
-}
+import { getCurrentTraceId } from "../trace.js";
 
 export interface ModelErrorContextOptions {
   /** Where the model is configured, e.g. `models[2]`; becomes the error's `where`. */

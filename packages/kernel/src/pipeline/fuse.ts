@@ -2,13 +2,19 @@ import diagnosticsChannel from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage, RemoveMessage, type ToolMessage } from "@langchain/core/messages";
-import { Command, getCurrentTaskInput, isCommand, messagesStateReducer, REMOVE_ALL_MESSAGES, StateSchema } from "@langchain/langgraph";
+import {
+  Command,
+  getCurrentTaskInput,
+  isCommand,
+  messagesStateReducer,
+  REMOVE_ALL_MESSAGES,
+  ReducedValue,
+  StateSchema,
+} from "@langchain/langgraph";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 import { AntlerError, ErrorCodes } from "../errors.js";
 import type { AntlerTool } from "../tools.js";
 import { getCurrentTraceId } from "../trace.js";
-import { runContextSchema } from "./context.js";
-import { reducerOf, threadStateFields } from "./state.js";
 import type {
   AgentState,
   HookRuntime,
@@ -51,10 +57,26 @@ function hookParts(hook: NodeHook): { fn: NodeHookFn; canJumpTo: readonly JumpTa
   return typeof hook === "function" ? { fn: hook, canJumpTo: [] } : { fn: hook.hook, canJumpTo: hook.canJumpTo ?? [] };
 }
 
-/** The union of the thread state and every middleware's fields; one key claimed with two schemas is an error naming both. */
-export function composeStateFields(chain: readonly MiddlewareEntry[]): Record<string, StateField> {
-  const fields: Record<string, StateField> = { ...threadStateFields };
-  const owners = new Map<string, string>(Object.keys(threadStateFields).map((k) => [k, "thread state"]));
+/** The reducer of a state field, or `undefined` for last-value fields. */
+function reducerOf(field: StateField): ((a: unknown, b: unknown) => unknown) | undefined {
+  return ReducedValue.isInstance(field) ? (field.reducer as (a: unknown, b: unknown) => unknown) : undefined;
+}
+
+/** What a runtime compiles its chain against: its base thread state and its run-context schema. */
+export interface PipelineBase {
+  /** State every agent of the runtime has, whichever middleware is on (e.g. DeerFlow's thread state). */
+  readonly state?: Readonly<Record<string, StateField>> | undefined;
+  /** The zod schema of `runtime.context`. */
+  readonly context?: unknown;
+}
+
+/** The union of the base state and every middleware's fields; one key claimed with two schemas is an error naming both. */
+export function composeStateFields(
+  chain: readonly MiddlewareEntry[],
+  base: Readonly<Record<string, StateField>> = {},
+): Record<string, StateField> {
+  const fields: Record<string, StateField> = { ...base };
+  const owners = new Map<string, string>(Object.keys(base).map((k) => [k, "thread state"]));
   for (const entry of chain) {
     for (const [key, field] of Object.entries(entry.spec.state ?? {})) {
       const existing = fields[key];
@@ -85,8 +107,8 @@ export function composeStateFields(chain: readonly MiddlewareEntry[]): Record<st
  *   into a second middleware without state or context schemas, because LangChain parses both for every
  *   wrapping middleware on every call; the hooks read the full state from the node's input instead.
  */
-export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipeline {
-  const stateFields = composeStateFields(chain);
+export function compilePipeline(chain: readonly MiddlewareEntry[], base: PipelineBase = {}): CompiledPipeline {
+  const stateFields = composeStateFields(chain, base.state);
   const reducers = new Map<string, (a: unknown, b: unknown) => unknown>();
   for (const [key, field] of Object.entries(stateFields)) {
     const reducer = reducerOf(field);
@@ -97,7 +119,7 @@ export function compilePipeline(chain: readonly MiddlewareEntry[]): CompiledPipe
   const fusedConfig: Record<string, unknown> = {
     name: "AntlerPipeline",
     stateSchema,
-    contextSchema: runContextSchema,
+    ...(base.context ? { contextSchema: base.context } : {}),
   };
   let inlineAfterModel: ReturnType<typeof fuseNodeHooks> | undefined;
   let inlineBeforeModel: ReturnType<typeof fuseNodeHooks> | undefined;

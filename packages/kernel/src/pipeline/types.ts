@@ -5,7 +5,6 @@ import type { ModelRequest, Runtime, ToolCallRequest } from "langchain";
 import type { z } from "zod";
 import type { ModelInfo } from "../models/contract.js";
 import type { AntlerTool } from "../tools.js";
-import type { RunContextValues } from "./context.js";
 
 /** Where graph hooks may send the run: the end of the turn, the tools node or the model node. */
 export type JumpTarget = "end" | "tools" | "model";
@@ -14,6 +13,28 @@ export type JumpTarget = "end" | "tools" | "model";
 export type AgentState = { messages: BaseMessage[] } & Record<string, unknown>;
 /** A partial state update; `messages` goes through add-messages semantics. `jumpTo` redirects the run. */
 export type StateUpdate = Partial<AgentState> & { jumpTo?: JumpTarget };
+/**
+ * Runtime context keys every run carries; hooks and tools read them from `runtime.context`. The server sets
+ * `thread_id`, `user_id`, the trace id and `non_interactive`; callers cannot. The runtime validates them.
+ */
+export interface RunContextValues {
+  thread_id?: string | undefined;
+  user_id?: string | undefined;
+  antler_trace_id?: string | undefined;
+  /** Scheduled and other unattended runs: no `ask_clarification`. */
+  non_interactive?: boolean | undefined;
+  /** The configured model name this run uses. */
+  model_name?: string | undefined;
+  /** A custom agent's name, for `update_agent`. */
+  agent_name?: string | undefined;
+  /** Bootstrap runs create a new custom agent with `setup_agent`. */
+  is_bootstrap?: boolean | undefined;
+  /** Plan mode switches on the Todo middleware's `write_todos`. */
+  plan_mode?: boolean | undefined;
+  /** Set by a sandbox provider when it acquires one. */
+  sandbox_id?: string | undefined;
+}
+
 export type HookRuntime = Runtime<RunContextValues>;
 
 // biome-ignore lint/suspicious/noConfusingVoidType: a hook that changes nothing may just return; `() => void x()` is idiomatic.

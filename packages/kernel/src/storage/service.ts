@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { StorageConfig } from "../config/schema.js";
 import { AntlerError, ErrorCodes } from "../errors.js";
 import type { Logger } from "../logging.js";
+import { ProviderRegistry } from "../registry.js";
 import type {
   AntlerDatabase,
   Checkpointer,
@@ -30,28 +31,22 @@ const memoryBackend: StorageBackend = {
 
 /** Storage backends registered by plugins, and opening handles on the configured ones. */
 export class StorageRegistry implements StorageAccess {
-  private readonly backends = new Map<string, { backend: StorageBackend; plugin: string }>([
-    ["memory", { backend: memoryBackend, plugin: "@antler/kernel" }],
-  ]);
+  private readonly backends = new ProviderRegistry<StorageBackend>("storage backend");
 
   constructor(
     private readonly storage: StorageConfig,
     private readonly baseDir: string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.backends.add(memoryBackend, "@antler/kernel", "storage");
+  }
 
   add(backend: StorageBackend, plugin: string, where: string): void {
-    const existing = this.backends.get(backend.id);
-    if (existing) {
-      throw new AntlerError(ErrorCodes.PLUGIN_SETUP_FAILED, `storage backend "${backend.id}" is already registered by ${existing.plugin}`, {
-        where,
-      });
-    }
-    this.backends.set(backend.id, { backend, plugin });
+    this.backends.add(backend, plugin, where);
   }
 
   get ids(): string[] {
-    return [...this.backends.keys()];
+    return this.backends.ids;
   }
 
   private request(schema: string | undefined, inMemory = false): StorageOpenRequest {
@@ -65,8 +60,8 @@ export class StorageRegistry implements StorageAccess {
   }
 
   private find(id: string, where: string, purpose: string): StorageBackend {
-    const entry = this.backends.get(id);
-    if (entry) return entry.backend;
+    const backend = this.backends.get(id);
+    if (backend) return backend;
     const plugin = BACKEND_PLUGINS[id];
     throw new AntlerError(ErrorCodes.STORAGE_BACKEND_NOT_FOUND, `${purpose} uses storage backend "${id}", which no plugin registered`, {
       where,
@@ -82,21 +77,21 @@ export class StorageRegistry implements StorageAccess {
     let inMemory = false;
     if (id === "memory") {
       inMemory = true;
-      const holder = [...this.backends.values()].find((e) => e.backend.inMemoryDatabase && e.backend.openDatabase);
+      const holder = this.backends.list().find((e) => e.value.inMemoryDatabase && e.value.openDatabase);
       if (!holder) {
         throw new AntlerError(ErrorCodes.STORAGE_BACKEND_NOT_FOUND, "storage.backend memory needs a backend that keeps tables in memory", {
           where: "storage.backend",
           hint: `Enable ${BACKEND_PLUGINS.sqlite} (in-memory SQLite; part of the default preset).`,
         });
       }
-      backend = holder.backend;
+      backend = holder.value;
     } else {
       backend = this.find(id, "storage.backend", "the database");
     }
     if (!backend.openDatabase) {
       throw new AntlerError(ErrorCodes.STORAGE_BACKEND_NOT_FOUND, `storage backend "${backend.id}" keeps no tables, only checkpoints`, {
         where: "storage.backend",
-        hint: `Pick a backend for tables (${this.ids.filter((i) => this.backends.get(i)?.backend.openDatabase).join(", ") || "sqlite, postgres"}) and keep "${backend.id}" under storage.checkpointer.`,
+        hint: `Pick a backend for tables (${this.ids.filter((i) => this.backends.get(i)?.openDatabase).join(", ") || "sqlite, postgres"}) and keep "${backend.id}" under storage.checkpointer.`,
       });
     }
     const database = await backend.openDatabase(this.request(options.schema, inMemory));

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { splitTextDeltas } from "../models/chunks.js";
+import { splitTextDeltas } from "./replay.js";
 import { type ScriptedStep, scriptedToolCallId } from "./scripted-model.js";
 
 /** The parts of a Chat Completions request body the server reads; everything else is kept as sent. */

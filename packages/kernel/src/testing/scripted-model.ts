@@ -5,7 +5,7 @@ import { BaseChatModel, type BaseChatModelCallOptions, type BindToolsInput } fro
 import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk, ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
-import { boundToolNames, type CompleteAssistantMessage, streamAssistantMessage, toAIMessage, usageFrom } from "../models/chunks.js";
+import { boundToolNames, type CompleteAssistantMessage, streamAssistantMessage, toAIMessage, usageFrom } from "./replay.js";
 
 export interface ScriptedToolCall {
   name: string;

@@ -1,6 +1,14 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { createKernel, ErrorCodes, ensureTraceContext, isAntlerError, type Kernel, type KernelConfigInput, silentLogger } from "@antler/kernel";
+import {
+  createKernel,
+  ErrorCodes,
+  ensureTraceContext,
+  isAntlerError,
+  type Kernel,
+  type KernelConfigInput,
+  silentLogger,
+} from "@antler/kernel";
 import { runPluginConformance } from "@antler/kernel/testing";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type AIMessageChunk, HumanMessage } from "@langchain/core/messages";

@@ -1,5 +1,5 @@
 import { AntlerError, ErrorCodes, getCurrentTraceId } from "@antler/kernel";
-import { type CompleteAssistantMessage, streamAssistantMessage, toAIMessage, usageFrom } from "@antler/kernel/models";
+import { type CompleteAssistantMessage, streamAssistantMessage, toAIMessage, usageFrom } from "@antler/kernel/testing/replay";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { BaseChatModel, type BaseChatModelCallOptions, type BindToolsInput } from "@langchain/core/language_models/chat_models";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { boundToolNames } from "@antler/kernel/models";
+import { boundToolNames } from "@antler/kernel/testing/replay";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, ChatMessage, ToolMessage } from "@langchain/core/messages";
 

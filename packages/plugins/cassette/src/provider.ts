@@ -1,5 +1,13 @@
 import { isAbsolute, resolve } from "node:path";
-import { AntlerError, ErrorCodes, formatPath, isAntlerError, type ModelConfig, type ModelProviderEnv, type PathSegment } from "@antler/kernel";
+import {
+  AntlerError,
+  ErrorCodes,
+  formatPath,
+  isAntlerError,
+  type ModelConfig,
+  type ModelProviderEnv,
+  type PathSegment,
+} from "@antler/kernel";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { z } from "zod";
 import { loadCassette } from "./format.js";

@@ -1,8 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Kernel } from "@antler/kernel";
-import { definePlugin, ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
+import { definePlugin, ErrorCodes, ensureTraceContext, isAntlerError, type Kernel } from "@antler/kernel";
 import { createTestKernel, type Script, ScriptedChatModel } from "@antler/kernel/testing";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type AIMessageChunk, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";

@@ -2,7 +2,6 @@ import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
 import { type AntlerClient, runRequestText, type StreamEvent } from "@antler/plugin-runtime";
-import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";

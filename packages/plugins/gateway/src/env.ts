@@ -1,4 +1,4 @@
-import type { Principal } from "@antler/kernel";
+import type { Principal } from "@antler/plugin-runtime";
 import type { HttpBindings } from "@hono/node-server";
 
 /**

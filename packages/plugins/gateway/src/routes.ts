@@ -1,5 +1,5 @@
-import type { PluginContext, Principal, Token } from "@antler/kernel";
-import type { AntlerClient } from "@antler/plugin-runtime";
+import type { PluginContext, Token } from "@antler/kernel";
+import type { AntlerClient, Principal } from "@antler/plugin-runtime";
 import type { z } from "zod";
 
 /** HTTP methods a contributed route may use. */

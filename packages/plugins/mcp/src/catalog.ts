@@ -2,7 +2,15 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { type AntlerTool, DEFAULT_USER_ID, type Logger, redactText, type ToolAssemblyContext, type ToolEntry, threadPaths } from "@antler/kernel";
+import {
+  type AntlerTool,
+  DEFAULT_USER_ID,
+  type Logger,
+  redactText,
+  type ToolAssemblyContext,
+  type ToolEntry,
+  threadPaths,
+} from "@antler/kernel";
 import { DynamicStructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpPluginConfig, type McpServerConfig, readExtensionsConfig } from "./config.js";

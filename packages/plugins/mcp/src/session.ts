@@ -1,5 +1,4 @@
-import { getCurrentTraceId } from "@antler/kernel";
-import { fetchWithTraceId } from "@antler/kernel/models";
+import { fetchWithTraceId, getCurrentTraceId } from "@antler/kernel";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";

@@ -1,5 +1,18 @@
-import { createKernel, ErrorCodes, ensureTraceContext, isAntlerError, type Kernel, type KernelConfigInput, silentLogger } from "@antler/kernel";
-import { type OpenAICompatibleServer, type OpenAIServerOptions, runPluginConformance, startOpenAICompatibleServer } from "@antler/kernel/testing";
+import {
+  createKernel,
+  ErrorCodes,
+  ensureTraceContext,
+  isAntlerError,
+  type Kernel,
+  type KernelConfigInput,
+  silentLogger,
+} from "@antler/kernel";
+import {
+  type OpenAICompatibleServer,
+  type OpenAIServerOptions,
+  runPluginConformance,
+  startOpenAICompatibleServer,
+} from "@antler/kernel/testing";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";

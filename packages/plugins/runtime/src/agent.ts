@@ -1,9 +1,20 @@
 import { resolve } from "node:path";
-import { AntlerError, type AntlerTool, type BuiltinMiddlewareName, composeChain, DEFAULT_CHAIN, ErrorCodes, type MiddlewareEntry, type MiddlewarePlacement, type MiddlewareSpec } from "@antler/kernel";
-import { type CompiledPipeline, callGraphDirectly, compilePipeline } from "@antler/kernel/pipeline";
+import {
+  AntlerError,
+  type AntlerTool,
+  type BuiltinMiddlewareName,
+  composeChain,
+  DEFAULT_CHAIN,
+  ErrorCodes,
+  type MiddlewareEntry,
+  type MiddlewarePlacement,
+  type MiddlewareSpec,
+} from "@antler/kernel";
+import type { CompiledPipeline } from "@antler/kernel/pipeline";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, type ReactAgent } from "langchain";
+import { callGraphDirectly } from "./direct.js";
 import { clarificationMiddleware } from "./middleware/clarification.js";
 import { danglingToolCallMiddleware } from "./middleware/dangling-tool-call.js";
 import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "./middleware/error-handling.js";
@@ -15,6 +26,7 @@ import { todoMiddleware } from "./middleware/todo.js";
 import { tokenUsageMiddleware } from "./middleware/token-usage.js";
 import { uploadsMiddleware } from "./middleware/uploads.js";
 import { viewImageMiddleware } from "./middleware/view-image.js";
+import { compileThreadPipeline } from "./state.js";
 
 /** The default chain's switches for `createAntlerAgent`: `true` = built-in, `false` = off, a spec = replacement. */
 export interface AgentFeatures {
@@ -168,7 +180,7 @@ export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgen
     });
     chain = composeChain(builtins, extras);
   }
-  const pipeline = compilePipeline(chain);
+  const pipeline = compileThreadPipeline(chain);
   const toolNames = new Set((options.tools ?? []).map((t) => t.name));
   const tools = [...(options.tools ?? []), ...pipeline.tools.filter((t) => !toolNames.has(t.name))];
   const agent = createAgent({

@@ -32,6 +32,7 @@ export {
 export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
 export * from "./client/schemas.js";
 export { loadConfigTools } from "./config-tools.js";
+export { type RunContextValues, runContextSchema } from "./context.js";
 export {
   CLARIFICATION_MIDDLEWARE_NAME,
   clarificationMiddleware,
@@ -56,6 +57,18 @@ export {
   WRITE_TODOS_TOOL,
 } from "./middleware/index.js";
 export { default } from "./plugin.js";
+export { INTERNAL_PRINCIPAL, type Principal, type SanitizedContext, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
+export {
+  compileThreadPipeline,
+  mergeArtifacts,
+  mergeSandbox,
+  mergeTodos,
+  mergeViewedImages,
+  type SandboxRef,
+  type Todo,
+  threadStateFields,
+  type ViewedImage,
+} from "./state.js";
 export { type Artifact, DEFAULT_MIME_TYPE, mimeTypeFor, readArtifact } from "./stores/artifacts.js";
 export {
   type CreateRunInput,

@@ -1,4 +1,13 @@
-import { type AntlerTool, type DefaultSlotName, definePlugin, KERNEL_VERSION, type MiddlewareAssemblyContext, type MiddlewareSpec, type PluginContext, type ToolEntry } from "@antler/kernel";
+import {
+  type AntlerTool,
+  type DefaultSlotName,
+  definePlugin,
+  KERNEL_VERSION,
+  type MiddlewareAssemblyContext,
+  type MiddlewareSpec,
+  type PluginContext,
+  type ToolEntry,
+} from "@antler/kernel";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");

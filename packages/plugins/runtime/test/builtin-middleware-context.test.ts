@@ -1,17 +1,15 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AntlerTool, Logger, MiddlewareSpec } from "@antler/kernel";
-import { composeChain, threadPaths } from "@antler/kernel";
+import { type AntlerTool, composeChain, type Logger, type MiddlewareSpec, threadPaths } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
-import type { RunContextValues } from "@antler/kernel/pipeline";
-import { compilePipeline } from "@antler/kernel/pipeline";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent, fakeModel } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { RunContextValues } from "../src/context.js";
 import {
   approximateTokenCount,
   extractiveSummary,
@@ -22,6 +20,7 @@ import {
 import { cleanTitle, titleMiddleware } from "../src/middleware/title.js";
 import { todoMiddleware } from "../src/middleware/todo.js";
 import { viewImageMiddleware } from "../src/middleware/view-image.js";
+import { compileThreadPipeline } from "../src/state.js";
 import { tempDir } from "./fixtures.js";
 
 type Model = ReturnType<typeof fakeModel>;
@@ -32,7 +31,7 @@ function buildAgent(specs: readonly MiddlewareSpec[], model: Model, tools: reado
     specs.map((spec) => ({ name: spec.name, plugin: "@antler/kernel", placement: {}, spec })),
     [],
   );
-  const compiled = compilePipeline(chain);
+  const compiled = compileThreadPipeline(chain);
   const agent = createAgent({
     model,
     tools: [...tools, ...compiled.tools],

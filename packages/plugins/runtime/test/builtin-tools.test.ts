@@ -2,15 +2,14 @@ import { promises as fsp } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AntlerTool } from "@antler/kernel";
-import { threadPaths } from "@antler/kernel";
-import { mergeArtifacts } from "@antler/kernel/pipeline";
+import { type AntlerTool, threadPaths } from "@antler/kernel";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createAgent, createMiddleware, fakeModel } from "langchain";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
+import { mergeArtifacts } from "../src/state.js";
 import {
   createPresentFilesTool,
   createSetupAgentTool,

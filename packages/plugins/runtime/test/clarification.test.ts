@@ -1,10 +1,10 @@
 import { defineTool } from "@antler/kernel/authoring";
-import { compilePipeline } from "@antler/kernel/pipeline";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { createAgent, fakeModel } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { clarificationMiddleware, isClarificationAllowed } from "../src/middleware/clarification.js";
+import { compileThreadPipeline } from "../src/state.js";
 import {
   CLARIFICATION_LIMITS,
   createAskClarificationTool,
@@ -187,7 +187,7 @@ const echo = defineTool({
 
 /** An agent with the Clarification middleware compiled the way the kernel compiles it. */
 function clarifyingAgent(model: ReturnType<typeof fakeModel>) {
-  const pipeline = compilePipeline([{ name: "Clarification", plugin: "kernel", placement: {}, spec: clarificationMiddleware() }]);
+  const pipeline = compileThreadPipeline([{ name: "Clarification", plugin: "kernel", placement: {}, spec: clarificationMiddleware() }]);
   return createAgent({ model, tools: [echo, ...pipeline.tools], middleware: pipeline.middleware });
 }
 

@@ -1,12 +1,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { definePlugin, INTERNAL_PRINCIPAL } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { type ScriptedStep, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AntlerClient } from "../src/client/client.js";
 import type { StreamEvent } from "../src/client/events.js";
+import { INTERNAL_PRINCIPAL } from "../src/index.js";
 import { tempDir } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];

@@ -1,9 +1,8 @@
 import diagnosticsChannel from "node:diagnostics_channel";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { MiddlewareEntry, MiddlewareSpec } from "@antler/kernel";
-import { composeChain, DEFAULT_CHAIN, ensureTraceContext, threadPaths } from "@antler/kernel";
-import { compilePipeline, MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "@antler/kernel/pipeline";
+import { composeChain, DEFAULT_CHAIN, ensureTraceContext, type MiddlewareEntry, type MiddlewareSpec, threadPaths } from "@antler/kernel";
+import { MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "@antler/kernel/pipeline";
 import { ScriptedChatModel } from "@antler/kernel/testing";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
@@ -15,6 +14,7 @@ import { createAntlerAgent } from "../src/index.js";
 import { patchDanglingToolCalls } from "../src/middleware/dangling-tool-call.js";
 import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "../src/middleware/error-handling.js";
 import { loopDetectionMiddleware } from "../src/middleware/loop-detection.js";
+import { compileThreadPipeline } from "../src/state.js";
 import { tempDir } from "./fixtures.js";
 
 const builtin = (name: string, spec: Partial<MiddlewareSpec> = {}): MiddlewareEntry => ({
@@ -37,7 +37,7 @@ const plugin = (
 });
 
 function runAgent(chain: MiddlewareEntry[], model: ReturnType<typeof fakeModel>, tools: Parameters<typeof createAgent>[0]["tools"] = []) {
-  const compiled = compilePipeline(chain);
+  const compiled = compileThreadPipeline(chain);
   const agent = createAgent({
     model,
     tools: [...(tools ?? []), ...compiled.tools],
@@ -131,7 +131,7 @@ describe("compiling the pipeline", () => {
       ],
       [],
     );
-    const { middleware } = compilePipeline(chain);
+    const { middleware } = compileThreadPipeline(chain);
     expect(middleware.map((m) => m.name)).toEqual(["AntlerPipeline", "AntlerPipelineWraps"]);
     // beforeModel/afterModel hooks that never jump run inside the model call: no graph node for them.
     expect(middleware[0]).toMatchObject({ beforeModel: undefined, afterModel: undefined });
@@ -171,7 +171,7 @@ describe("compiling the pipeline", () => {
 
   it("keeps a graph node for afterModel hooks that may jump", () => {
     const chain = composeChain([builtin("Jumper", { afterModel: { canJumpTo: ["model"], hook: () => undefined } })], []);
-    expect(compilePipeline(chain).middleware[0]).toMatchObject({ afterModel: { canJumpTo: ["model"], hook: expect.any(Function) } });
+    expect(compileThreadPipeline(chain).middleware[0]).toMatchObject({ afterModel: { canJumpTo: ["model"], hook: expect.any(Function) } });
   });
 
   it("keeps messages an inline beforeModel hook adds before the model's reply, and shows them to the model", async () => {
@@ -234,7 +234,7 @@ describe("compiling the pipeline", () => {
       builtin("One", { state: { shared: z.string().optional() } }),
       builtin("Two", { state: { shared: z.number().optional() } }),
     ];
-    expect(() => compilePipeline(chain)).toThrow(/"shared" is claimed by One and by Two/);
+    expect(() => compileThreadPipeline(chain)).toThrow(/"shared" is claimed by One and by Two/);
   });
 
   it("publishes one span per middleware hook, attributed to its middleware", async () => {

@@ -1,6 +1,15 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type AntlerDatabase, type AntlerError, appliedMigrations, ErrorCodes, isAntlerError, type Migration, runMigrations, threadPaths } from "@antler/kernel";
+import {
+  type AntlerDatabase,
+  type AntlerError,
+  appliedMigrations,
+  ErrorCodes,
+  isAntlerError,
+  type Migration,
+  runMigrations,
+  threadPaths,
+} from "@antler/kernel";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";

@@ -1,4 +1,12 @@
-import { type AntlerDatabase, type Checkpointer, createKernel, type Kernel, type KernelConfigInput, type Migration, silentLogger } from "@antler/kernel";
+import {
+  type AntlerDatabase,
+  type Checkpointer,
+  createKernel,
+  type Kernel,
+  type KernelConfigInput,
+  type Migration,
+  silentLogger,
+} from "@antler/kernel";
 import postgres from "@antler/plugin-storage-postgres";
 import sqlite from "@antler/plugin-storage-sqlite";
 import { threadMigrations } from "../src/stores/threads.js";

@@ -1,7 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { type AntlerDatabase, AntlerError, assertSafeId, ErrorCodes, ensureTraceContext, ensureTraceId, INTERNAL_PRINCIPAL, type Kernel, type Logger, outsideTraceContext, SERVER_OWNED_CONTEXT_KEYS } from "@antler/kernel";
-import { AntlerClient } from "@antler/plugin-runtime";
+import {
+  type AntlerDatabase,
+  AntlerError,
+  assertSafeId,
+  ErrorCodes,
+  ensureTraceContext,
+  ensureTraceId,
+  type Kernel,
+  type Logger,
+  outsideTraceContext,
+} from "@antler/kernel";
+import { AntlerClient, INTERNAL_PRINCIPAL, SERVER_OWNED_CONTEXT_KEYS } from "@antler/plugin-runtime";
 import type { Kysely } from "kysely";
 import { type SchedulerConfig, type TaskInput, taskInputSchema } from "./config.js";
 import { SchedulerErrorCodes, schedulerError } from "./errors.js";

@@ -1,4 +1,14 @@
-import { type AntlerDatabase, AntlerError, type AntlerTables, type Checkpointer, describeCause, ErrorCodes, type Logger, redactText, type StorageConfig } from "@antler/kernel";
+import {
+  type AntlerDatabase,
+  AntlerError,
+  type AntlerTables,
+  type Checkpointer,
+  describeCause,
+  ErrorCodes,
+  type Logger,
+  redactText,
+  type StorageConfig,
+} from "@antler/kernel";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";

@@ -1,6 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { type AntlerDatabase, AntlerError, type AntlerTables, type Checkpointer, describeCause, ErrorCodes, type StorageOpenRequest } from "@antler/kernel";
+import {
+  type AntlerDatabase,
+  AntlerError,
+  type AntlerTables,
+  type Checkpointer,
+  describeCause,
+  ErrorCodes,
+  type StorageOpenRequest,
+} from "@antler/kernel";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
-import { compilePipeline } from "@antler/kernel/pipeline";
-import { checkpointThreadId, messageText } from "@antler/plugin-runtime";
+import { checkpointThreadId, compileThreadPipeline, messageText } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -183,7 +182,7 @@ export class KernelSubagentRunner implements SubagentRunner {
         const cap = turnCapMiddleware(type.maxTurns);
         own.push({ name: `${PLUGIN}/${cap.name}`, plugin: PLUGIN, placement: { stage: "first" }, spec: cap });
         // Receipts outermost: each call's final outcome (refusals and handled errors included) is what gets recorded.
-        const pipeline = compilePipeline([...own, ...chain]);
+        const pipeline = compileThreadPipeline([...own, ...chain]);
         const names = new Set(tools.map((t) => t.name));
         return createAgent({
           model,

@@ -1,6 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { constants } from "node:os";
-import { AntlerError, ErrorCodes, type ExecOptions, type ExecResult, type FileEntry, type GlobOptions, type GrepMatch, type GrepOptions, isAntlerError, type ReadOptions, SANDBOX_VIRTUAL_ROOTS, type Sandbox, type WriteOptions } from "@antler/kernel";
+import {
+  AntlerError,
+  ErrorCodes,
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  type GlobOptions,
+  type GrepMatch,
+  type GrepOptions,
+  isAntlerError,
+  type ReadOptions,
+  SANDBOX_VIRTUAL_ROOTS,
+  type Sandbox,
+  type WriteOptions,
+} from "@antler/kernel";
 import type { BashExecResult, CommandStatus, FileWriteRequest } from "./api.js";
 import type { AioClient } from "./client.js";
 import type { AioPathMap } from "./paths.js";

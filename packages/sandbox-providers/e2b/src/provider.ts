@@ -1,5 +1,14 @@
 import { join } from "node:path";
-import { type AcquireOptions, AntlerError, ErrorCodes, type Logger, type SandboxProvider, type ThreadPaths, threadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import {
+  type AcquireOptions,
+  AntlerError,
+  ErrorCodes,
+  type Logger,
+  type SandboxProvider,
+  type ThreadPaths,
+  threadPaths,
+  VIRTUAL_DIRS,
+} from "@antler/kernel";
 import { E2B_API_KEY_ENV, type E2BConfig } from "./config.js";
 import { SYNC_MANIFEST_FILE } from "./manifest.js";
 import { type OutputSyncReport, type SyncLimits, syncOutputs } from "./output-sync.js";

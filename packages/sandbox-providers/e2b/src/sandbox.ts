@@ -1,5 +1,21 @@
 import { posix } from "node:path";
-import { AntlerError, ErrorCodes, type ExecOptions, type ExecResult, type FileEntry, type GlobOptions, type GrepMatch, type GrepOptions, isAntlerError, READ_ONLY_ROOTS, type ReadOptions, type Sandbox, VIRTUAL_DIRS, VIRTUAL_ROOT, type WriteOptions } from "@antler/kernel";
+import {
+  AntlerError,
+  ErrorCodes,
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  type GlobOptions,
+  type GrepMatch,
+  type GrepOptions,
+  isAntlerError,
+  READ_ONLY_ROOTS,
+  type ReadOptions,
+  type Sandbox,
+  VIRTUAL_DIRS,
+  VIRTUAL_ROOT,
+  type WriteOptions,
+} from "@antler/kernel";
 import type { RemoteEntry, RemoteSandbox } from "./remote.js";
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;

@@ -1,7 +1,20 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { AntlerError, ErrorCodes, type ExecOptions, type ExecResult, type FileEntry, type GlobOptions, type GrepMatch, type GrepOptions, type ReadOptions, SANDBOX_VIRTUAL_ROOTS, type Sandbox, type WriteOptions } from "@antler/kernel";
+import {
+  AntlerError,
+  ErrorCodes,
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  type GlobOptions,
+  type GrepMatch,
+  type GrepOptions,
+  type ReadOptions,
+  SANDBOX_VIRTUAL_ROOTS,
+  type Sandbox,
+  type WriteOptions,
+} from "@antler/kernel";
 import { ENV_NAME, scrubEnvironment } from "./env-policy.js";
 import type { PathAccess, ResolvedPath, SandboxPathMap } from "./path-mapping.js";
 import { runInProcessGroup } from "./process-group.js";

@@ -1,10 +1,25 @@
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
-import type { ModelInfo } from "@antler/kernel";
-import { type AntlerDatabase, AntlerError, assertSafeId, type Checkpointer, type CreateKernelOptions, createKernel, DEFAULT_USER_ID, ErrorCodes, ensureTraceContext, type Kernel, type Principal, requestTraceContext, sanitizeRunContext, TRACE_METADATA_KEY, threadPaths } from "@antler/kernel";
+import {
+  type AntlerDatabase,
+  AntlerError,
+  assertSafeId,
+  type Checkpointer,
+  type CreateKernelOptions,
+  createKernel,
+  DEFAULT_USER_ID,
+  ErrorCodes,
+  ensureTraceContext,
+  type Kernel,
+  type ModelInfo,
+  requestTraceContext,
+  TRACE_METADATA_KEY,
+  threadPaths,
+} from "@antler/kernel";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
+import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
 import { createRunStore, type RunRecord, type RunStatus, type RunStore, runRecordMigrations } from "../stores/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";

@@ -1,8 +1,9 @@
 import type { AntlerTool, Kernel, ModelInfo } from "@antler/kernel";
-import { callGraphDirectly, compilePipeline } from "@antler/kernel/pipeline";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, type ReactAgent } from "langchain";
+import { callGraphDirectly } from "../direct.js";
+import { compileThreadPipeline } from "../state.js";
 
 /** The lead agent's default system prompt; `system_prompt` in config.yaml replaces it. */
 export const DEFAULT_SYSTEM_PROMPT = `You are Antler, a capable assistant that gets work done with tools.
@@ -47,7 +48,7 @@ export async function buildLeadAgent(input: LeadAgentInput): Promise<{ agent: Re
     subagent: false,
     context: input.context,
   });
-  const pipeline = compilePipeline(chain);
+  const pipeline = compileThreadPipeline(chain);
   const names = new Set(tools.map((t) => t.name));
   const agent = createAgent({
     model: input.model,

@@ -8,7 +8,7 @@ export const CLARIFICATION_MIDDLEWARE_NAME = "Clarification";
  * Whether a run may ask the user anything. Unattended runs (the scheduler sets `non_interactive`) must not:
  * nobody would answer, and the run would end waiting.
  */
-export function isClarificationAllowed(context: Readonly<Record<string, unknown>> | undefined): boolean {
+export function isClarificationAllowed(context: { readonly non_interactive?: unknown } | undefined): boolean {
   return context?.non_interactive !== true;
 }
 

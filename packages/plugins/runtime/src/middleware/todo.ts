@@ -1,9 +1,9 @@
 import type { AntlerTool, MiddlewareSpec } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
-import type { Todo } from "@antler/kernel/pipeline";
 import { AIMessage, type BaseMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
+import type { Todo } from "../state.js";
 
 export const WRITE_TODOS_TOOL = "write_todos";
 export const MAX_TODOS = 50;

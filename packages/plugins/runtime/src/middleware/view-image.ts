@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { type MiddlewareSpec, resolveVirtualPath, threadPaths } from "@antler/kernel";
-import type { ViewedImage } from "@antler/kernel/pipeline";
 import { HumanMessage, type MessageContent } from "@langchain/core/messages";
+import type { ViewedImage } from "../state.js";
 import { runIdentity } from "./thread-data.js";
 
 export interface ViewImageOptions {

@@ -1,7 +1,7 @@
 import { DEFAULT_USER_ID, isAntlerError, type ThreadPaths, threadPaths } from "@antler/kernel";
-import type { RunContextValues } from "@antler/kernel/pipeline";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
+import type { RunContextValues } from "../context.js";
 
 /** Options every file-touching built-in tool takes. */
 export interface BuiltinToolOptions {

@@ -1,3 +1,6 @@
+// `@antler/kernel/testing/replay`: a finished assistant turn (scripted in a test, or recorded in a cassette) as the
+// message, stream chunks and usage a real provider would give. Shared by the scripted model of the test kit and
+// the cassette plugin; it loads no test runner.
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type MessageContent, type UsageMetadata } from "@langchain/core/messages";

@@ -1,4 +1,4 @@
-import { TRACE_METADATA_KEY } from "./trace.js";
+import { TRACE_METADATA_KEY } from "@antler/kernel";
 
 /**
  * Runtime-context keys only the server may set: the trace id, sandbox lease and scope identities, and

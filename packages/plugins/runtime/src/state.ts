@@ -1,7 +1,8 @@
+import { AntlerError, ErrorCodes, type MiddlewareEntry, type StateField } from "@antler/kernel";
+import { type CompiledPipeline, compilePipeline } from "@antler/kernel/pipeline";
 import { ReducedValue } from "@langchain/langgraph";
 import { z } from "zod";
-import { AntlerError, ErrorCodes } from "../errors.js";
-import type { StateField } from "./types.js";
+import { runContextSchema } from "./context.js";
 
 /** Ordered, de-duplicated union: earlier entries keep their place, new ones are appended. */
 export function mergeArtifacts(current: readonly string[] | undefined, update: readonly string[] | undefined): string[] {
@@ -108,7 +109,7 @@ export const threadStateFields: Readonly<Record<string, StateField>> = Object.fr
   token_usage: z.object({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).optional(),
 });
 
-/** The reducer of a state field, or `undefined` for last-value fields. */
-export function reducerOf(field: StateField): ((a: unknown, b: unknown) => unknown) | undefined {
-  return ReducedValue.isInstance(field) ? (field.reducer as (a: unknown, b: unknown) => unknown) : undefined;
+/** Compiles a chain against DeerFlow's thread state and the run-context schema: what every Antler agent runs on. */
+export function compileThreadPipeline(chain: readonly MiddlewareEntry[]): CompiledPipeline {
+  return compilePipeline(chain, { state: threadStateFields, context: runContextSchema });
 }

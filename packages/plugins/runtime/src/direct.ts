@@ -1,6 +1,6 @@
+import type { StateField } from "@antler/kernel";
 import { ReducedValue } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
-import type { StateField } from "./types.js";
 
 /**
  * Whether LangChain's per-call state initialization can change anything for this state: true when some field

@@ -1,5 +1,5 @@
+import { TRACE_METADATA_KEY } from "@antler/kernel";
 import { z } from "zod";
-import { TRACE_METADATA_KEY } from "../trace.js";
 
 /**
  * Runtime context keys every run carries. Hooks and tools read them from `runtime.context`. The server sets

@@ -1,5 +1,6 @@
+import { TRACE_METADATA_KEY } from "@antler/kernel";
 import { describe, expect, it } from "vitest";
-import { INTERNAL_PRINCIPAL, sanitizeRunContext, TRACE_METADATA_KEY } from "../src/index.js";
+import { INTERNAL_PRINCIPAL, sanitizeRunContext } from "../src/index.js";
 
 describe("server-owned runtime context", () => {
   const caller = { non_interactive: true, sandbox_id: "someone-elses", [TRACE_METADATA_KEY]: "forged", locale: "de", user_id: "admin" };
