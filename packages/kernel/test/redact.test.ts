@@ -116,3 +116,13 @@ describe("AntlerError", () => {
     expect(JSON.stringify(err)).not.toContain("hunter2");
   });
 });
+
+describe("redactText on hostile input", () => {
+  it("scrubs a megabyte of unbroken letters in linear time (a denial-of-service regression: it once took minutes)", () => {
+    const letters = "a".repeat(1024 * 1024);
+    const started = performance.now();
+    expect(redactText(`${letters} postgres://app:hunter2@db/x`)).toBe(`${letters} postgres://app:${REDACTED}@db/x`);
+    // Quadratic matching needs minutes here; linear needs milliseconds. The bound only separates the two.
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+});

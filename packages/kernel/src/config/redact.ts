@@ -44,7 +44,9 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEY_PAIRS.some((pair) => joined.includes(`_${pair.join("_")}_`));
 }
 
-const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]*):([^@\s/]+)@/gi;
+// Quantifiers are bounded: with an unbounded scheme, a long run of letters without "://" costs quadratic time,
+// and run records redact whole messages.
+const URL_CREDENTIALS = /([a-z][a-z0-9+.-]{0,31}:\/\/)([^/\s:@]{0,256}):([^@\s/]{1,256})@/gi;
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
 const BASIC = /\b(Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g;
 // A JWS/JWE compact token: a base64url JSON header ("eyJ") and at least one more dot-separated part.

@@ -223,3 +223,40 @@ describe("AntlerClient.stream", () => {
     expect(thread.messages.map((m) => m.content)).not.toContain("never finished");
   });
 });
+
+describe("caller metadata", () => {
+  it("reaches LangChain as one caller_metadata key, never spread into the callback metadata", async () => {
+    let seen: Record<string, unknown> | undefined;
+    const probe = definePlugin({
+      name: "metadata-probe",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.tools.add(
+          defineTool({
+            name: "probe",
+            description: "Reads the run's callback metadata.",
+            schema: z.object({}),
+            run: (_args, runtime) => {
+              seen = (runtime as { metadata?: Record<string, unknown>; config?: { metadata?: Record<string, unknown> } }).config?.metadata;
+              return "ok";
+            },
+          }),
+        );
+      },
+    });
+    const scripted = scriptedModelsPlugin({ m: [{ toolCalls: [{ name: "probe", args: {} }] }, { text: "done" }] });
+    const c = await AntlerClient.create({
+      config: { models: [{ name: "m", provider: "scripted" }], storage: { backend: "memory" }, title: { enabled: false } },
+      plugins: [scripted, probe],
+      cwd: tempDir(),
+      env: {},
+      discover: false,
+    });
+    clients.push(c);
+    await c.invoke("hi", { threadId: "meta", metadata: { team: "a", priority: 2 } });
+    expect(seen?.caller_metadata).toEqual({ team: "a", priority: 2 });
+    expect(seen).not.toHaveProperty("team");
+    expect(seen).not.toHaveProperty("priority");
+  });
+});

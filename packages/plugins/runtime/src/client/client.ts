@@ -229,9 +229,9 @@ export class AntlerClient {
       });
       // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
       // and the logs must agree on one id.
-      const metadata: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) metadata[key] = value;
-      metadata[TRACE_METADATA_KEY] = traceId;
+      const callerMetadata: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
+      const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
       await threads.touch(userId, threadId);
       await runs.create({
         runId,
@@ -259,7 +259,14 @@ export class AntlerClient {
             streamMode: ["values", "messages", "custom"],
             recursionLimit: this.kernel.config.recursion_limit,
             signal: run.context.signal,
-            metadata: { ...metadata, run_id: runId, user_id: userId },
+            // Caller metadata rides as ONE key: LangChain copies callback metadata key by key for every child
+            // run, so spreading a caller's many keys here made each step quadratic in their number.
+            metadata: {
+              run_id: runId,
+              user_id: userId,
+              [TRACE_METADATA_KEY]: traceId,
+              ...(Object.keys(callerMetadata).length > 0 ? { caller_metadata: callerMetadata } : {}),
+            },
           } as never,
         ),
       );
