@@ -73,12 +73,16 @@ export { type Artifact, DEFAULT_MIME_TYPE, mimeTypeFor, readArtifact } from "./s
 export {
   type CreateRunInput,
   createRunStore,
+  type MultitaskStrategy,
+  type PromoteResult,
   RUNS_TABLE,
   type RunRecord,
   type RunStatus,
   type RunStore,
   type RunsTable,
   runRecordMigrations,
+  type ThreadHolder,
+  threadBusyError,
 } from "./stores/runs.js";
 export {
   createThreadStore,

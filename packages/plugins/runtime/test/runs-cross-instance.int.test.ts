@@ -161,22 +161,16 @@ function crossInstanceContract(place: () => { dir: string; storage: StorageConfi
     // What a SIGKILLed instance leaves behind: running rows under its id whose lease nobody renews.
     const shared = await openShared(storage, b.client);
     const dead = shared.store;
-    for (const runId of ["orphan-read", "orphan-cancel"]) {
-      await dead.create({
-        runId,
-        threadId: "t4",
-        userId: "default",
-        traceId: "x",
-        model: "m",
-        kwargs: {},
-        owner: { id: "dead", leaseMs: 150 },
-      });
-    }
+    // One at a time: a thread holds at most one running run, even a dead instance's.
+    const orphan = (runId: string) =>
+      dead.create({ runId, threadId: "t4", userId: "default", traceId: "x", model: "m", kwargs: {}, owner: { id: "dead", leaseMs: 150 } });
+    await orphan("orphan-read");
     const leaseUntil = await shared.leaseOf("orphan-read");
     await expect.poll(async () => (await b.client.getRun("t4", "orphan-read")).status, { timeout: 10_000, interval: 20 }).toBe("error");
     expect((await b.client.getRun("t4", "orphan-read")).error).toBe(
       `the process running this run stopped (lease expired at ${leaseUntil}); start the run again`,
     );
+    await orphan("orphan-cancel");
     expect(await b.client.cancelRun("t4", "orphan-cancel")).toEqual({ run_id: "orphan-cancel", thread_id: "t4", status: "cancelled" });
     expect((await b.client.listRuns("t4")).map((r) => [r.run_id, r.status]).sort()).toEqual([
       ["orphan-cancel", "cancelled"],

@@ -1,7 +1,7 @@
 import { type AntlerDatabase, runMigrations } from "@antler/kernel";
 import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRunStore, type RunStore, runRecordMigrations } from "../src/index.js";
+import { createRunStore, type RunRecord, type RunStore, runRecordMigrations } from "../src/index.js";
 import { orphanedRunError, RUNS_TABLE, type RunsTable } from "../src/stores/runs.js";
 import { tempDir } from "./fixtures.js";
 import { createDatabase } from "./storage.js";
@@ -36,7 +36,11 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
   async function store(): Promise<RunStore> {
     const database = await place()();
     opened.push(database);
-    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/001-create", "runs/002-leases"]);
+    expect(await runMigrations(database, runRecordMigrations)).toEqual([
+      "runs/001-create",
+      "runs/002-leases",
+      "runs/003-one-running-per-thread",
+    ]);
     // Idempotent: a second open applies nothing.
     expect(await runMigrations(database, runRecordMigrations)).toEqual([]);
     return createRunStore(database, { now: steppingClock() });
@@ -55,9 +59,10 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     return stores;
   }
 
+  // Each run on its own thread: a thread holds at most one running run.
   const run = (runId: string, owner?: { id: string; leaseMs: number }) => ({
     runId,
-    threadId: "t",
+    threadId: `t-${runId}`,
     userId: "alice",
     traceId: `tr-${runId}`,
     model: "m",
@@ -101,6 +106,8 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       ["d", "t", "bob"],
     ] as const) {
       await runs.create({ runId, threadId, userId, traceId: `tr-${runId}`, model: "m", kwargs: {} });
+      // Ended before the next starts: a thread holds one running run at a time.
+      await runs.finish(runId, "success");
     }
     expect(await runs.get("bob", "a")).toBeNull();
     expect((await runs.list("alice", "t")).map((r) => r.run_id)).toEqual(["b", "a"]);
@@ -121,7 +128,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     const [a, b] = await Promise.all([sweeperA.sweepExpired(), sweeperB.sweepExpired()]);
     // Every run finished, none twice.
     expect([...a, ...b].sort()).toEqual([...ids].sort());
-    const records = await sweeperA.list("alice", "t", { limit: 100 });
+    const records = await Promise.all(ids.map(async (id) => (await sweeperA.get("alice", id)) as RunRecord));
     expect(new Set(records.map((r) => r.status))).toEqual(new Set(["error"]));
     for (const record of records) expect(record.error).toBe(orphanedRunError(leaseUntil));
     expect(orphanedRunError(leaseUntil)).toBe(`the process running this run stopped (lease expired at ${leaseUntil}); start the run again`);
@@ -138,7 +145,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     expect((await reader.get("alice", "r1"))?.status).toBe("running");
     clock.advance(1001);
     expect((await reader.get("alice", "r1", { sweep: false }))?.status).toBe("running");
-    const [got, listed] = await Promise.all([reader.get("alice", "r1"), owner.list("alice", "t")]);
+    const [got, listed] = await Promise.all([reader.get("alice", "r1"), owner.list("alice", "t-r1")]);
     expect(got).toMatchObject({ status: "error", error: expect.stringContaining("the process running this run stopped") });
     expect(listed).toEqual([got]);
     expect(await reader.sweepExpired()).toEqual([]);
@@ -180,6 +187,53 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     expect(await other.requestCancel("theirs")).toBe(false);
   });
 
+  it("of stores on separate handles starting a run on one thread at once, exactly one starts; the rest get THREAD_BUSY naming it", async () => {
+    const clock = manualClock();
+    const stores = await instances(4, clock);
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) =>
+        (stores[i % stores.length] as RunStore).startExclusive({ ...run(`r${i}`, { id: `i${i % 4}`, leaseMs: 1000 }), threadId: "shared" }),
+      ),
+    );
+    const started = attempts.filter((a): a is PromiseFulfilledResult<RunRecord> => a.status === "fulfilled");
+    expect(started).toHaveLength(1);
+    for (const attempt of attempts) {
+      if (attempt.status === "fulfilled") continue;
+      expect(attempt.reason).toMatchObject({
+        code: "ANTLER_ERR_THREAD_BUSY",
+        details: { thread_id: "shared", running_run_id: started[0]?.value.run_id },
+      });
+    }
+  });
+
+  it("a queued run is promoted only when the thread is free and every earlier queued run has gone first", async () => {
+    const clock = manualClock();
+    const [a, b] = (await instances(2, clock)) as [RunStore, RunStore];
+    const holder = await a.startExclusive(run("holder", { id: "a", leaseMs: 1000 }));
+    clock.advance(1);
+    const first = await b.create({ ...run("first", { id: "b", leaseMs: 1000 }), threadId: holder.thread_id, status: "pending" });
+    clock.advance(1);
+    const second = await a.create({ ...run("second", { id: "a", leaseMs: 1000 }), threadId: holder.thread_id, status: "pending" });
+    expect(await b.promote(first)).toEqual({ kind: "waiting" });
+    await a.finish("holder", "success");
+    expect(await a.promote(second)).toEqual({ kind: "waiting" });
+    expect(await b.promote(first)).toEqual({ kind: "started" });
+    await b.finish("first", "success");
+    expect(await a.promote(second)).toEqual({ kind: "started" });
+  });
+
+  it("a queued run whose owner died stops holding the thread once its lease expires", async () => {
+    const clock = manualClock();
+    const [a] = (await instances(1, clock)) as [RunStore];
+    await a.create({ ...run("dead-queued", { id: "dead", leaseMs: 1000 }), threadId: "q", status: "pending" });
+    await expect(a.startExclusive({ ...run("fresh", { id: "a", leaseMs: 1000 }), threadId: "q" })).rejects.toMatchObject({
+      code: "ANTLER_ERR_THREAD_BUSY",
+    });
+    clock.advance(1001);
+    expect((await a.startExclusive({ ...run("fresh", { id: "a", leaseMs: 1000 }), threadId: "q" })).status).toBe("running");
+    expect((await a.get("alice", "dead-queued"))?.status).toBe("error");
+  });
+
   it("an orphan cancelled on request ends cancelled, without an error text", async () => {
     const clock = manualClock();
     const [owner, canceller] = (await instances(2, clock)) as [RunStore, RunStore];
@@ -213,11 +267,53 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
         updated_at: at,
       })
       .execute();
-    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/002-leases"]);
+    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/002-leases", "runs/003-one-running-per-thread"]);
     const inAMinute = createRunStore(database, { now: () => new Date(Date.now() + 60_000) });
     expect((await inAMinute.get("alice", "old"))?.status).toBe("running");
     const inADay = createRunStore(database, { now: () => new Date(Date.now() + 24 * 3600_000) });
     expect((await inADay.get("alice", "old"))?.status).toBe("error");
+  });
+
+  it("runs/003 leaves one running row per thread (the newest) so its unique index can be built", async () => {
+    const open = place();
+    const database = await open();
+    opened.push(database);
+    const upTo002 = runRecordMigrations.filter((m) => m.name !== "runs/003-one-running-per-thread");
+    await runMigrations(database, upTo002);
+    const rows = database.db.withTables<{ antler_runs: RunsTable }>();
+    for (const [runId, at] of [
+      ["older", "2026-01-01T00:00:00.000Z"],
+      ["newer", "2026-01-01T00:00:01.000Z"],
+    ] as const) {
+      await rows
+        .insertInto(RUNS_TABLE)
+        .values({
+          run_id: runId,
+          thread_id: "t",
+          user_id: "alice",
+          status: "running",
+          trace_id: "x",
+          model: "m",
+          kwargs: "{}",
+          error: null,
+          created_at: at,
+          updated_at: at,
+          owner_id: null,
+          lease_until: null,
+          cancel_requested_at: null,
+        })
+        .execute();
+    }
+    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/003-one-running-per-thread"]);
+    const store = createRunStore(database);
+    expect((await store.get("alice", "newer"))?.status).toBe("running");
+    expect(await store.get("alice", "older")).toMatchObject({ status: "error", error: expect.stringContaining("runs/003") });
+    await expect(
+      store.create({ runId: "third", threadId: "t", userId: "alice", traceId: "x", model: "m", kwargs: {} }),
+    ).rejects.toMatchObject({
+      code: "ANTLER_ERR_THREAD_BUSY",
+      details: { running_run_id: "newer" },
+    });
   });
 }
 

@@ -21,7 +21,14 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
-import { createRunStore, type RunRecord, type RunStatus, type RunStore, runRecordMigrations } from "../stores/runs.js";
+import {
+  createRunStore,
+  type MultitaskStrategy,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  runRecordMigrations,
+} from "../stores/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
 import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
@@ -64,6 +71,17 @@ export interface RunCallOptions {
   runId?: string;
   /** Caller metadata stored on the run record and passed to LangGraph; a trace id in it is replaced. */
   metadata?: Record<string, unknown>;
+  /**
+   * What to do when another run (in this client or another instance on the database) holds the thread:
+   * `reject` (default) fails at once with THREAD_BUSY; `enqueue` waits its turn, first come first served, and
+   * runs on the updated thread; `interrupt` cancels the runs ahead of it (they end `cancelled`) and then runs.
+   */
+  multitaskStrategy?: MultitaskStrategy;
+  /**
+   * Called once, when the run's record is written and before any event: `running` (it started) or `pending`
+   * (queued behind other runs). A refusal throws from the stream instead. The gateway answers HTTP on it.
+   */
+  onAdmitted?: (status: "running" | "pending") => void;
 }
 
 /** What `invoke` (and `POST /runs/wait`) returns when a run ends. */
@@ -123,6 +141,8 @@ export class AntlerClient {
       }>
     | undefined;
   private readonly live = new Map<string, LiveRun>();
+  /** Runs of this client waiting their turn on a thread; woken when a local run ends, so they need not poll. */
+  private readonly turnWaiters = new Set<() => void>();
   /** Names this client in the run records it owns; other instances on the database address it through them. */
   readonly instanceId = randomUUID();
   private readonly leases: { heartbeatMs: number; leaseMs: number; cancelWaitMs: number };
@@ -233,26 +253,39 @@ export class AntlerClient {
       for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
       const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
       await threads.touch(userId, threadId);
-      await runs.create({
+      const strategy = options.multitaskStrategy ?? "reject";
+      const input = {
         runId,
         threadId,
         userId,
         traceId,
         model: modelName,
-        kwargs: { input: message, context, metadata },
+        kwargs: { input: message, context, metadata, multitask_strategy: strategy },
         owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
-      });
-      recorded = true;
-      live.recorded = true;
-      this.startHeartbeat();
+      };
+      if (strategy === "reject") {
+        await runs.startExclusive(input);
+        recorded = true;
+        live.recorded = true;
+        this.startHeartbeat();
+        options.onAdmitted?.("running");
+      } else {
+        const record = await runs.create({ ...input, status: "pending" });
+        recorded = true;
+        live.recorded = true;
+        this.startHeartbeat();
+        options.onAdmitted?.("pending");
+        if (strategy === "interrupt") await this.interruptAhead(runs, record);
+        await this.waitTurn(runs, record, run.cancelled);
+      }
       const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
-      const input = new HumanMessage({ content: message, id: randomUUID() });
-      const translator = new StreamTranslator({ inputMessageId: input.id as string });
+      const human = new HumanMessage({ content: message, id: randomUUID() });
+      const translator = new StreamTranslator({ inputMessageId: human.id as string });
       const stream = await bind(() =>
         agent.stream(
-          { messages: [input] } as never,
+          { messages: [human] } as never,
           {
             configurable,
             context,
@@ -311,6 +344,8 @@ export class AntlerClient {
         this.live.delete(runId);
         if (this.live.size === 0) this.stopHeartbeat();
         settle();
+        // The thread may be free now: queued runs of this client look again at once.
+        for (const wake of [...this.turnWaiters]) wake();
       }
     }
   }
@@ -428,7 +463,7 @@ export class AntlerClient {
       await runs.finish(runId, "cancelled");
       return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
     }
-    if (record.status !== "running") throw alreadyEnded(runId, record.status);
+    if (record.status !== "running" && record.status !== "pending") throw alreadyEnded(runId, record.status);
     if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
     if (!(await runs.requestCancel(runId))) {
       // It ended between the read and the request.
@@ -443,6 +478,49 @@ export class AntlerClient {
       if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
       if (Date.now() >= deadline) return answer("running");
       await delay(pollMs);
+    }
+  }
+
+  /**
+   * `interrupt`: asks every run ahead of `record` on its thread to stop. Runs live here are aborted; runs of
+   * another instance get a cancel request that their owner honours at its next heartbeat.
+   */
+  private async interruptAhead(runs: RunStore, record: RunRecord): Promise<void> {
+    for (const other of await runs.listActive(record.user_id, record.thread_id)) {
+      if (other.run_id === record.run_id) continue;
+      const ahead = other.created_at < record.created_at || (other.created_at === record.created_at && other.run_id < record.run_id);
+      if (!ahead) continue;
+      const live = this.live.get(other.run_id);
+      if (live) live.abort("interrupted by a newer run on the thread (multitask_strategy interrupt)");
+      else await runs.requestCancel(other.run_id);
+    }
+  }
+
+  /**
+   * Waits until the queued run is promoted to running. Local runs ending wake it at once; runs of other
+   * instances are seen by polling. A cancel (its signal, or a request from another instance) ends the wait.
+   */
+  private async waitTurn(runs: RunStore, record: RunRecord, cancelled: Promise<never>): Promise<void> {
+    const pollMs = Math.min(250, Math.max(10, Math.floor(this.leases.heartbeatMs / 5)));
+    for (;;) {
+      const turn = await runs.promote(record, this.leases.leaseMs);
+      if (turn.kind === "started") return;
+      if (turn.kind === "stop") {
+        this.live.get(record.run_id)?.abort(turn.reason);
+        await cancelled;
+      }
+      let wake: () => void = () => {};
+      const woken = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      this.turnWaiters.add(wake);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([woken, cancelled, new Promise<void>((resolve) => (timer = setTimeout(resolve, pollMs)))]);
+      } finally {
+        clearTimeout(timer);
+        this.turnWaiters.delete(wake);
+      }
     }
   }
 

@@ -128,7 +128,11 @@ export const threadCreateRequestSchema = z.strictObject({
 
 // ---------------------------------------------------------------- runs
 
-export const runStatusSchema = z.enum(["running", "success", "error", "cancelled"]);
+/** `pending`: queued behind another run on its thread (multitask_strategy `enqueue` or `interrupt`). */
+export const runStatusSchema = z.enum(["pending", "running", "success", "error", "cancelled"]);
+
+/** LangGraph's name and values: what a run does when its thread is busy. Default `reject`. */
+export const multitaskStrategySchema = z.enum(["reject", "enqueue", "interrupt"]);
 
 export const runRecordSchema = z.object({
   run_id: z.string(),
@@ -180,6 +184,8 @@ export const runCreateRequestSchema = z
       .object({ configurable: jsonObject.optional(), context: jsonObject.optional(), metadata: jsonObject.optional() })
       .loose()
       .optional(),
+    /** `reject` (default): 409 THREAD_BUSY if the thread has a run; `enqueue`: wait its turn; `interrupt`: cancel it and run. */
+    multitask_strategy: multitaskStrategySchema.optional(),
     /** Accepted for LangGraph compatibility; Antler always streams values, messages-tuple, custom and end. */
     stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
   })

@@ -1,9 +1,19 @@
-import { type AntlerDatabase, type Migration, redactSecrets } from "@antler/kernel";
+import { type AntlerDatabase, AntlerError, ErrorCodes, type Migration, redactSecrets } from "@antler/kernel";
 import { type Kysely, sql } from "kysely";
 
 export const RUNS_TABLE = "antler_runs";
 
-export type RunStatus = "running" | "success" | "error" | "cancelled";
+export type RunStatus = "pending" | "running" | "success" | "error" | "cancelled";
+
+/** Statuses of a run that holds or waits for its thread: leased, renewed, swept and cancellable. */
+const ACTIVE_STATUSES = ["pending", "running"] as const;
+
+/**
+ * What a run does when its thread is busy (LangGraph's names): `reject` fails at once with THREAD_BUSY,
+ * `enqueue` waits its turn (first come, first served per thread), `interrupt` cancels the runs ahead of it and
+ * then waits for them to end.
+ */
+export type MultitaskStrategy = "reject" | "enqueue" | "interrupt";
 
 /** Timestamps are ISO-8601 UTC text and kwargs is JSON text, as in the threads table. */
 export interface RunsTable {
@@ -19,7 +29,7 @@ export interface RunsTable {
   updated_at: string;
   /** The client instance that runs it (null: written before runs/002, or by a client without leases). */
   owner_id: string | null;
-  /** Until when the owner vouches for the run; a running row past it is an orphan. Null: never swept. */
+  /** Until when the owner vouches for the run; a pending or running row past it is an orphan. Null: never swept. */
   lease_until: string | null;
   /** When a cancel was asked for from an instance that does not hold the run; the owner honours it. */
   cancel_requested_at: string | null;
@@ -68,6 +78,47 @@ export const runRecordMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    name: "runs/003-one-running-per-thread",
+    async up(db: Kysely<unknown>) {
+      const runs = db.withTables<{ antler_runs: RunsTable }>();
+      // Before the index can exist, a thread may hold several running rows (the race this migration closes):
+      // all but the newest are finished as errors, so the unique index can be built.
+      const at = new Date().toISOString();
+      await runs
+        .updateTable(RUNS_TABLE)
+        .set({ status: "error", error: "superseded: another run was running on the same thread when runs/003 was applied", updated_at: at })
+        .where("status", "=", "running")
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom(`${RUNS_TABLE} as newer`)
+              .select(sql<number>`1`.as("one"))
+              .whereRef("newer.user_id", "=", `${RUNS_TABLE}.user_id`)
+              .whereRef("newer.thread_id", "=", `${RUNS_TABLE}.thread_id`)
+              .where("newer.status", "=", "running")
+              .where((eb) =>
+                eb.or([
+                  eb("newer.created_at", ">", eb.ref(`${RUNS_TABLE}.created_at`)),
+                  eb.and([
+                    eb("newer.created_at", "=", eb.ref(`${RUNS_TABLE}.created_at`)),
+                    eb("newer.run_id", ">", eb.ref(`${RUNS_TABLE}.run_id`)),
+                  ]),
+                ]),
+              ),
+          ),
+        )
+        .execute();
+      // The arbiter between instances: of two runs promoted or started on one thread at once, the database
+      // lets exactly one be running. Partial unique indexes exist in SQLite and PostgreSQL alike.
+      await db.schema
+        .createIndex("antler_runs_one_running")
+        .on(RUNS_TABLE)
+        .columns(["user_id", "thread_id"])
+        .unique()
+        .where(sql.ref("status"), "=", sql.lit("running"))
+        .execute();
+    },
+  },
 ];
 
 export interface RunRecord {
@@ -98,7 +149,22 @@ export interface CreateRunInput {
    * never swept (nothing could tell a live run from a dead one).
    */
   owner?: { id: string; leaseMs: number };
+  /** `pending`: queued behind the thread's other runs until `promote` starts it. Default `running`. */
+  status?: "pending" | "running";
 }
+
+/** Why a run could not start on its thread: the run that holds it (or, with none running, the first queued one). */
+export interface ThreadHolder {
+  run_id: string;
+  status: "pending" | "running";
+}
+
+/** What one `promote` attempt found. */
+export type PromoteResult =
+  | { kind: "started" }
+  | { kind: "waiting" }
+  /** Someone asked to cancel it while it waited (from any instance), or its record ended or went away. */
+  | { kind: "stop"; reason: string };
 
 /** What a heartbeat learns about the owner's runs. */
 export interface LeaseRenewal {
@@ -123,9 +189,27 @@ export function orphanedRunError(leaseUntil: string): string {
  * takes the owner, so another user's run behaves exactly like a missing one.
  */
 export interface RunStore {
+  /**
+   * Writes the run's record. A `running` row is refused by the database (unique partial index) while the
+   * thread has another running row; that is thrown as THREAD_BUSY naming the holder. Use `startExclusive`
+   * for the `reject` strategy: it also clears dead holders and respects queued runs.
+   */
   create(input: CreateRunInput): Promise<RunRecord>;
+  /**
+   * Starts the run only if its thread is free: no running row, and no queued run with a live lease. Expired
+   * holders are swept first. Two instances racing here cannot both start: the database's unique index admits
+   * one running row per thread. Throws THREAD_BUSY naming the holder otherwise.
+   */
+  startExclusive(input: CreateRunInput): Promise<RunRecord>;
+  /**
+   * Moves a queued run to running when it is its turn: nothing running on the thread and no live queued run
+   * created before it. Race-free across instances through the same unique index.
+   */
+  promote(run: Pick<RunRecord, "run_id" | "user_id" | "thread_id" | "created_at">, leaseMs?: number): Promise<PromoteResult>;
+  /** The thread's pending and running runs, oldest first (expired ones swept first). */
+  listActive(userId: string, threadId: string): Promise<RunRecord[]>;
   /** Sets the final status (and error text, redacted); a run already finished keeps its first outcome. */
-  finish(runId: string, status: Exclude<RunStatus, "running">, error?: string | null): Promise<void>;
+  finish(runId: string, status: Exclude<RunStatus, "running" | "pending">, error?: string | null): Promise<void>;
   /**
    * One run. A running row whose lease has expired is first finished as an error (see `sweepExpired`), so a
    * reader never sees a dead process's run as running; `sweep: false` reads the row as it is.
@@ -140,7 +224,7 @@ export interface RunStore {
    * request and which are no longer running in the record.
    */
   renewLeases(ownerId: string, runIds: readonly string[], leaseMs: number): Promise<LeaseRenewal>;
-  /** Records a cancel request on a running run (the first request's time is kept); false if it is not running. */
+  /** Records a cancel request on a pending or running run (the first request's time is kept); false if it has ended. */
   requestCancel(runId: string): Promise<boolean>;
   /**
    * Finishes running rows whose lease has expired (all of them, or only `runIds`) as `error` with
@@ -164,7 +248,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
     const swept: string[] = [];
     for (const ids of groups) {
       // Look first (read-only, served by antler_runs_lease), write only when there is something to finish.
-      let candidates = db.selectFrom(RUNS_TABLE).select("run_id").where("status", "=", "running").where("lease_until", "<", at);
+      let candidates = db.selectFrom(RUNS_TABLE).select("run_id").where("status", "in", ACTIVE_STATUSES).where("lease_until", "<", at);
       if (ids) candidates = candidates.where("run_id", "in", ids);
       const found = (await candidates.limit(ID_CHUNK).execute()).map((row) => row.run_id);
       if (found.length === 0) continue;
@@ -180,7 +264,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           updated_at: at,
         })
         .where("run_id", "in", found)
-        .where("status", "=", "running")
+        .where("status", "in", ACTIVE_STATUSES)
         .where("lease_until", "<", at)
         .returning("run_id")
         .execute();
@@ -188,34 +272,134 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
     }
     return swept;
   };
+  // Dead holders (an instance that stopped renewing) must not keep a thread busy forever.
+  const sweepThread = async (userId: string, threadId: string) => {
+    const at = now().toISOString();
+    const expired = await db
+      .selectFrom(RUNS_TABLE)
+      .select("run_id")
+      .where("user_id", "=", userId)
+      .where("thread_id", "=", threadId)
+      .where("status", "in", ACTIVE_STATUSES)
+      .where("lease_until", "<", at)
+      .execute();
+    if (expired.length > 0) await sweepExpired({ runIds: expired.map((row) => row.run_id) });
+  };
+  const activeRows = (userId: string, threadId: string) =>
+    db
+      .selectFrom(RUNS_TABLE)
+      .selectAll()
+      .where("user_id", "=", userId)
+      .where("thread_id", "=", threadId)
+      .where("status", "in", ACTIVE_STATUSES)
+      .orderBy("created_at", "asc")
+      .orderBy("run_id", "asc")
+      .execute();
+  const holder = async (userId: string, threadId: string): Promise<ThreadHolder | null> => {
+    const rows = await activeRows(userId, threadId);
+    const row = rows.find((r) => r.status === "running") ?? rows[0];
+    return row ? { run_id: row.run_id, status: row.status as ThreadHolder["status"] } : null;
+  };
+  const insert = async (input: CreateRunInput): Promise<RunRecord> => {
+    const at = now().toISOString();
+    const row: RunsTable = {
+      run_id: input.runId,
+      thread_id: input.threadId,
+      user_id: input.userId,
+      status: input.status ?? "running",
+      trace_id: input.traceId,
+      model: input.model,
+      kwargs: encodeKwargs(input.kwargs),
+      error: null,
+      created_at: at,
+      updated_at: at,
+      owner_id: input.owner?.id ?? null,
+      lease_until: input.owner ? new Date(now().getTime() + input.owner.leaseMs).toISOString() : null,
+      cancel_requested_at: null,
+    };
+    try {
+      await db.insertInto(RUNS_TABLE).values(row).execute();
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw threadBusyError(input.threadId, await holder(input.userId, input.threadId));
+    }
+    return toRecord(row);
+  };
 
   return {
-    async create(input) {
+    create: insert,
+    async startExclusive(input) {
+      await sweepThread(input.userId, input.threadId);
+      const queued = (await activeRows(input.userId, input.threadId)).find((row) => row.status === "pending");
+      if (queued) throw threadBusyError(input.threadId, await holder(input.userId, input.threadId));
+      return insert({ ...input, status: "running" });
+    },
+    async promote(run, leaseMs) {
+      await sweepThread(run.user_id, run.thread_id);
       const at = now().toISOString();
-      const row: RunsTable = {
-        run_id: input.runId,
-        thread_id: input.threadId,
-        user_id: input.userId,
-        status: "running",
-        trace_id: input.traceId,
-        model: input.model,
-        kwargs: encodeKwargs(input.kwargs),
-        error: null,
-        created_at: at,
-        updated_at: at,
-        owner_id: input.owner?.id ?? null,
-        lease_until: input.owner ? new Date(now().getTime() + input.owner.leaseMs).toISOString() : null,
-        cancel_requested_at: null,
-      };
-      await db.insertInto(RUNS_TABLE).values(row).execute();
-      return toRecord(row);
+      let started = false;
+      try {
+        const result = await db
+          .updateTable(RUNS_TABLE)
+          .set({
+            status: "running",
+            updated_at: at,
+            ...(leaseMs === undefined ? {} : { lease_until: new Date(now().getTime() + leaseMs).toISOString() }),
+          })
+          .where("run_id", "=", run.run_id)
+          .where("status", "=", "pending")
+          .where("cancel_requested_at", "is", null)
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom(`${RUNS_TABLE} as other`)
+                  .select(sql<number>`1`.as("one"))
+                  .where("other.user_id", "=", run.user_id)
+                  .where("other.thread_id", "=", run.thread_id)
+                  .where("other.run_id", "!=", run.run_id)
+                  .where((eb) =>
+                    eb.or([
+                      eb("other.status", "=", "running"),
+                      // First come, first served: a live queued run created before this one goes first.
+                      eb.and([
+                        eb("other.status", "=", "pending"),
+                        eb.or([
+                          eb("other.created_at", "<", run.created_at),
+                          eb.and([eb("other.created_at", "=", run.created_at), eb("other.run_id", "<", run.run_id)]),
+                        ]),
+                      ]),
+                    ]),
+                  ),
+              ),
+            ),
+          )
+          .executeTakeFirst();
+        started = Number(result.numUpdatedRows) > 0;
+      } catch (error) {
+        // Another instance promoted or started a run on this thread in the same instant: the index kept one.
+        if (!isUniqueViolation(error)) throw error;
+      }
+      if (started) return { kind: "started" };
+      const own = await db
+        .selectFrom(RUNS_TABLE)
+        .select(["status", "cancel_requested_at"])
+        .where("run_id", "=", run.run_id)
+        .executeTakeFirst();
+      if (!own) return { kind: "stop", reason: "its run record is gone (thread deleted)" };
+      if (own.status !== "pending") return { kind: "stop", reason: `its run record ended as ${own.status} while it waited` };
+      if (own.cancel_requested_at !== null) return { kind: "stop", reason: "cancelled by request while it waited its turn" };
+      return { kind: "waiting" };
+    },
+    async listActive(userId, threadId) {
+      await sweepThread(userId, threadId);
+      return (await activeRows(userId, threadId)).map(toRecord);
     },
     async finish(runId, status, error = null) {
       await db
         .updateTable(RUNS_TABLE)
         .set({ status, error: error === null ? null : redactSecrets(error), updated_at: now().toISOString() })
         .where("run_id", "=", runId)
-        .where("status", "=", "running")
+        .where("status", "in", ACTIVE_STATUSES)
         .execute();
     },
     async get(userId, runId, getOptions = {}) {
@@ -264,7 +448,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           .updateTable(RUNS_TABLE)
           .set({ lease_until: leaseUntil })
           .where("owner_id", "=", ownerId)
-          .where("status", "=", "running")
+          .where("status", "in", ACTIVE_STATUSES)
           .where("run_id", "in", ids)
           .execute();
         const rows = await db
@@ -275,7 +459,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         const seen = new Set<string>();
         for (const row of rows) {
           seen.add(row.run_id);
-          if (row.status !== "running") renewal.ended.push({ run_id: row.run_id, status: row.status as RunStatus });
+          if (!isActive(row.status)) renewal.ended.push({ run_id: row.run_id, status: row.status as RunStatus });
           else if (row.cancel_requested_at !== null) renewal.cancelRequested.push(row.run_id);
         }
         for (const id of ids) if (!seen.has(id)) renewal.ended.push({ run_id: id, status: "deleted" });
@@ -288,7 +472,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         .updateTable(RUNS_TABLE)
         .set({ cancel_requested_at: sql<string>`coalesce(cancel_requested_at, ${at})` })
         .where("run_id", "=", runId)
-        .where("status", "=", "running")
+        .where("status", "in", ACTIVE_STATUSES)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
@@ -297,7 +481,27 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
 }
 
 function isExpired(row: Pick<RunsTable, "status" | "lease_until">, at: Date): boolean {
-  return row.status === "running" && row.lease_until !== null && row.lease_until < at.toISOString();
+  return isActive(row.status) && row.lease_until !== null && row.lease_until < at.toISOString();
+}
+
+function isActive(status: string): boolean {
+  return (ACTIVE_STATUSES as readonly string[]).includes(status);
+}
+
+/** SQLite's and PostgreSQL's unique-constraint failures, whichever driver raised them. */
+function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || /UNIQUE constraint failed|duplicate key value/i.test(error.message);
+}
+
+/** The coded refusal of a run on a busy thread (strategy `reject`). */
+export function threadBusyError(threadId: string, held: ThreadHolder | null): AntlerError {
+  const by = held ? `run ${held.run_id} is ${held.status === "running" ? "running" : "queued"} on it` : "another run holds it";
+  return new AntlerError(ErrorCodes.THREAD_BUSY, `thread ${JSON.stringify(threadId)} is busy: ${by}`, {
+    hint: 'Wait for that run to end, cancel it (POST /api/threads/{id}/runs/{run_id}/cancel), or send multitask_strategy "enqueue" to queue behind it or "interrupt" to cancel it and run.',
+    details: { thread_id: threadId, running_run_id: held?.run_id ?? null, holder_status: held?.status ?? null },
+  });
 }
 
 function chunks(ids: readonly string[]): string[][] {
