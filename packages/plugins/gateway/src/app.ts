@@ -151,6 +151,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         metadata,
         traceId: c.get("traceId"),
         runId: randomUUID(),
+        multitaskStrategy: body.multitask_strategy,
       },
     };
   };
@@ -162,10 +163,29 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     // The peer going away (request signal) or the body being cancelled aborts the run: an async generator
     // cannot be closed while a step is pending, so the signal is what reaches the model call in flight.
     const hangUp = new AbortController();
-    const events = client.stream(message, { ...runOptions, signal: AbortSignal.any([c.req.raw.signal, hangUp.signal]) });
+    let admitted: () => void = () => {};
+    const admission = new Promise<void>((resolve) => {
+      admitted = resolve;
+    });
+    const events = client.stream(message, {
+      ...runOptions,
+      signal: AbortSignal.any([c.req.raw.signal, hangUp.signal]),
+      onAdmitted: () => admitted(),
+    });
+    // Pull until the run is admitted (started or queued), so a refusal on a busy thread is a plain 409 with
+    // the coded body rather than an error frame after a 200. The step pulled here is sent first.
+    const firstStep = events.next();
+    firstStep.catch(() => undefined);
+    await Promise.race([admission, firstStep]);
+    const items = (async function* () {
+      const step = await firstStep;
+      if (step.done) return;
+      yield step.value;
+      yield* events;
+    })();
     const body = sseBody<StreamEvent>({
       preamble: sseFrame("metadata", { run_id: runId, thread_id: threadId, trace_id: traceId }),
-      items: events,
+      items,
       frame: (event, seq) => sseFrame(event.type, event.data, seq),
       onError(error) {
         const code = isAntlerError(error) ? error.code : "ANTLER_ERR_INTERNAL";

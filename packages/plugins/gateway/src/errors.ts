@@ -44,7 +44,7 @@ const BAD_REQUEST = new Set<string>([
   ErrorCodes.CONFIG_PARSE,
   ErrorCodes.UPLOAD_INVALID,
 ]);
-const CONFLICT = new Set<string>([ErrorCodes.STATE_CONFLICT, ErrorCodes.RUN_CANCELLED]);
+const CONFLICT = new Set<string>([ErrorCodes.STATE_CONFLICT, ErrorCodes.THREAD_BUSY, ErrorCodes.RUN_CANCELLED]);
 
 /** The HTTP status for a coded kernel error. */
 export function statusForAntlerError(error: AntlerError): number {
