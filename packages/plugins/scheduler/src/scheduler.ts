@@ -807,6 +807,9 @@ export class Scheduler {
       principal: INTERNAL_PRINCIPAL,
       traceId: occurrence.traceId,
       signal: occurrence.signal,
+      // A scheduled turn must not be refused because someone is chatting on its thread, nor cut them off:
+      // it waits its turn behind the runs already there.
+      multitaskStrategy: "enqueue",
     })) {
       if (event.type === "end") agentRunId = event.data.run_id;
     }

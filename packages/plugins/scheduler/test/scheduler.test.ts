@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { ErrorCodes, ensureTraceContext, getCurrentTraceId, isAntlerError } from "@antler/kernel";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -227,6 +228,32 @@ describe("firing", () => {
     }
     expect(new Set((await s.runs("alice", fixed.id)).map((r) => r.thread_id))).toEqual(new Set(["standup"]));
     expect(new Set((await s.runs("alice", fresh.id)).map((r) => r.thread_id)).size).toBe(2);
+  });
+
+  it("an occurrence on a fixed thread that a user run holds waits its turn (enqueue) instead of being refused, and both replies stay", async () => {
+    await h.close();
+    h = await harness({
+      baseDir: dir.path,
+      // Unique ids: the user's client and the scheduler's client each count their own model calls.
+      respond: (i) => (i === 0 ? { text: "user reply", delayMs: 400, id: randomUUID() } : { text: "scheduled reply", id: randomUUID() }),
+    });
+    const user = new AntlerClient({ kernel: h.kernel });
+    try {
+      await user.createThread({ threadId: "standup", userId: "alice" });
+      const chatting = user.invoke("hello", { threadId: "standup", userId: "alice" });
+      await waitFor(async () => ((await user.listRuns("standup", { userId: "alice" })).length === 1 ? true : undefined));
+      const s = track(schedulerFor(h, c));
+      const task = await s.add("alice", { prompt: "standup time", cron: "* * * * *", thread_id: "standup" });
+      c.advance(60_000);
+      await s.pollOnce();
+      await s.drain();
+      expect((await chatting).output).toBe("user reply");
+      expect((await s.runs("alice", task.id)).map((r) => r.status)).toEqual(["succeeded"]);
+      const replies = (await user.getThread("standup", { userId: "alice" })).messages.filter((m) => m.type === "ai").map((m) => m.content);
+      expect(replies).toEqual(["user reply", "scheduled reply"]);
+    } finally {
+      await user.close();
+    }
   });
 
   it("records a failing occurrence as failed with the error, and the cron task keeps its schedule", async () => {
