@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
-import { checkpointThreadId, compileThreadPipeline, messageText } from "@antler/plugin-runtime";
+import { checkpointThreadId, compileThreadPipeline, messageText, runtimeConfig } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -259,7 +259,7 @@ export class KernelSubagentRunner implements SubagentRunner {
             configurable: { thread_id: threadKey },
             context,
             streamMode: "values",
-            recursionLimit: kernel.config.recursion_limit,
+            recursionLimit: runtimeConfig(kernel.config).recursion_limit,
             signal: controller.signal,
             metadata: { antler_trace_id: traceId, run_id: run.context.runId, parent_thread_id: request.threadId, subagent_type: type.name },
           } as never,

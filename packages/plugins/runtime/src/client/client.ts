@@ -19,6 +19,7 @@ import {
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
+import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
 import { createRunStore, type RunRecord, type RunStatus, type RunStore, runRecordMigrations } from "../stores/runs.js";
@@ -257,7 +258,7 @@ export class AntlerClient {
             configurable,
             context,
             streamMode: ["values", "messages", "custom"],
-            recursionLimit: this.kernel.config.recursion_limit,
+            recursionLimit: runtimeConfig(this.kernel.config).recursion_limit,
             signal: run.context.signal,
             // Caller metadata rides as ONE key: LangChain copies callback metadata key by key for every child
             // run, so spreading a caller's many keys here made each step quadratic in their number.
@@ -471,7 +472,7 @@ export class AntlerClient {
   ): Promise<ReactAgent> {
     const modelConfig = this.kernel.modelConfig(modelName);
     const info = this.kernel.listModels().find((m) => m.name === modelName);
-    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: this.kernel.config.subagents.enabled });
+    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: subagentsEnabled(this.kernel.config) });
     // What changes the built agent: who (prompts and files are per user), the model, the tool set, and the
     // run flags that switch middleware or tools on and off.
     const key = JSON.stringify([
@@ -539,8 +540,8 @@ export class AntlerClient {
     const { threads } = await this.openStorage();
     const paths = threadPaths(this.kernel.paths.baseDir, userId, assertSafeId("thread", threadId));
     const record = await saveUpload(paths, localPath, {
-      maxBytes: this.kernel.config.uploads.max_file_bytes,
-      maxFiles: this.kernel.config.uploads.max_files,
+      maxBytes: runtimeConfig(this.kernel.config).uploads.max_file_bytes,
+      maxFiles: runtimeConfig(this.kernel.config).uploads.max_files,
       ...(options.filename === undefined ? {} : { filename: options.filename }),
     });
     await threads.touch(userId, threadId);
