@@ -2,7 +2,7 @@ import { createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
 import { browserCheckCommand } from "./check.js";
 import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";
-import { assertBrowserStartable } from "./launch.js";
+import { assertBrowserStartable, loadPlaywright } from "./launch.js";
 import { BrowserSessionManager } from "./session-manager.js";
 import { createBrowserTools } from "./tools.js";
 
@@ -20,6 +20,7 @@ export {
   isRoot,
   type LaunchOptions,
   launchChromium,
+  loadPlaywright,
 } from "./launch.js";
 export {
   BrowserSession,
@@ -83,8 +84,10 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
         unpins.delete(run.runId);
       });
       // Fail the start, not the first browser call: a host that comes up with browser tools that cannot work only
-      // surfaces the setup problem to a user mid-task. A CDP browser is attached on first use and checked then.
+      // surfaces the setup problem to a user mid-task. Playwright must load either way; a CDP browser is attached
+      // on first use and checked then.
       ctx.hooks.start.tap(async () => {
+        await loadPlaywright();
         if (ctx.config.cdp_url === undefined) await assertBrowserStartable(ctx.config.executable_path);
       });
       ctx.hooks.stop.tap(() => manager.close());

@@ -1,6 +1,6 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser, BrowserType } from "playwright-core";
 import { BrowserError, BrowserErrorCodes } from "./errors.js";
 
 /**
@@ -83,10 +83,31 @@ export async function assertBrowserStartable(path: string): Promise<void> {
   );
 }
 
+/**
+ * Playwright's Chromium driver, imported on first use so a start can report a broken install with the fix instead
+ * of failing the plugin's import. `specifier` exists for tests of that report.
+ */
+export async function loadPlaywright(specifier = "playwright-core"): Promise<BrowserType> {
+  try {
+    const mod = (await import(specifier)) as { chromium?: BrowserType; default?: { chromium?: BrowserType } };
+    const chromium = mod.chromium ?? mod.default?.chromium;
+    if (!chromium) throw new Error(`${specifier} has no chromium export`);
+    return chromium;
+  } catch (err) {
+    throw new BrowserError(
+      BrowserErrorCodes.UNAVAILABLE,
+      `[${BrowserErrorCodes.UNAVAILABLE}] the browser tools cannot load Playwright (${specifier}): ${((err as Error)?.message ?? String(err)).split("\n")[0]}. ` +
+        "Fix: reinstall the dependencies of @antler/tools-browser (pnpm install), or remove @antler/tools-browser from plugins:.",
+      { cause: err },
+    );
+  }
+}
+
 /** Launches the system Chromium, or throws BROWSER_UNAVAILABLE with the fix when it is missing or will not start. */
 export async function launchChromium(options: LaunchOptions): Promise<Browser> {
   const path = options.executablePath;
   await checkChromiumExecutable(path);
+  const chromium = await loadPlaywright();
   try {
     return await chromium.launch({
       executablePath: path,
@@ -107,6 +128,7 @@ export async function launchChromium(options: LaunchOptions): Promise<Browser> {
 
 /** Attaches to a running browser over CDP. Callers check `allow_unguarded_cdp` first. */
 export async function connectOverCdp(url: string, timeoutMs = 30_000): Promise<Browser> {
+  const chromium = await loadPlaywright();
   try {
     return await chromium.connectOverCDP(url, { timeout: timeoutMs });
   } catch (err) {

@@ -17,6 +17,7 @@ import browserPlugin, {
   formatSnapshot,
   isBrowserError,
   launchChromium,
+  loadPlaywright,
   parseElementRef,
 } from "../src/index.js";
 import { runCommand } from "./fixtures.js";
@@ -169,6 +170,17 @@ describe("kernel start with the browser tools enabled", () => {
     const err = await createTestKernel({ plugins: [{ plugin: browserPlugin, config: { executable_path: dir } }] }).catch((e: unknown) => e);
     expect(isBrowserError((err as Error).cause, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
     expect((err as Error).message).toContain(dir);
+  });
+
+  it("reports a Playwright that cannot be imported with BROWSER_UNAVAILABLE and the fix", async () => {
+    const err = await loadPlaywright("playwright-core-not-installed").catch((e: unknown) => e);
+    expect(isBrowserError(err, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
+    expect((err as Error).message).toContain("cannot load Playwright (playwright-core-not-installed)");
+    expect((err as Error).message).toContain("pnpm install");
+  });
+
+  it("loads the installed Playwright's Chromium driver", async () => {
+    expect(typeof (await loadPlaywright()).launch).toBe("function");
   });
 
   it("starts when executable_path is an executable file", async () => {
