@@ -14,7 +14,12 @@ export const subagentsPluginConfigSchema = z.strictObject({
     .default({ max_running: 3, max_queued: 64 }),
   verification: z
     .strictObject({
-      receipts_enabled: z.boolean().default(true).describe("Record a receipt per subagent tool call and check acceptance criteria."),
+      receipts_enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          "Label each subagent tool result with a receipt [rN tool] the report cites, and list the receipts to the lead. Acceptance criteria are checked either way.",
+        ),
     })
     .default({ receipts_enabled: true }),
   cancel_grace_seconds: z
