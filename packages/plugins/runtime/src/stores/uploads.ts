@@ -9,6 +9,10 @@ export interface UploadRecord {
   virtual_path: string;
   size: number;
   mime_type: string;
+  /** The Markdown copy written beside a PDF/Office upload when `uploads.auto_convert_documents` is on. */
+  markdown?: { virtual_path: string; size: number; truncated: boolean };
+  /** Why a document upload has no Markdown copy (encrypted, damaged, ...); the upload itself is kept. */
+  conversion_note?: string;
 }
 
 export interface SaveUploadOptions {
