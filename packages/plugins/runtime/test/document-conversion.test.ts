@@ -140,6 +140,23 @@ describe("document conversion", () => {
     expect(existsSync(`${file}.md`)).toBe(false);
   });
 
+  it("says the file is password-protected when an Office upload is an OLE container, as encrypted OOXML is", async () => {
+    const ole = new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, ...new Array(504).fill(0)]);
+    const { paths, record } = await uploaded("locked.xlsx", ole);
+    const result = await convertUploadedDocument(paths, record, limits);
+    expect(result?.status === "failed" && result.note).toMatch(/password-protected.*unprotected \.xlsx copy/);
+  });
+
+  it("never overwrites a file the user uploaded under the Markdown copy's name", async () => {
+    const src = join(tempDir(), "memo.docx.md");
+    writeFileSync(src, "my own notes");
+    const { paths, record, file } = await uploaded("memo.docx", docxWith("Memo", ["Text."]));
+    await saveUpload(paths, src);
+    const result = await convertUploadedDocument(paths, record, limits);
+    expect(result?.status === "failed" && result.note).toMatch(/memo\.docx\.md already exists/);
+    expect(readFileSync(`${file}.md`, "utf8")).toBe("my own notes");
+  });
+
   it("leaves files that are not documents alone", async () => {
     const { paths, record, file } = await uploaded("notes.txt", "plain text");
     expect(await convertUploadedDocument(paths, record, limits)).toBeUndefined();
@@ -189,6 +206,15 @@ describe("document uploads through AntlerClient", () => {
     await c.chat("what is in it?", { threadId: "docs" });
     const note = String(model.get("m")?.calls[0]?.messages.at(-1)?.content);
     expect(note).toMatch(/\/mnt\/user-data\/uploads\/secret\.pdf \(\d+ bytes\); not converted to Markdown: .*password/i);
+  });
+
+  it("does not count a document's Markdown copy towards uploads.max_files", async () => {
+    const { c } = await client({ auto_convert_documents: true, max_files: 2 });
+    for (const name of ["a.docx", "b.docx"]) {
+      const src = join(tempDir(), name);
+      writeFileSync(src, docxWith(name, ["Text."]));
+      expect((await c.uploadFile("docs", src)).markdown).toBeDefined();
+    }
   });
 
   it("converts nothing by default, as DeerFlow's auto_convert_documents: false", async () => {

@@ -4,7 +4,7 @@ import { type MiddlewareSpec, threadPaths, VIRTUAL_DIRS } from "@antler/kernel";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
-import { conversionRecordName } from "../stores/document-conversion.js";
+import { conversionRecordName, parseConversionRecord } from "../stores/document-conversion.js";
 import { runIdentity } from "./thread-data.js";
 import { turnNumber } from "./turn.js";
 
@@ -27,10 +27,6 @@ const uploadedFile = z.object({
   markdown: z.object({ virtual_path: z.string(), size: z.number(), truncated: z.boolean() }).optional(),
   conversion_note: z.string().optional(),
 });
-const conversionRecord = z.union([
-  z.object({ status: z.literal("converted"), markdown: z.string(), truncated: z.boolean() }),
-  z.object({ status: z.literal("failed"), note: z.string() }),
-]);
 /** Per-turn bookkeeping: which turn was scanned, the folder's mtime then, and the files new in that turn. */
 const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fresh: z.array(uploadedFile) }).optional();
 
@@ -104,23 +100,23 @@ function listFiles(dir: string): UploadedFile[] {
   for (const file of [...files.values()]) {
     const recordName = conversionRecordName(file.filename);
     if (!present.has(recordName)) continue;
-    const parsed = conversionRecord.safeParse(readJson(join(dir, recordName)));
-    if (!parsed.success) continue;
-    if (parsed.data.status === "failed") {
-      file.conversion_note = parsed.data.note;
+    const outcome = parseConversionRecord(readText(join(dir, recordName)));
+    if (!outcome) continue;
+    if (outcome.status === "failed") {
+      file.conversion_note = outcome.note;
       continue;
     }
-    const md = files.get(parsed.data.markdown);
+    const md = files.get(outcome.markdown);
     if (!md) continue;
-    file.markdown = { virtual_path: md.virtual_path, size: md.size, truncated: parsed.data.truncated };
+    file.markdown = { virtual_path: md.virtual_path, size: md.size, truncated: outcome.truncated };
     files.delete(md.filename);
   }
   return [...files.values()];
 }
 
-function readJson(file: string): unknown {
+function readText(file: string): string | undefined {
   try {
-    return JSON.parse(readFileSync(file, "utf8"));
+    return readFileSync(file, "utf8");
   } catch {
     return undefined;
   }

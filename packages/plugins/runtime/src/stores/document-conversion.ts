@@ -30,6 +30,29 @@ export interface MarkdownCopy {
 
 export type DocumentConversion = { status: "converted"; markdown: MarkdownCopy } | { status: "failed"; note: string };
 
+/** The outcome kept beside an upload, as the hidden conversion record holds it. */
+export type ConversionRecord = { status: "converted"; markdown: string; truncated: boolean } | { status: "failed"; note: string };
+
+/** The conversion record at `file`, or undefined when it is missing or not a record. */
+export async function readConversionRecord(file: string): Promise<ConversionRecord | undefined> {
+  return parseConversionRecord(await readFile(file, "utf8").catch(() => undefined));
+}
+
+export function parseConversionRecord(text: string | undefined): ConversionRecord | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const r = value as Partial<Record<"status" | "markdown" | "note", unknown>> & { truncated?: unknown };
+  if (r?.status === "converted" && typeof r.markdown === "string")
+    return { status: "converted", markdown: r.markdown, truncated: r.truncated === true };
+  if (r?.status === "failed" && typeof r.note === "string") return { status: "failed", note: r.note };
+  return undefined;
+}
+
 /** Where the outcome of a conversion is kept for the Uploads middleware: hidden, so it is never listed as an upload. */
 export function conversionRecordName(filename: string): string {
   return `.${filename}.conversion.json`;
@@ -144,10 +167,10 @@ function renderMarkdown(filename: string, doc: ConvertedDocument, limits: Docume
 }
 
 async function writeConversionRecord(paths: ThreadPaths, filename: string, outcome: DocumentConversion): Promise<void> {
-  const record =
+  const record: ConversionRecord =
     outcome.status === "converted"
-      ? { status: outcome.status, markdown: outcome.markdown.filename, truncated: outcome.markdown.truncated }
-      : { status: outcome.status, note: outcome.note };
+      ? { status: "converted", markdown: outcome.markdown.filename, truncated: outcome.markdown.truncated }
+      : { status: "failed", note: outcome.note };
   const target = join(paths.uploads, conversionRecordName(filename));
   // Written whole then renamed, so the middleware never reads half a record.
   await writeFile(`${target}.tmp`, JSON.stringify(record));
