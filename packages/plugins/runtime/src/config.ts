@@ -41,6 +41,22 @@ export const uploadsSectionSchema = z.strictObject({
     .int()
     .positive()
     .default(50 * 1024 * 1024),
+  auto_convert_documents: z
+    .boolean()
+    .default(false)
+    .describe("Convert uploaded PDF, DOCX, XLSX and PPTX files to Markdown beside the original (`report.pdf` → `report.pdf.md`)."),
+  max_pages: z
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .describe("Most PDF pages, slides or sheets converted per document; the Markdown says when more were left out."),
+  max_markdown_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe("Largest Markdown written per document, in bytes; longer text is cut and the cut is noted at the end."),
 });
 
 export const toolGroupSchema = z.strictObject({ name: z.string().min(1), description: z.string().optional() });

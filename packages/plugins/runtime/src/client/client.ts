@@ -534,16 +534,35 @@ export class AntlerClient {
     };
   }
 
-  /** Copies a local file into the thread's uploads; directories are rejected before anything is copied. */
+  /**
+   * Copies a local file into the thread's uploads; directories are rejected before anything is copied. With
+   * `uploads.auto_convert_documents`, a PDF/DOCX/XLSX/PPTX also gets a Markdown copy (`record.markdown`), or
+   * `record.conversion_note` saying why not; a document that cannot be converted is still uploaded.
+   */
   async uploadFile(threadId: string, localPath: string, options: { userId?: string; filename?: string } = {}): Promise<UploadRecord> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads } = await this.openStorage();
     const paths = threadPaths(this.kernel.paths.baseDir, userId, assertSafeId("thread", threadId));
+    const { uploads } = runtimeConfig(this.kernel.config);
     const record = await saveUpload(paths, localPath, {
-      maxBytes: runtimeConfig(this.kernel.config).uploads.max_file_bytes,
-      maxFiles: runtimeConfig(this.kernel.config).uploads.max_files,
+      maxBytes: uploads.max_file_bytes,
+      maxFiles: uploads.max_files,
       ...(options.filename === undefined ? {} : { filename: options.filename }),
     });
+    if (uploads.auto_convert_documents) {
+      // Imported here so a kernel with the option off never loads the conversion code or its libraries.
+      const { convertUploadedDocument } = await import("../stores/document-conversion.js");
+      const outcome = await convertUploadedDocument(paths, record, {
+        maxPages: uploads.max_pages,
+        maxMarkdownBytes: uploads.max_markdown_bytes,
+      });
+      if (outcome?.status === "converted") {
+        const { virtual_path, size, truncated } = outcome.markdown;
+        record.markdown = { virtual_path, size, truncated };
+      } else if (outcome?.status === "failed") {
+        record.conversion_note = outcome.note;
+      }
+    }
     await threads.touch(userId, threadId);
     return record;
   }
