@@ -69,7 +69,7 @@ export interface CreateKernelOptions {
   configText?: string | undefined;
   /** A config object composed in code; validated exactly like a file. */
   config?: KernelConfigInput | undefined;
-  /** Plugin objects composed in code. They load after the kernel's built-ins and before `plugins:` entries. */
+  /** Plugin objects composed in code. They load after the default preset and before `plugins:` entries. */
   plugins?: readonly CodePlugin[] | undefined;
   /** Look for `ANTLER_CONFIG` and `./config.yaml` when no config is given. Default true. */
   discover?: boolean | undefined;
