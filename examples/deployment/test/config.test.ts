@@ -45,7 +45,7 @@ describe("examples/deployment/config.yaml", () => {
           postgres_url: DEPLOYMENT_ENV.ANTLER_PG_URL,
           postgres_schema: "antler",
         });
-        expect(kernel.config.subagents.enabled).toBe(true);
+        expect(kernel.config.subagents).toMatchObject({ enabled: true });
         expect(kernel.plugins.filter((p) => p.origin.kind === "code").map((p) => p.name)).toEqual([...PLUGIN_PACKAGES]);
         const commands = kernel.commands.map((c) => c.name);
         for (const command of ["serve", "worker", "scheduler run", "schedule add", "schedule list"]) expect(commands).toContain(command);

@@ -23,7 +23,7 @@ function noopPlugins(n) {
 
 async function bootOnce(plugins) {
   const t0 = performance.now();
-  const kernel = await createKernel({ plugins, discover: false, config: {}, logger });
+  const kernel = await createKernel({ plugins, discover: false, config: {}, logger, builtins: false });
   await kernel.start();
   const elapsed = performance.now() - t0;
   await kernel.close();

@@ -15,7 +15,7 @@ import {
   validateKernelConfig,
   validateSection,
 } from "./config/load.js";
-import type { KernelConfig, KernelConfigInput, ModelConfig } from "./config/schema.js";
+import { type KernelConfig, type KernelConfigInput, kernelConfigSchema, type ModelConfig } from "./config/schema.js";
 import { findUnknownKeys } from "./config/strict.js";
 import type { Provider, Scope, Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
@@ -69,12 +69,15 @@ export interface CreateKernelOptions {
   configText?: string | undefined;
   /** A config object composed in code; validated exactly like a file. */
   config?: KernelConfigInput | undefined;
-  /** Plugin objects composed in code. They load after the kernel's built-ins and before `plugins:` entries. */
+  /** Plugin objects composed in code. They load after the default preset and before `plugins:` entries. */
   plugins?: readonly CodePlugin[] | undefined;
   /** Look for `ANTLER_CONFIG` and `./config.yaml` when no config is given. Default true. */
   discover?: boolean | undefined;
   cwd?: string | undefined;
   env?: Env | undefined;
+  /** Where the logger built from `logging:` writes (default stderr), and its level when config sets none. */
+  logDestination?: NodeJS.WritableStream | undefined;
+  defaultLogLevel?: string | undefined;
   /** Use this logger instead of building one from `logging:`. */
   logger?: Logger | undefined;
   /**
@@ -175,6 +178,7 @@ export class KernelHost implements Kernel {
         origin,
         dependsOn: plugin.dependsOn ?? [],
         configSchema: plugin.configSchema as z.ZodType | undefined,
+        configSections: plugin.configSections ?? {},
         contributions,
       }),
     );
@@ -544,8 +548,9 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
   const cwd = resolve(options.cwd ?? process.cwd());
   const env = options.env ?? process.env;
   const document = readDocument(options, cwd, env);
-  const config = validateKernelConfig(document);
-  const logger = options.logger ?? createLogger({ level: config.logging.level, enhance: config.logging.enhance });
+  const bootConfig = validateKernelConfig(document);
+  const level = env.ANTLER_LOG_LEVEL ?? bootConfig.logging.level ?? options.defaultLogLevel ?? "info";
+  const logger = options.logger ?? createLogger({ level, enhance: bootConfig.logging.enhance, destination: options.logDestination });
 
   const candidates: PluginCandidate[] = [];
   for (const [j, entry] of (options.plugins ?? []).entries()) {
@@ -556,15 +561,16 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
     assertNoBuiltinName(label, where);
     candidates.push({ plugin: validateManifest(plugin, where), origin: { kind: "code", spec: label, where }, rawConfig });
   }
-  const configured = await importConfiguredPlugins(config.plugins, document.dir);
+  const configured = await importConfiguredPlugins(bootConfig.plugins, document.dir);
   for (const c of configured) assertNoBuiltinName(c.plugin.name, c.origin.where);
   candidates.push(...configured);
-  if (options.builtins !== false && config.preset === "default") {
+  if (options.builtins !== false && bootConfig.preset === "default") {
     // The preset goes first, as built-ins did; a plugin also named in code or `plugins:` is loaded from there.
     const named = new Set(candidates.map((c) => c.plugin.name));
-    candidates.unshift(...(await importPresetPlugins(config, document.dir, named)));
+    candidates.unshift(...(await importPresetPlugins(bootConfig, document.dir, named)));
   }
   const ordered = orderPlugins(candidates);
+  const config = validateKernelConfig(document, pluginSections(ordered));
 
   const pluginConfigs = validatePluginConfigs(ordered, document);
   const paths: PluginPaths = Object.freeze({
@@ -651,6 +657,30 @@ function fillSlots(filled: readonly MiddlewareEntry[]): MiddlewareEntry[] {
     const entry = bySlot.get(slot);
     return entry ? [entry] : [];
   });
+}
+
+/** The top-level sections the plugins own; a section claimed twice, or a kernel key, is an error naming both. */
+function pluginSections(ordered: readonly PluginCandidate[]): Record<string, z.ZodType> {
+  const sections: Record<string, z.ZodType> = {};
+  const owners = new Map<string, string>();
+  for (const { plugin, origin } of ordered) {
+    for (const [key, schema] of Object.entries(plugin.configSections ?? {})) {
+      const owner = key in kernelConfigSchema.shape ? "the kernel" : owners.get(key);
+      if (owner) {
+        throw new AntlerError(
+          ErrorCodes.PLUGIN_INVALID_MANIFEST,
+          `config section "${key}" of ${plugin.name} is already owned by ${owner}`,
+          {
+            where: origin.where,
+            hint: "Each top-level key of config.yaml has one owner; rename the section or keep it under plugins[i].config.",
+          },
+        );
+      }
+      owners.set(key, plugin.name);
+      sections[key] = schema;
+    }
+  }
+  return sections;
 }
 
 /** Names under `@antler/kernel/` are the kernel's own. */

@@ -37,6 +37,8 @@ export interface AntlerPlugin<C = unknown> {
   readonly dependsOn?: readonly string[] | undefined;
   /** zod schema of `plugins[i].config`; unknown keys are rejected unless the schema opts in with `.loose()`. */
   readonly configSchema?: z.ZodType<C> | undefined;
+  /** Top-level config.yaml sections this plugin owns (e.g. the runtime's `title:`), validated while it is loaded. */
+  readonly configSections?: Readonly<Record<string, z.ZodType>> | undefined;
   /** Synchronous: bind tokens, tap hooks, add tools, middleware and commands. No I/O here; do that in `start`. */
   setup(ctx: PluginContext<C>): void;
 }
@@ -48,6 +50,7 @@ export interface PluginDefinition<S extends z.ZodType | undefined> {
   description?: string;
   dependsOn?: readonly string[];
   configSchema?: S;
+  configSections?: Readonly<Record<string, z.ZodType>>;
   setup(ctx: PluginContext<S extends z.ZodType ? z.output<S> : undefined>): void;
 }
 
@@ -198,6 +201,7 @@ export interface LoadedPluginInfo {
   readonly origin: PluginOrigin;
   readonly dependsOn: readonly string[];
   readonly configSchema: z.ZodType | undefined;
+  readonly configSections: Readonly<Record<string, z.ZodType>>;
   readonly contributions: Readonly<PluginContributions>;
 }
 

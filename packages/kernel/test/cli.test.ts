@@ -136,3 +136,26 @@ describe("antler CLI", () => {
     expect(err).toContain("config check");
   });
 });
+
+describe("antler CLI logging", () => {
+  it("writes kernel logs to stderr at config.yaml's logging.level, with trace_id '-' outside a run when enhance is on", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "config.yaml": "preset: none\nlogging:\n  level: debug\n  enhance:\n    enabled: true\n" });
+    const { code, err } = await cli(["config", "check"], dir);
+    expect(code).toBe(0);
+    const lines = err
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const booted = lines.find((l) => l.msg === "kernel booted");
+    expect(booted).toMatchObject({ level: "debug", trace_id: "-" });
+  });
+
+  it("logs only warnings and worse when config.yaml sets no level", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "config.yaml": "preset: none\n" });
+    const { code, err } = await cli(["config", "check"], dir);
+    expect(code).toBe(0);
+    expect(err).not.toContain("kernel booted");
+  });
+});

@@ -74,7 +74,7 @@ describe("config.yaml validation", () => {
 
   it("applies defaults for omitted sections", () => {
     const config = validateKernelConfig(parseConfigText("{}", { env: {} }));
-    expect(config.recursion_limit).toBe(1000);
+    expect(config.preset).toBe("default");
     expect(config.sandbox.allow_host_bash).toBe(false);
     expect(config.logging.enhance.enabled).toBe(false);
     expect(config.storage.backend).toBe("sqlite");

@@ -225,3 +225,58 @@ describe("plugin setup", () => {
     expect(kernel.plugins[0]?.contributions).toMatchObject({ tools: ["t1"], commands: ["contrib hello"], hooks: ["start"] });
   });
 });
+
+describe("config sections owned by plugins", () => {
+  const owner = definePlugin({
+    name: "greeting-owner",
+    version: "1.0.0",
+    kernel: "^0.1.0",
+    configSections: {
+      greeting: z
+        .strictObject({ text: z.string().default("hello"), loud: z.boolean().default(false) })
+        .default({ text: "hello", loud: false }),
+    },
+    setup() {},
+  });
+
+  it("validates a plugin's top-level section and gives its defaults while the plugin is loaded", async () => {
+    const kernel = await createKernel({
+      configText: "preset: none\ngreeting:\n  loud: true\n",
+      plugins: [owner],
+      discover: false,
+      env: {},
+    });
+    expect(kernel.config.greeting).toEqual({ text: "hello", loud: true });
+    const withDefaults = await createKernel({ configText: "preset: none\n", plugins: [owner], discover: false, env: {} });
+    expect(withDefaults.config.greeting).toEqual({ text: "hello", loud: false });
+  });
+
+  it("reports a bad key inside a plugin's section with its line and a suggestion", async () => {
+    const err = (await createKernel({
+      configText: "preset: none\ngreeting:\n  lowd: true\n",
+      plugins: [owner],
+      discover: false,
+      env: {},
+    }).catch((e: unknown) => e)) as AntlerError;
+    expect(err.code).toBe("ANTLER_ERR_CONFIG_INVALID");
+    expect(err.message).toMatch(/:3:\d+ greeting\.lowd: unknown key/);
+    expect(err.message).toContain('did you mean "loud"');
+  });
+
+  it("rejects a section no loaded plugin owns, as an unknown top-level key", async () => {
+    const err = (await createKernel({ configText: "preset: none\ngreeting:\n  loud: true\n", discover: false, env: {} }).catch(
+      (e: unknown) => e,
+    )) as AntlerError;
+    expect(err.code).toBe("ANTLER_ERR_CONFIG_INVALID");
+    expect(err.message).toMatch(/greeting: unknown key/);
+  });
+
+  it("refuses a section claimed by two plugins, naming both", async () => {
+    const twin = { ...owner, name: "greeting-twin" };
+    const err = (await createKernel({ config: { preset: "none" }, plugins: [owner, twin], discover: false, env: {} }).catch(
+      (e: unknown) => e,
+    )) as AntlerError;
+    expect(err.code).toBe("ANTLER_ERR_PLUGIN_INVALID_MANIFEST");
+    expect(err.message).toContain('config section "greeting" of greeting-twin is already owned by greeting-owner');
+  });
+});

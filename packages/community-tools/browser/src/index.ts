@@ -2,6 +2,7 @@ import { createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
 import { browserCheckCommand } from "./check.js";
 import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";
+import { assertBrowserStartable, loadPlaywright } from "./launch.js";
 import { BrowserSessionManager } from "./session-manager.js";
 import { createBrowserTools } from "./tools.js";
 
@@ -10,7 +11,17 @@ export { type BrowserConfig, type BrowserConfigInput, browserConfigSchema, DEFAU
 export { BrowserError, type BrowserErrorCode, BrowserErrorCodes, isBrowserError } from "./errors.js";
 export { ELEMENT_REF_PATTERN, type ElementRef, FrameRefs, type ParsedRef, parseElementRef } from "./frame-refs.js";
 export { type BlockedRequest, type CheckUrl, installRequestGuard, type RequestGuardOptions } from "./guard.js";
-export { BASE_CHROMIUM_ARGS, chromiumArgs, connectOverCdp, isRoot, type LaunchOptions, launchChromium } from "./launch.js";
+export {
+  assertBrowserStartable,
+  BASE_CHROMIUM_ARGS,
+  checkChromiumExecutable,
+  chromiumArgs,
+  connectOverCdp,
+  isRoot,
+  type LaunchOptions,
+  launchChromium,
+  loadPlaywright,
+} from "./launch.js";
 export {
   BrowserSession,
   MAX_FRAME_DEPTH,
@@ -71,6 +82,13 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
       ctx.hooks.runEnd.tap((run) => {
         unpins.get(run.runId)?.();
         unpins.delete(run.runId);
+      });
+      // Fail the start, not the first browser call: a host that comes up with browser tools that cannot work only
+      // surfaces the setup problem to a user mid-task. Playwright must load either way; a CDP browser is attached
+      // on first use and checked then.
+      ctx.hooks.start.tap(async () => {
+        await loadPlaywright();
+        if (ctx.config.cdp_url === undefined) await assertBrowserStartable(ctx.config.executable_path);
       });
       ctx.hooks.stop.tap(() => manager.close());
       for (const tool of createBrowserTools({ manager, baseDir: ctx.paths.baseDir })) ctx.tools.add(tool, { group: BROWSER_TOOL_GROUP });

@@ -17,6 +17,7 @@ import browserPlugin, {
   formatSnapshot,
   isBrowserError,
   launchChromium,
+  loadPlaywright,
   parseElementRef,
 } from "../src/index.js";
 import { runCommand } from "./fixtures.js";
@@ -27,7 +28,8 @@ afterEach(async () => {
 });
 
 runPluginConformance(browserPlugin, {
-  validConfig: { max_sessions: 2, allow_private_addresses: false },
+  // The start check wants an executable file at executable_path; any will do, so the suite runs without Chromium.
+  validConfig: { max_sessions: 2, allow_private_addresses: false, executable_path: process.execPath },
   invalidConfigs: [{ max_sessions: 0 }, { cdp_url: "http://127.0.0.1:9222" }, { executable_path: "" }],
 });
 
@@ -145,6 +147,46 @@ describe("tools", () => {
     )) as ToolMessage;
     expect(result.status).toBe("error");
     expect(String(result.content)).toContain("no thread_id");
+  });
+});
+
+describe("kernel start with the browser tools enabled", () => {
+  it("fails fast with BROWSER_UNAVAILABLE and the fix when executable_path names no file", async () => {
+    const err = await createTestKernel({
+      plugins: [{ plugin: browserPlugin, config: { executable_path: "/nonexistent/chromium" } }],
+    }).catch((e: unknown) => e);
+    expect(isAntlerError(err)).toBe(true);
+    expect((err as { code?: string }).code).toBe("ANTLER_ERR_KERNEL_START_FAILED");
+    expect(isBrowserError((err as Error).cause, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
+    const message = (err as Error).message;
+    expect(message).toContain("/nonexistent/chromium");
+    expect(message).toContain("apt-get install -y chromium");
+    expect(message).toContain("executable_path");
+  });
+
+  it("fails fast when executable_path is a folder, not a program", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "antler-browser-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const err = await createTestKernel({ plugins: [{ plugin: browserPlugin, config: { executable_path: dir } }] }).catch((e: unknown) => e);
+    expect(isBrowserError((err as Error).cause, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
+    expect((err as Error).message).toContain(dir);
+  });
+
+  it("reports a Playwright that cannot be imported with BROWSER_UNAVAILABLE and the fix", async () => {
+    const err = await loadPlaywright("playwright-core-not-installed").catch((e: unknown) => e);
+    expect(isBrowserError(err, BrowserErrorCodes.UNAVAILABLE)).toBe(true);
+    expect((err as Error).message).toContain("cannot load Playwright (playwright-core-not-installed)");
+    expect((err as Error).message).toContain("pnpm install");
+  });
+
+  it("loads the installed Playwright's Chromium driver", async () => {
+    expect(typeof (await loadPlaywright()).launch).toBe("function");
+  });
+
+  it("starts when executable_path is an executable file", async () => {
+    const kernel = await createTestKernel({ plugins: [{ plugin: browserPlugin, config: { executable_path: process.execPath } }] });
+    cleanups.push(() => kernel.close());
+    expect(kernel.status).toBe("started");
   });
 });
 

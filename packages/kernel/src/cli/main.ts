@@ -36,15 +36,8 @@ async function withKernel<T>(configPath: string | undefined, io: Omit<CliIO, "ke
 }
 
 async function boot(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> {
-  // CLI output goes to stdout; kernel logs go to stderr at warn level unless config asks for more. The logger
-  // (pino) loads here, not with the CLI, so `antler --help` does not pay for it.
-  const { createLogger } = await import("../logging.js");
-  return createKernel({
-    configPath,
-    cwd: io.cwd,
-    env: io.env,
-    logger: createLogger({ level: io.env.ANTLER_LOG_LEVEL ?? "warn", destination: io.stderr }),
-  });
+  // CLI output goes to stdout; kernel logs (config.yaml's `logging:`) go to stderr, at warn unless it says more.
+  return createKernel({ configPath, cwd: io.cwd, env: io.env, logDestination: io.stderr, defaultLogLevel: "warn" });
 }
 
 function takeConfigFlag(args: string[]): { configPath: string | undefined; rest: string[]; json: boolean } {

@@ -9,7 +9,8 @@ type JsonSchema = Record<string, unknown>;
  * the package name or path that enables it. Point an editor's YAML language server at it for completion.
  */
 export function composedConfigJsonSchema(plugins: readonly LoadedPluginInfo[] = []): JsonSchema {
-  const root = z.toJSONSchema(kernelConfigSchema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  const sections = Object.assign({}, ...plugins.map((p) => p.configSections)) as Record<string, z.ZodType>;
+  const root = z.toJSONSchema(kernelConfigSchema.extend(sections), { io: "input", unrepresentable: "any" }) as JsonSchema;
   const properties = root.properties as Record<string, JsonSchema>;
   const generic = (properties.plugins as JsonSchema).items as JsonSchema;
   const specific: JsonSchema[] = [];

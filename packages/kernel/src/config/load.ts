@@ -131,10 +131,15 @@ export function validateSection<S extends z.ZodType>(
   return { ok: false, issues: toConfigIssues(result.error.issues, schema, document.source, prefix, value) };
 }
 
-export function validateKernelConfig(document: ConfigDocument): KernelConfig {
-  const result = validateSection(kernelConfigSchema, document.data, document, []);
+/**
+ * The kernel's keys, and the top-level sections the loaded plugins own. Without `sections` (the first pass, before
+ * plugins are known) keys the kernel does not know are left for the second pass, which rejects any nobody owns.
+ */
+export function validateKernelConfig(document: ConfigDocument, sections?: Readonly<Record<string, z.ZodType>>): KernelConfig {
+  const schema = sections === undefined ? kernelConfigSchema.loose() : kernelConfigSchema.extend(sections);
+  const result = validateSection(schema, document.data, document, []);
   if (!result.ok) throw invalidConfig(result.issues, document.path);
-  return result.value;
+  return result.value as KernelConfig;
 }
 
 function issueSummary(issues: readonly ConfigIssue[], file: string | null): string {

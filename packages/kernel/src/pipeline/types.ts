@@ -57,7 +57,7 @@ export type StateField = z.ZodType | ReducedValue<unknown, unknown>;
  * hooks as separate middlewares in pipeline order (first is outermost), as LangChain composes them.
  */
 export interface MiddlewareSpec {
-  /** Local name. Plugin middleware is addressed as `<plugin>/<name>`; kernel built-ins by their bare name. */
+  /** Local name. Plugin middleware is addressed as `<plugin>/<name>`; default-chain slots by their bare name. */
   readonly name: string;
   /** Thread-state fields this middleware owns; merged into the agent's state schema. */
   readonly state?: Readonly<Record<string, StateField>>;
@@ -114,7 +114,7 @@ export interface MiddlewarePlacement {
 }
 
 export interface MiddlewareEntry {
-  /** Fully qualified name: `<plugin>/<name>` for plugin middleware, bare for kernel built-ins. */
+  /** Fully qualified name: `<plugin>/<name>` for plugin middleware, bare for the slots of the default chain. */
   readonly name: string;
   readonly plugin: string;
   readonly placement: MiddlewarePlacement;

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
-import { type AntlerClient, runRequestText, type StreamEvent } from "@antler/plugin-runtime";
+import { type AntlerClient, runRequestText, runtimeConfig, type StreamEvent } from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -234,7 +234,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   });
 
   // ------------------------------------------------------------------ files
-  const { max_files: maxFiles, max_file_bytes: maxFileBytes } = client.kernel.config.uploads;
+  const { max_files: maxFiles, max_file_bytes: maxFileBytes } = runtimeConfig(client.kernel.config).uploads;
   app.post("/api/threads/:id/uploads", async (c) => {
     const threadId = c.req.param("id");
     await client.getThreadRecord(threadId, { userId: user(c) });

@@ -152,8 +152,9 @@ describe("caller metadata and context are bounded", () => {
   });
 
   it("/health stays under 50 ms p99 while 20 runs with the largest accepted body go on", async () => {
-    // Each run waits a second in its model call: the runs are live together, doing their steps around it.
-    const gw = await startTestGateway({ script: { respond: () => ({ text: "ok", delayMs: 1000 }) } });
+    // Each run waits four seconds in its model call, so all 20 are live together even when a loaded machine takes
+    // a second or two to start them; they do their steps around the wait.
+    const gw = await startTestGateway({ script: { respond: () => ({ text: "ok", delayMs: 4000 }) } });
     const body = largestAcceptedRunBody();
     for (let i = 0; i < 20; i++) await gw.call("/api/threads", { method: "POST", json: { thread_id: `t${i}` } });
     // The first run builds and caches the agent; that one-off cost is not what this measures.

@@ -9,6 +9,8 @@ import {
   uploadResponseSchema,
 } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
+// The runtime's document builders: real PDFs written by the test itself.
+import { pdfWithPages } from "../../runtime/test/documents.js";
 import { collectSse, readSse, startTestGateway } from "./fixtures.js";
 
 const reportScript: ScriptedStep[] = [
@@ -97,6 +99,28 @@ describe("HTTP end to end with fetch", () => {
     expect(await back.text()).toBe("meeting notes");
     const result = await gw.call("/api/threads/t-up/runs/wait", { method: "POST", json: { message: "what did I upload?" } });
     expect(((await result.json()) as { output: string }).output).toBe("I see: notes.txt");
+  });
+
+  it("answers an upload with each document's Markdown copy, or a note and still 201 for a broken one", async () => {
+    const gw = await startTestGateway({
+      kernelConfig: { uploads: { auto_convert_documents: true } },
+      script: (messages) => ({ text: String(messages.at(-1)?.content) }),
+    });
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t-doc" } });
+    const form = new FormData();
+    form.append("files", new Blob([pdfWithPages(["Revenue grew"])], { type: "application/pdf" }), "report.pdf");
+    form.append("files", new Blob(["not a zip"]), "broken.docx");
+    const uploaded = await gw.call("/api/threads/t-doc/uploads", { method: "POST", body: form });
+    expect(uploaded.status).toBe(201);
+    const [pdf, docx] = uploadResponseSchema.parse(await uploaded.json()).files;
+    expect(pdf?.markdown?.virtual_path).toBe("/mnt/user-data/uploads/report.pdf.md");
+    expect(docx?.conversion_note).toMatch(/could not be read as a Word document/);
+    const markdown = await gw.call("/api/threads/t-doc/artifacts/mnt/user-data/uploads/report.pdf.md");
+    expect(await markdown.text()).toContain("Revenue grew");
+    const result = await gw.call("/api/threads/t-doc/runs/wait", { method: "POST", json: { message: "read them" } });
+    const note = ((await result.json()) as { output: string }).output;
+    expect(note).toContain("Markdown: /mnt/user-data/uploads/report.pdf.md");
+    expect(note).toMatch(/broken\.docx \(\d+ bytes\); not converted to Markdown/);
   });
 
   it("cancels a live run through its AbortSignal: the stream ends with RUN_CANCELLED and the record says cancelled", async () => {

@@ -45,14 +45,14 @@ describe.skipIf(!built)(
   () => {
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), "antler-serve-hardening-"));
-      // A scripted model loaded as a local plugin: messages containing "slow" wait a second in the model call.
+      // A scripted model loaded as a local plugin: messages containing "slow" wait four seconds in the model call (20 of them must be live together on a loaded machine).
       writeFileSync(
         join(dir, "scripted.mjs"),
         [
           `import { scriptedModelsPlugin } from ${JSON.stringify(pathToFileURL(testingDist).href)};`,
           "const text = (m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content));",
           "export default scriptedModelsPlugin({",
-          "  m: { respond: (messages) => (text(messages.at(-1)).includes('slow') ? { text: 'ok', delayMs: 1000 } : { text: 'ok' }) },",
+          "  m: { respond: (messages) => (text(messages.at(-1)).includes('slow') ? { text: 'ok', delayMs: 4000 } : { text: 'ok' }) },",
           "});",
           "",
         ].join("\n"),

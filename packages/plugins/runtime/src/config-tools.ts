@@ -1,6 +1,7 @@
 import { AntlerError, type AntlerTool, ErrorCodes, type PluginContext } from "@antler/kernel";
 import { importConfiguredModule } from "@antler/kernel/config";
 import { isStructuredTool } from "@langchain/core/tools";
+import { runtimeConfig } from "./config.js";
 
 /**
  * Loads the tools listed under `tools:` in config.yaml: `use: "<package or ./path>:<export>"` names a LangChain
@@ -8,7 +9,7 @@ import { isStructuredTool } from "@langchain/core/tools";
  * `getAvailableTools({ groups })`.
  */
 export async function loadConfigTools(ctx: PluginContext): Promise<Array<{ tool: AntlerTool; group: string | undefined }>> {
-  const entries = ctx.kernelConfig.tools;
+  const entries = runtimeConfig(ctx.kernelConfig).tools;
   const out: Array<{ tool: AntlerTool; group: string | undefined }> = [];
   for (const [i, entry] of entries.entries()) {
     const where = `tools[${i}].use`;

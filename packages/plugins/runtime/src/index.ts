@@ -31,6 +31,7 @@ export {
 } from "./client/events.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
 export * from "./client/schemas.js";
+export { type RuntimeConfig, runtimeConfig, runtimeConfigSections } from "./config.js";
 export { loadConfigTools } from "./config-tools.js";
 export { type RunContextValues, runContextSchema } from "./context.js";
 export {

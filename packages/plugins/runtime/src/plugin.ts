@@ -8,6 +8,7 @@ import {
   type PluginContext,
   type ToolEntry,
 } from "@antler/kernel";
+import { runtimeConfig, runtimeConfigSections } from "./config.js";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");
@@ -24,6 +25,7 @@ export default definePlugin({
   version: "0.1.0",
   kernel: `^${KERNEL_VERSION}`,
   description: "The agent runtime: default middlewares, built-in tools, AntlerClient, antler run/chat.",
+  configSections: runtimeConfigSections,
   setup(ctx) {
     fillDefaultChain(ctx);
     addBuiltinTools(ctx);
@@ -48,7 +50,7 @@ function fillDefaultChain(ctx: PluginContext): void {
     slot: DefaultSlotName,
     create: (m: Middleware, assembly: MiddlewareAssemblyContext) => MiddlewareSpec | null | Promise<MiddlewareSpec | null>,
   ) => ctx.middleware.add({ name: slot, create: async (assembly) => create(await import("./middleware/index.js"), assembly) }, { slot });
-  const config = ctx.kernelConfig;
+  const config = runtimeConfig(ctx.kernelConfig);
   const baseDir = ctx.paths.baseDir;
   fill("ThreadData", (m) => m.threadDataMiddleware({ baseDir }));
   fill("Uploads", (m) => m.uploadsMiddleware({ baseDir }));
@@ -113,7 +115,7 @@ function addBuiltinTools(ctx: PluginContext): void {
 
 /** Tools listed under `tools:` in config.yaml, loaded on the first assembly (never during setup), once. */
 function addConfigTools(ctx: PluginContext): void {
-  if (ctx.kernelConfig.tools.length === 0) return;
+  if (runtimeConfig(ctx.kernelConfig).tools.length === 0) return;
   let loaded: Promise<Array<{ tool: AntlerTool; group: string | undefined }>> | undefined;
   ctx.hooks.assembleTools.tap(
     async (tools) => {

@@ -21,6 +21,7 @@ import { cleanTitle, titleMiddleware } from "../src/middleware/title.js";
 import { todoMiddleware } from "../src/middleware/todo.js";
 import { viewImageMiddleware } from "../src/middleware/view-image.js";
 import { compileThreadPipeline } from "../src/state.js";
+import { createViewImageTool } from "../src/tools/index.js";
 import { tempDir } from "./fixtures.js";
 
 type Model = ReturnType<typeof fakeModel>;
@@ -374,6 +375,55 @@ describe("ViewImage", () => {
     expect(imageBlocks(shown)).toHaveLength(1);
     expect(shown?.text).toContain("/mnt/user-data/outputs/gone.png: could not be read");
     expect(shown?.text).not.toContain(baseDir);
+    expect(out.viewed_images).toEqual({});
+  });
+});
+
+describe("ViewImage with the real view_image tool", () => {
+  const path = "/mnt/user-data/outputs/dot.png";
+  function writeDot(baseDir: string): string {
+    const outputs = threadPaths(baseDir, "u", "t1").outputs;
+    mkdirSync(outputs, { recursive: true });
+    const file = join(outputs, "dot.png");
+    writeFileSync(file, Buffer.from(PNG_BASE64, "base64"));
+    return file;
+  }
+
+  it("shows the bytes view_image checked when the file is unchanged at the next model call", async () => {
+    const baseDir = tempDir();
+    writeDot(baseDir);
+    const model = fakeModel()
+      .respondWithTools([{ name: "view_image", args: { image_path: path } }])
+      .respond(new AIMessage("A pixel."));
+    await buildAgent([viewImageMiddleware({ baseDir })], model, [createViewImageTool({ baseDir })]).run({
+      messages: [new HumanMessage("look")],
+    });
+    expect(imageBlocks(model.calls[1]?.messages.at(-1))).toEqual([`data:image/png;base64,${PNG_BASE64}`]);
+  });
+
+  it("refuses to show a file whose bytes changed after view_image checked them, and asks to view it again", async () => {
+    const baseDir = tempDir();
+    const file = writeDot(baseDir);
+    // Same size, one byte different: only the hash tells the two versions apart.
+    const swapped = Buffer.from(PNG_BASE64, "base64");
+    swapped[swapped.length - 20] = (swapped[swapped.length - 20] ?? 0) ^ 0xff;
+    // Rewrites the file between the tool call and the next model call, the way a concurrent writer would.
+    const rewriter: MiddlewareSpec = {
+      name: "RewriteAfterViewing",
+      beforeModel: (state) => {
+        if (Object.keys((state.viewed_images as object | undefined) ?? {}).length > 0) writeFileSync(file, swapped);
+        return undefined;
+      },
+    };
+    const model = fakeModel()
+      .respondWithTools([{ name: "view_image", args: { image_path: path } }])
+      .respond(new AIMessage("I could not see it."));
+    const out = await buildAgent([rewriter, viewImageMiddleware({ baseDir })], model, [createViewImageTool({ baseDir })]).run({
+      messages: [new HumanMessage("look")],
+    });
+    const note = model.calls[1]?.messages.at(-1);
+    expect(imageBlocks(note)).toEqual([]);
+    expect(note?.text).toContain(`${path}: changed after it was viewed; view it again`);
     expect(out.viewed_images).toEqual({});
   });
 });

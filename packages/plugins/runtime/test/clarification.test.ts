@@ -115,15 +115,6 @@ describe("normalizeClarificationRequest", () => {
     expect(request.dropped?.some((d) => d.reason.includes("over 16384 bytes"))).toBe(true);
   });
 
-  it("expresses a standalone multi-select question as a one-field form", () => {
-    const { request, text } = normalized({
-      ...base,
-      fields: [{ name: "sections", label: "Sections", type: "multi_select", options: ["Intro", "Methods", "Results"] }],
-    });
-    expect(request).toMatchObject({ version: 2, kind: "form", fields: [{ name: "sections", type: "multi_select" }] });
-    expect(text).toContain("1. Sections [sections] (choose any, optional): Intro | Methods | Results");
-  });
-
   it("lists form fields with their types and options in the text fallback, and says how to answer", () => {
     const { text } = normalized({
       ...base,
@@ -238,6 +229,40 @@ describe("Clarification middleware in createAgent", () => {
       { name: "due", type: "text" },
     ]);
     expect(humanInput.dropped?.map((d) => d.path)).toEqual(["fields[1]", "fields[2].type"]);
+  });
+
+  it("turns a standalone multi-select question, as the model sends it, into a clean one-field form", async () => {
+    // The raw tool call: padded strings, a duplicate and an empty option, a run of spaces inside an option.
+    const raw = {
+      question: "  Which sections should the report include?  ",
+      clarification_type: "approach_choice",
+      fields: [
+        {
+          name: " sections ",
+          label: "  Sections ",
+          type: "multi_select",
+          options: [" Intro", "Methods ", "Intro", "", "Appendix   A", "Results"],
+        },
+      ],
+    };
+    const model = fakeModel()
+      .respondWithTools([{ name: "ask_clarification", id: "ask_ms", args: raw }])
+      .respond(new AIMessage("should never be reached"));
+    const messages = await invoke(clarifyingAgent(model));
+    expect(model.callCount).toBe(1);
+    const last = messages.at(-1) as ToolMessage;
+    expect((last.artifact as { human_input: HumanInputRequest }).human_input).toEqual({
+      version: 2,
+      kind: "form",
+      question: "Which sections should the report include?",
+      clarification_type: "approach_choice",
+      fields: [{ name: "sections", label: "Sections", type: "multi_select", options: ["Intro", "Methods", "Appendix A", "Results"] }],
+      dropped: [
+        { path: "fields[0].options[2]", reason: "duplicate" },
+        { path: "fields[0].options[3]", reason: "empty" },
+      ],
+    });
+    expect(last.content).toContain("1. Sections [sections] (choose any, optional): Intro | Methods | Appendix A | Results");
   });
 
   it("normalizes arguments the tool schema would reject, instead of returning a schema error", async () => {

@@ -38,8 +38,9 @@ describe("@antler/plugin-runtime entry", () => {
     expect(registered).toEqual(manifest.antler.commands);
   });
 
-  it("loads nothing but the kernel when the plugin module is imported (middleware, tools and LangChain load later)", () => {
-    expect(runtimeImports(new URL("../src/plugin.ts", import.meta.url).pathname)).toEqual(["@antler/kernel"]);
+  it("loads only the kernel and its config schemas when the plugin module is imported (middleware, tools and LangChain load later)", () => {
+    expect(runtimeImports(new URL("../src/plugin.ts", import.meta.url).pathname)).toEqual(["@antler/kernel", "./config.js"]);
+    expect(runtimeImports(new URL("../src/config.ts", import.meta.url).pathname)).toEqual(["zod"]);
   });
 
   it("fills every default-chain slot, in order, under the bare slot names", async () => {

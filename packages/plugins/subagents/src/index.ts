@@ -1,6 +1,6 @@
 import { type CliIO, definePlugin, KERNEL, type ToolAssemblyContext } from "@antler/kernel";
 import { FifoAdmissionRuntime } from "./admission.js";
-import { subagentsPluginConfigSchema } from "./config.js";
+import { type SubagentsSection, subagentsConfigSections, subagentsPluginConfigSchema } from "./config.js";
 import { ADMISSION_RUNTIME, type AdmissionRuntime, SUBAGENT_RUNNER, type SubagentRunner } from "./contract.js";
 import { subagentLimitMiddleware } from "./limit.js";
 import { KernelSubagentRunner } from "./runner.js";
@@ -15,7 +15,7 @@ export {
   isAdmissionRejected,
 } from "./admission.js";
 export { RESULT_BRIEF_CHARS, resultBrief } from "./brief.js";
-export { type SubagentsPluginConfig, subagentsPluginConfigSchema } from "./config.js";
+export { type SubagentsPluginConfig, type SubagentsSection, subagentsConfigSections, subagentsPluginConfigSchema } from "./config.js";
 export * from "./contract.js";
 export {
   checkCriterion,
@@ -73,9 +73,10 @@ export default definePlugin({
   kernel: "^0.1.0",
   description: "Subagents: the task tool with receipts and acceptance criteria, the SubagentLimit middleware and the admission runtime.",
   configSchema: subagentsPluginConfigSchema,
+  configSections: subagentsConfigSections,
   setup(ctx) {
     const config = ctx.config;
-    const section = ctx.kernelConfig.subagents;
+    const section = ctx.kernelConfig.subagents as SubagentsSection;
     const receiptsEnabled = config.verification.receipts_enabled;
     // Whether `bash` may run is the sandbox provider's call (isolation) or the operator's (allow_host_bash).
     const bashAllowed = () => {

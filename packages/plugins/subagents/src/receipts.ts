@@ -104,9 +104,16 @@ function labelled(result: ToolMessage | Command, message: ToolMessage, label: st
 /**
  * The subagent-side recorder: every tool call becomes a receipt `[rN tool]` with its status, the sha256 of its
  * canonical arguments and of its output, the output size and the time. The label is put in front of the tool's
- * output so the subagent can cite it. Placed outermost, it sees the final outcome of each call, refusals included.
+ * output so the subagent can cite it (`label: false` records without labelling). Placed outermost, it sees the
+ * final outcome of each call, refusals included.
  */
-export function receiptsMiddleware(recorderOf: (context: unknown) => ReceiptRecorder | undefined): MiddlewareSpec {
+export function receiptsMiddleware(
+  recorderOf: (context: unknown) => ReceiptRecorder | undefined,
+  options: { label?: boolean } = {},
+): MiddlewareSpec {
+  // Unlabelled (receipts_enabled: false), calls are still recorded: acceptance checks need the evidence,
+  // only the citations go.
+  const label = options.label ?? true;
   return {
     name: RECEIPTS_MIDDLEWARE_NAME,
     async wrapToolCall(request, handler) {
@@ -152,7 +159,7 @@ export function receiptsMiddleware(recorderOf: (context: unknown) => ReceiptReco
         durationMs: Math.round(performance.now() - started),
         ...(tool === "bash" ? { outputTail: output.slice(-OUTPUT_TAIL_CHARS), ...withExit(bashExitCode(output, status)) } : {}),
       });
-      return message ? labelled(result, message, `[${id} ${tool}]`) : result;
+      return message && label ? labelled(result, message, `[${id} ${tool}]`) : result;
     },
   };
 }

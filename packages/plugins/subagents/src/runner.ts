@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
-import { checkpointThreadId, compileThreadPipeline, messageText } from "@antler/plugin-runtime";
+import { checkpointThreadId, compileThreadPipeline, messageText, runtimeConfig } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -172,13 +172,16 @@ export class KernelSubagentRunner implements SubagentRunner {
           context,
         });
         const own: MiddlewareEntry[] = [];
-        if (this.options.receiptsEnabled) {
-          const spec = receiptsMiddleware((ctx) => {
+        // Recorded either way: acceptance criteria are judged on the record. receipts_enabled: false only drops
+        // the labels (so nothing to cite), the citation rules and the receipts listed to the lead.
+        const receipts = receiptsMiddleware(
+          (ctx) => {
             const id = (ctx as Record<string, unknown> | undefined)?.[EXECUTION_CONTEXT_KEY];
             return typeof id === "string" ? this.recorders.get(id) : undefined;
-          });
-          own.push({ name: `${PLUGIN}/${spec.name}`, plugin: PLUGIN, placement: { stage: "first" }, spec });
-        }
+          },
+          { label: this.options.receiptsEnabled },
+        );
+        own.push({ name: `${PLUGIN}/${receipts.name}`, plugin: PLUGIN, placement: { stage: "first" }, spec: receipts });
         const cap = turnCapMiddleware(type.maxTurns);
         own.push({ name: `${PLUGIN}/${cap.name}`, plugin: PLUGIN, placement: { stage: "first" }, spec: cap });
         // Receipts outermost: each call's final outcome (refusals and handled errors included) is what gets recorded.
@@ -259,7 +262,7 @@ export class KernelSubagentRunner implements SubagentRunner {
             configurable: { thread_id: threadKey },
             context,
             streamMode: "values",
-            recursionLimit: kernel.config.recursion_limit,
+            recursionLimit: runtimeConfig(kernel.config).recursion_limit,
             signal: controller.signal,
             metadata: { antler_trace_id: traceId, run_id: run.context.runId, parent_thread_id: request.threadId, subagent_type: type.name },
           } as never,
@@ -278,7 +281,7 @@ export class KernelSubagentRunner implements SubagentRunner {
                 text: resultBrief(messageText(newest.content), 500),
                 toolCalls: (newest.tool_calls ?? []).map((c) => c.name),
                 usage: usageOf(messages),
-                receipts: recorder.snapshot(),
+                receipts: this.options.receiptsEnabled ? recorder.snapshot() : [],
               });
             } catch (err) {
               logger.warn({ err }, "subagent progress listener threw");
@@ -331,7 +334,7 @@ export class KernelSubagentRunner implements SubagentRunner {
     const stopReason = stopReasonOf(messages, values.stop_reason, recursionCapped);
 
     let acceptance: AcceptanceReport | undefined;
-    if (this.options.receiptsEnabled && criteria.length > 0) {
+    if (criteria.length > 0) {
       acceptance = await evaluateAcceptance(criteria, receipts, this.fileProbe(values.sandbox?.sandbox_id ?? request.sandboxId));
     }
     this.recorders.delete(executionId);
@@ -344,7 +347,7 @@ export class KernelSubagentRunner implements SubagentRunner {
       resultSha256: sha256(result),
       model: modelName,
       usage: messages.length ? usageOf(messages) : EMPTY_USAGE,
-      receipts,
+      receipts: this.options.receiptsEnabled ? receipts : [],
       ...(acceptance ? { acceptance } : {}),
       durationMs: Math.round(performance.now() - started),
       taskId,

@@ -55,7 +55,7 @@ export function taskToolDescription(types: readonly SubagentType[], receiptsEnab
   const list = types.map((t) => `- ${t.name}: ${t.description}`).join("\n");
   const receipts = receiptsEnabled
     ? "Each subagent tool call is recorded by the runtime as a receipt [rN tool_name] (status, hashes of arguments and output). Expect the subagent's report to cite receipts for every action it claims; a claim without a receipt is unverified. "
-    : "Receipts are disabled here (verification.receipts_enabled: false): reports carry no receipt citations and acceptance criteria are not checked. ";
+    : "Receipts are disabled here (verification.receipts_enabled: false): reports carry no receipt citations, but acceptance criteria are still checked against the runtime's own record of the subagent's tool calls. ";
   return (
     "Delegate a self-contained task to a subagent that works with its own tools in the background and returns a report. " +
     "Use it for multi-step work that would clutter this conversation, and run independent tasks in parallel by calling task several times in one response. " +

@@ -1,5 +1,5 @@
 import type { KernelConfig } from "@antler/kernel";
-import type { SubagentsPluginConfig } from "./config.js";
+import type { SubagentsPluginConfig, SubagentsSection } from "./config.js";
 
 /** One subagent type, resolved from the built-ins and config. */
 export interface SubagentType {
@@ -60,7 +60,7 @@ export class SubagentTypeRegistry {
     input: TypeRegistryInput,
     private readonly bashAllowed: () => boolean,
   ) {
-    const section = input.kernelConfig.subagents;
+    const section = input.kernelConfig.subagents as SubagentsSection;
     const overrides = input.pluginConfig.agents;
     const suffix = input.receiptsEnabled ? `\n\n${RECEIPT_RULES}` : "";
     const builtin = (name: string, description: string, prompt: string, tools: string[] | undefined, maxTurns: number): SubagentType => ({

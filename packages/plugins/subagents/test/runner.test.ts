@@ -148,22 +148,44 @@ describe("SUBAGENT_RUNNER from the kernel's root scope (how batches use it)", ()
     expect(t.sub()?.callCount).toBe(1);
   });
 
-  it("records no receipts and checks no criteria when receipts are disabled", async () => {
-    const t = await boot(
-      [{ toolCalls: [{ name: "echo", args: { text: "x" } }] }, { text: "done" }],
-      {},
-      { verification: { receipts_enabled: false } },
-    );
-    const outcome = await t.runner.run({
+  it("checks acceptance criteria with receipts disabled, dropping only the receipt labels, citations and listed receipts", async () => {
+    const writer = definePlugin({
+      name: "test-writer",
+      version: "0.1.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.tools.add(
+          defineTool({
+            name: "write_file",
+            description: "Writes a file.",
+            schema: z.object({ path: z.string(), content: z.string() }),
+            run: ({ path }) => `wrote ${path}`,
+          }),
+        );
+      },
+    });
+    const scripted = scriptedModelsPlugin({
+      sub: [{ toolCalls: [{ name: "write_file", args: { path: "/mnt/user-data/workspace/a.txt", content: "x" } }] }, { text: "done" }],
+    });
+    const kernel = await createTestKernel({
+      builtins: true,
+      config: { models: [{ name: "sub", provider: "scripted" }], title: { enabled: false } },
+      plugins: [scripted, writer, { plugin: subagentsPlugin, config: { verification: { receipts_enabled: false } } }],
+    });
+    kernels.push(kernel);
+    const outcome = await kernel.scope.resolve(SUBAGENT_RUNNER).run({
       ...request,
       prompt: "p",
       subagentType: "general-purpose",
-      acceptanceCriteria: ["file_written:a"],
+      acceptanceCriteria: ["file_written:/mnt/user-data/workspace/a.txt", "file_written:/mnt/user-data/workspace/never.txt"],
     });
+    expect(outcome.acceptance?.criteria.map((c) => c.verdict)).toEqual(["MET", "UNMET"]);
+    expect(outcome.acceptance?.verdict).toBe("UNMET");
     expect(outcome.receipts).toEqual([]);
-    expect(outcome.acceptance).toBeUndefined();
-    const toolMessage = t.sub()?.calls[1]?.messages.find((m) => m.getType() === "tool");
-    expect(toolMessage?.content).toBe("echo: x");
+    const calls = scripted.models.get("sub")?.calls ?? [];
+    // No label to cite in the tool result, and no citation rules in the subagent's prompt.
+    expect(calls[1]?.messages.find((m) => m.getType() === "tool")?.content).toBe("wrote /mnt/user-data/workspace/a.txt");
+    expect(calls[0]?.messages.map((m) => m.text).join("\n")).not.toContain("receipt label");
   });
 });
 

@@ -28,6 +28,7 @@ import {
   SubagentTypeRegistry,
   sha256,
   stopReasonOf,
+  subagentsConfigSections,
   subagentsPluginConfigSchema,
   type ToolReceipt,
   taskResultKwargs,
@@ -358,7 +359,11 @@ describe("FIFO admission runtime", () => {
 
 describe("task tool text and metadata", () => {
   const types = new SubagentTypeRegistry(
-    { kernelConfig: kernelConfigSchema.parse({}), pluginConfig: subagentsPluginConfigSchema.parse({}), receiptsEnabled: true },
+    {
+      kernelConfig: kernelConfigSchema.extend(subagentsConfigSections).parse({}),
+      pluginConfig: subagentsPluginConfigSchema.parse({}),
+      receiptsEnabled: true,
+    },
     () => false,
   ).list();
 
@@ -400,7 +405,11 @@ describe("task tool text and metadata", () => {
 
   it("puts the reporting rules in built-in system prompts only while receipts are enabled", () => {
     const off = new SubagentTypeRegistry(
-      { kernelConfig: kernelConfigSchema.parse({}), pluginConfig: subagentsPluginConfigSchema.parse({}), receiptsEnabled: false },
+      {
+        kernelConfig: kernelConfigSchema.extend(subagentsConfigSections).parse({}),
+        pluginConfig: subagentsPluginConfigSchema.parse({}),
+        receiptsEnabled: false,
+      },
       () => true,
     ).list();
     expect(types[0]?.systemPrompt).toContain("<reporting>");

@@ -19,6 +19,7 @@ import {
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
+import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
 import {
@@ -290,7 +291,7 @@ export class AntlerClient {
             configurable,
             context,
             streamMode: ["values", "messages", "custom"],
-            recursionLimit: this.kernel.config.recursion_limit,
+            recursionLimit: runtimeConfig(this.kernel.config).recursion_limit,
             signal: run.context.signal,
             // Caller metadata rides as ONE key: LangChain copies callback metadata key by key for every child
             // run, so spreading a caller's many keys here made each step quadratic in their number.
@@ -549,7 +550,7 @@ export class AntlerClient {
   ): Promise<ReactAgent> {
     const modelConfig = this.kernel.modelConfig(modelName);
     const info = this.kernel.listModels().find((m) => m.name === modelName);
-    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: this.kernel.config.subagents.enabled });
+    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: subagentsEnabled(this.kernel.config) });
     // What changes the built agent: who (prompts and files are per user), the model, the tool set, and the
     // run flags that switch middleware or tools on and off.
     const key = JSON.stringify([
@@ -611,16 +612,35 @@ export class AntlerClient {
     };
   }
 
-  /** Copies a local file into the thread's uploads; directories are rejected before anything is copied. */
+  /**
+   * Copies a local file into the thread's uploads; directories are rejected before anything is copied. With
+   * `uploads.auto_convert_documents`, a PDF/DOCX/XLSX/PPTX also gets a Markdown copy (`record.markdown`), or
+   * `record.conversion_note` saying why not; a document that cannot be converted is still uploaded.
+   */
   async uploadFile(threadId: string, localPath: string, options: { userId?: string; filename?: string } = {}): Promise<UploadRecord> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads } = await this.openStorage();
     const paths = threadPaths(this.kernel.paths.baseDir, userId, assertSafeId("thread", threadId));
+    const { uploads } = runtimeConfig(this.kernel.config);
     const record = await saveUpload(paths, localPath, {
-      maxBytes: this.kernel.config.uploads.max_file_bytes,
-      maxFiles: this.kernel.config.uploads.max_files,
+      maxBytes: uploads.max_file_bytes,
+      maxFiles: uploads.max_files,
       ...(options.filename === undefined ? {} : { filename: options.filename }),
     });
+    if (uploads.auto_convert_documents) {
+      // Imported here so a kernel with the option off never loads the conversion code or its libraries.
+      const { convertUploadedDocument } = await import("../stores/document-conversion.js");
+      const outcome = await convertUploadedDocument(paths, record, {
+        maxPages: uploads.max_pages,
+        maxMarkdownBytes: uploads.max_markdown_bytes,
+      });
+      if (outcome?.status === "converted") {
+        const { virtual_path, size, truncated } = outcome.markdown;
+        record.markdown = { virtual_path, size, truncated };
+      } else if (outcome?.status === "failed") {
+        record.conversion_note = outcome.note;
+      }
+    }
     await threads.touch(userId, threadId);
     return record;
   }

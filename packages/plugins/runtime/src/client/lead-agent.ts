@@ -2,6 +2,7 @@ import type { AntlerTool, Kernel, ModelInfo } from "@antler/kernel";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, type ReactAgent } from "langchain";
+import { runtimeConfig } from "../config.js";
 import { callGraphDirectly } from "../direct.js";
 import { compileThreadPipeline } from "../state.js";
 
@@ -54,7 +55,7 @@ export async function buildLeadAgent(input: LeadAgentInput): Promise<{ agent: Re
     model: input.model,
     tools: [...tools, ...pipeline.tools.filter((t) => !names.has(t.name))],
     middleware: pipeline.middleware,
-    systemPrompt: kernel.config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
+    systemPrompt: runtimeConfig(kernel.config).system_prompt ?? DEFAULT_SYSTEM_PROMPT,
     checkpointer: input.checkpointer,
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
   return { agent: callGraphDirectly(agent, pipeline.stateFields), order: pipeline.order };

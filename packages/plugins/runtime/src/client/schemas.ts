@@ -212,6 +212,11 @@ export const uploadRecordSchema = z.object({
   virtual_path: z.string(),
   size: z.number().int().nonnegative(),
   mime_type: z.string(),
+  markdown: z
+    .object({ virtual_path: z.string(), size: z.number().int().nonnegative(), truncated: z.boolean() })
+    .optional()
+    .describe("The Markdown copy of a PDF/DOCX/XLSX/PPTX upload, when uploads.auto_convert_documents is on."),
+  conversion_note: z.string().optional().describe("Why a document upload has no Markdown copy; the upload itself succeeded."),
 });
 
 export const uploadResponseSchema = z.object({ files: z.array(uploadRecordSchema) });

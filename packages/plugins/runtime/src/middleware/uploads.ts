@@ -1,9 +1,10 @@
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type MiddlewareSpec, threadPaths, VIRTUAL_DIRS } from "@antler/kernel";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
+import { conversionRecordName, parseConversionRecord } from "../stores/document-conversion.js";
 import { runIdentity } from "./thread-data.js";
 import { turnNumber } from "./turn.js";
 
@@ -11,11 +12,21 @@ interface UploadedFile {
   filename: string;
   virtual_path: string;
   size: number;
+  /** The Markdown copy of a converted document (`uploads.auto_convert_documents`). */
+  markdown?: { virtual_path: string; size: number; truncated: boolean } | undefined;
+  /** Why a document has no Markdown copy. */
+  conversion_note?: string | undefined;
 }
 
 const RECENT_LISTINGS = 256;
 
-const uploadedFile = z.object({ filename: z.string(), virtual_path: z.string(), size: z.number() });
+const uploadedFile = z.object({
+  filename: z.string(),
+  virtual_path: z.string(),
+  size: z.number(),
+  markdown: z.object({ virtual_path: z.string(), size: z.number(), truncated: z.boolean() }).optional(),
+  conversion_note: z.string().optional(),
+});
 /** Per-turn bookkeeping: which turn was scanned, the folder's mtime then, and the files new in that turn. */
 const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fresh: z.array(uploadedFile) }).optional();
 
@@ -69,27 +80,64 @@ export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec 
   };
 }
 
-/** Only runs when the folder changed; it holds at most `uploads.max_files` entries. */
+/**
+ * Only runs when the folder changed; it holds at most `uploads.max_files` entries. A document's Markdown copy is
+ * listed with its original (from the hidden conversion record), not as an upload of its own.
+ */
 function listFiles(dir: string): UploadedFile[] {
-  let names: string[];
+  let all: string[];
   try {
-    names = readdirSync(dir).filter((n) => !n.startsWith("."));
+    all = readdirSync(dir);
   } catch {
     return [];
   }
-  const files: UploadedFile[] = [];
-  for (const filename of names.sort()) {
+  const present = new Set(all);
+  const files = new Map<string, UploadedFile>();
+  for (const filename of all.filter((n) => !n.startsWith(".")).sort()) {
     const info = statSync(join(dir, filename), { throwIfNoEntry: false });
-    if (info?.isFile()) files.push({ filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size });
+    if (info?.isFile()) files.set(filename, { filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size });
   }
-  return files;
+  for (const file of [...files.values()]) {
+    const recordName = conversionRecordName(file.filename);
+    if (!present.has(recordName)) continue;
+    const outcome = parseConversionRecord(readText(join(dir, recordName)));
+    if (!outcome) continue;
+    if (outcome.status === "failed") {
+      file.conversion_note = outcome.note;
+      continue;
+    }
+    const md = files.get(outcome.markdown);
+    if (!md) continue;
+    file.markdown = { virtual_path: md.virtual_path, size: md.size, truncated: outcome.truncated };
+    files.delete(md.filename);
+  }
+  return [...files.values()];
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function announce(f: UploadedFile): string {
+  const line = `- ${f.virtual_path} (${f.size} bytes)`;
+  if (f.markdown) {
+    const truncated = f.markdown.truncated ? ", truncated" : "";
+    return `${line}; Markdown: ${f.markdown.virtual_path} (${f.markdown.size} bytes${truncated})`;
+  }
+  if (f.conversion_note) return `${line}; not converted to Markdown: ${f.conversion_note}`;
+  return line;
 }
 
 function withUploadsNote<R extends { messages: unknown[] }>(request: R, fresh: readonly UploadedFile[]): R {
   if (fresh.length === 0) return request;
-  const lines = fresh.map((f) => `- ${f.virtual_path} (${f.size} bytes)`).join("\n");
+  const lines = fresh.map(announce).join("\n");
+  const markdownHint = fresh.some((f) => f.markdown) ? " Where a Markdown copy is listed, read it rather than the original." : "";
   const note = new HumanMessage({
-    content: `<current_uploads>\nThe user uploaded these files for this turn; read them with your file tools if they matter:\n${lines}\n</current_uploads>`,
+    content: `<current_uploads>\nThe user uploaded these files for this turn; read them with your file tools if they matter:${markdownHint}\n${lines}\n</current_uploads>`,
   });
   return { ...request, messages: [...request.messages, note] };
 }

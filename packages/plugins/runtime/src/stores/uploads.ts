@@ -3,12 +3,17 @@ import { copyFile, mkdir, readdir, stat, unlink } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { AntlerError, ErrorCodes, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
 import { mimeTypeFor } from "./artifacts.js";
+import { conversionRecordName, readConversionRecord } from "./document-conversion.js";
 
 export interface UploadRecord {
   filename: string;
   virtual_path: string;
   size: number;
   mime_type: string;
+  /** The Markdown copy written beside a PDF/Office upload when `uploads.auto_convert_documents` is on. */
+  markdown?: { virtual_path: string; size: number; truncated: boolean };
+  /** Why a document upload has no Markdown copy (encrypted, damaged, ...); the upload itself is kept. */
+  conversion_note?: string;
 }
 
 export interface SaveUploadOptions {
@@ -118,7 +123,11 @@ export async function saveUpload(paths: ThreadPaths, sourcePath: string, options
   throw uploadInvalid(`too many uploads named like ${wanted}`, sourcePath, "Rename the file before uploading it.");
 }
 
-/** The thread's uploads, by name; hidden files and folders are left out. Empty when nothing was uploaded. */
+/**
+ * The thread's uploads, by name; hidden files and folders are left out. A document's Markdown copy is listed with
+ * its original (`markdown`), not as an upload of its own, so it never counts towards `uploads.max_files`.
+ * Empty when nothing was uploaded.
+ */
 export async function listUploads(paths: ThreadPaths): Promise<UploadRecord[]> {
   let names: string[];
   try {
@@ -126,12 +135,24 @@ export async function listUploads(paths: ThreadPaths): Promise<UploadRecord[]> {
   } catch {
     return [];
   }
-  const out: UploadRecord[] = [];
+  const present = new Set(names);
+  const out = new Map<string, UploadRecord>();
   for (const filename of names.sort()) {
     if (filename.startsWith(".")) continue;
     const info = await stat(join(paths.uploads, filename)).catch(() => null);
     if (!info?.isFile()) continue;
-    out.push({ filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size, mime_type: mimeTypeFor(filename) });
+    out.set(filename, { filename, virtual_path: `${VIRTUAL_DIRS.uploads}/${filename}`, size: info.size, mime_type: mimeTypeFor(filename) });
   }
-  return out;
+  for (const record of [...out.values()]) {
+    const recordName = conversionRecordName(record.filename);
+    if (!present.has(recordName)) continue;
+    const outcome = await readConversionRecord(join(paths.uploads, recordName));
+    if (outcome?.status === "failed") record.conversion_note = outcome.note;
+    const md = outcome?.status === "converted" ? out.get(outcome.markdown) : undefined;
+    if (outcome?.status === "converted" && md) {
+      record.markdown = { virtual_path: md.virtual_path, size: md.size, truncated: outcome.truncated };
+      out.delete(md.filename);
+    }
+  }
+  return [...out.values()];
 }
