@@ -35,3 +35,4 @@ export {
   postgresTestUrl,
   usePostgresSchema,
 } from "./services.js";
+export { type TempDirs, useTempDirs } from "./temp-dirs.js";
