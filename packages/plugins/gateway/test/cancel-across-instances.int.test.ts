@@ -5,8 +5,8 @@ import type { StorageConfigInput } from "@antler/kernel";
 import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
 import { AntlerClient, type AntlerClientOptions } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RunningGateway, startGateway } from "../src/server.js";
-import { ALICE_KEY, readSse, type SseFrame } from "./fixtures.js";
+import type { RunningGateway } from "../src/server.js";
+import { ALICE_KEY, readSse, type SseFrame, serveAsAlice } from "./fixtures.js";
 
 // Two gateway instances behind a load balancer: separate clients, kernels and HTTP servers on one database.
 // The stream goes to one; the cancel lands on the other.
@@ -45,18 +45,7 @@ async function instance(dir: string, storage: StorageConfigInput, runLeases: Ant
   });
   // Open storage now, one instance at a time (two SQLite handles in one process must not migrate at once).
   await client.listThreads();
-  const gateway = await startGateway({
-    client,
-    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
-    shutdownGraceMs: 1000,
-  }).catch(async (error: unknown) => {
-    await client.close();
-    throw error;
-  });
-  cleanups.push(async () => {
-    await gateway.close();
-    await client.close();
-  });
+  const gateway = await serveAsAlice(client, cleanups);
   const call: Instance["call"] = (path, init = {}) => {
     const { json, ...rest } = init;
     const headers = new Headers(rest.headers);

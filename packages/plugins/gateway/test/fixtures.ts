@@ -343,3 +343,23 @@ export function largestCallerData(): Record<string, unknown> {
   }
   return out;
 }
+
+/**
+ * Serves `client` on a loopback port with alice's API key, and registers closing the gateway and then the client
+ * in `cleanups`. A gateway that fails to start closes the client before the error is rethrown.
+ */
+export async function serveAsAlice(client: AntlerClient, cleanups: Array<() => Promise<void>>): Promise<RunningGateway> {
+  const gateway = await startGateway({
+    client,
+    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
+    shutdownGraceMs: 1000,
+  }).catch(async (error: unknown) => {
+    await client.close();
+    throw error;
+  });
+  cleanups.push(async () => {
+    await gateway.close();
+    await client.close();
+  });
+  return gateway;
+}

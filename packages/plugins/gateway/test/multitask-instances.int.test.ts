@@ -6,8 +6,7 @@ import type { StorageConfigInput } from "@antler/kernel";
 import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, expect, it } from "vitest";
-import { type RunningGateway, startGateway } from "../src/server.js";
-import { ALICE_KEY } from "./fixtures.js";
+import { ALICE_KEY, serveAsAlice } from "./fixtures.js";
 
 // Two gateway instances behind a load balancer (separate clients, kernels and HTTP servers) on one PostgreSQL
 // database: the multitask rule holds between them through the run records alone.
@@ -39,18 +38,7 @@ async function instance(storage: StorageConfigInput) {
     discover: false,
   });
   await client.listThreads();
-  const gateway: RunningGateway = await startGateway({
-    client,
-    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
-    shutdownGraceMs: 1000,
-  }).catch(async (error: unknown) => {
-    await client.close();
-    throw error;
-  });
-  cleanups.push(async () => {
-    await gateway.close();
-    await client.close();
-  });
+  const gateway = await serveAsAlice(client, cleanups);
   return (path: string, json?: unknown) =>
     fetch(`${gateway.url}${path}`, {
       method: json === undefined ? "GET" : "POST",
