@@ -14,6 +14,7 @@ export {
   checkpointThreadId,
   type RunCallOptions,
   type RunResult,
+  resetAgents,
   type ThreadDetails,
 } from "./client/client.js";
 export {

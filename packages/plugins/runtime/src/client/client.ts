@@ -126,6 +126,15 @@ export interface ThreadDetails extends ThreadRecord {
   todos: unknown[] | null;
 }
 
+// Every open client per kernel, so a plugin that changes what agents are built from (skills, memory, custom
+// agents) can drop their cached agents without holding a client.
+const openClients = new WeakMap<Kernel, Set<AntlerClient>>();
+
+/** Drops the cached agents of every open client on this kernel; their next run rebuilds. */
+export function resetAgents(kernel: Kernel): void {
+  for (const client of openClients.get(kernel) ?? []) client.resetAgent();
+}
+
 /** In-process twin of the HTTP gateway: the same runs, threads, uploads and artifacts, without HTTP. */
 export class AntlerClient {
   readonly kernel: Kernel;
@@ -158,6 +167,8 @@ export class AntlerClient {
     this.ownsKernel = options.ownsKernel ?? false;
     this.givenCheckpointer = options.checkpointer;
     this.leases = resolveLeaseTimings(options.runLeases);
+    const clients = openClients.get(this.kernel) ?? new Set<AntlerClient>();
+    openClients.set(this.kernel, clients.add(this));
   }
 
   /** Boots and starts a kernel from config (file, text or object) and wraps it; `close()` closes both. */
@@ -661,6 +672,7 @@ export class AntlerClient {
     await this.cancelAll("client closed");
     this.stopHeartbeat();
     await this.beating;
+    openClients.get(this.kernel)?.delete(this);
     this.agents.clear();
     const storage = await this.storage?.catch(() => undefined);
     // Runs still winding down (a stream nobody pulls) were aborted above: record them as cancelled now rather
