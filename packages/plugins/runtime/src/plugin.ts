@@ -33,15 +33,27 @@ export default definePlugin({
     ctx.commands.add({
       name: "run",
       summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
-      usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name]',
+      usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name] [--agent name [--bootstrap]]',
       run: async (args, io) => (await import("./cli/commands.js")).runCommand(args, io),
     });
     ctx.commands.add({
       name: "chat",
       summary: "Chat interactively on one thread (/exit to leave).",
-      usage: "antler chat [--thread id] [--config path] [--model name]",
+      usage: "antler chat [--thread id] [--config path] [--model name] [--agent name [--bootstrap]]",
       run: async (args, io) => (await import("./cli/commands.js")).chatCommand(args, io),
     });
+    for (const [action, summary, usage] of [
+      ["list", "List the custom agents you can select (yours, then those shipped with the distribution).", "[--user id] [--json]"],
+      ["show", "Show a custom agent: description, model, tool groups, skills and its SOUL.md.", "<name> [--user id] [--json]"],
+      ["rm", "Delete one of your custom agents.", "<name> [--user id]"],
+    ] as const) {
+      ctx.commands.add({
+        name: `agents ${action}`,
+        summary,
+        usage: `antler agents ${action} ${usage}`,
+        run: async (args, io) => (await import("./cli/commands.js")).agentsCommand(action, args, io),
+      });
+    }
   },
 });
 
