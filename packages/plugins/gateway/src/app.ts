@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
-import { type AntlerClient, runRequestText, runtimeConfig, type StreamEvent } from "@antler/plugin-runtime";
+import { type AntlerClient, agentSaveRequestSchema, runRequestText, runtimeConfig, type StreamEvent } from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -129,6 +129,15 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.delete("/api/threads/:id", async (c) => c.json(await client.deleteThread(c.req.param("id"), { userId: user(c) })));
   app.get("/api/threads/:id/state", async (c) => c.json(await client.getThread(c.req.param("id"), { userId: user(c) })));
 
+  // ------------------------------------------------------------------ custom agents
+  app.get("/api/agents", async (c) => c.json(await client.listAgents({ userId: user(c) })));
+  app.get("/api/agents/:name", async (c) => c.json(await client.getAgent(c.req.param("name"), { userId: user(c) })));
+  app.put("/api/agents/:name", async (c) => {
+    const body = await readJson(c, agentSaveRequestSchema);
+    return c.json(await client.saveAgent(c.req.param("name"), body, { userId: user(c) }));
+  });
+  app.delete("/api/agents/:name", async (c) => c.json(await client.deleteAgent(c.req.param("name"), { userId: user(c) })));
+
   // ------------------------------------------------------------------ runs
   const prepareRun = async (c: Context<GatewayEnv>) => {
     const threadId = c.req.param("id") as string;
@@ -152,6 +161,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         traceId: c.get("traceId"),
         runId: randomUUID(),
         multitaskStrategy: body.multitask_strategy,
+        agent: body.agent_name,
+        bootstrap: body.is_bootstrap,
       },
     };
   };

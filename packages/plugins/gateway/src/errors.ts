@@ -1,4 +1,5 @@
 import { type AntlerError, ErrorCodes, isAntlerError } from "@antler/kernel";
+import { AgentErrorCodes } from "@antler/plugin-runtime";
 
 /** An HTTP-level failure the gateway answers itself (auth, bad JSON, limits): a status and a coded JSON body. */
 export class HttpError extends Error {
@@ -35,6 +36,7 @@ const NOT_FOUND = new Set<string>([
   ErrorCodes.ARTIFACT_NOT_FOUND,
   ErrorCodes.RUN_NOT_FOUND,
   ErrorCodes.TOOL_NOT_FOUND,
+  AgentErrorCodes.NOT_FOUND,
 ]);
 const BAD_REQUEST = new Set<string>([
   ErrorCodes.MODEL_NOT_FOUND,
@@ -43,8 +45,9 @@ const BAD_REQUEST = new Set<string>([
   ErrorCodes.CONFIG_INVALID,
   ErrorCodes.CONFIG_PARSE,
   ErrorCodes.UPLOAD_INVALID,
+  AgentErrorCodes.INVALID,
 ]);
-const CONFLICT = new Set<string>([ErrorCodes.STATE_CONFLICT, ErrorCodes.THREAD_BUSY, ErrorCodes.RUN_CANCELLED]);
+const CONFLICT = new Set<string>([ErrorCodes.STATE_CONFLICT, ErrorCodes.THREAD_BUSY, ErrorCodes.RUN_CANCELLED, AgentErrorCodes.CONFLICT]);
 
 /** The HTTP status for a coded kernel error. */
 export function statusForAntlerError(error: AntlerError): number {
