@@ -4,6 +4,7 @@ import { E2BSandboxProvider } from "./provider.js";
 
 export { E2B_API_KEY_ENV, type E2BConfig, type E2BConfigInput, e2bConfigSchema } from "./config.js";
 export { createFolderRemote, type FolderRemote, type FolderRemoteOptions } from "./folder-remote.js";
+export { type LedgerEntry, recordSync, SANDBOX_SYNC_LEDGER_FILE } from "./ledger.js";
 export {
   type HostMeta,
   loadManifest,
@@ -23,7 +24,16 @@ export {
   type SyncLimits,
   syncOutputs,
 } from "./output-sync.js";
-export { BOOTSTRAP_COMMAND, E2B_PROVIDER_ID, type E2BProviderOptions, E2BSandboxProvider, e2bSandboxId } from "./provider.js";
+export {
+  BOOTSTRAP_COMMAND,
+  E2B_PROVIDER_ID,
+  type E2BProviderOptions,
+  E2BSandboxProvider,
+  e2bSandboxId,
+  type HostMount,
+  hostMounts,
+  threadMetadata,
+} from "./provider.js";
 export type {
   E2BRemote,
   RemoteConnectOptions,

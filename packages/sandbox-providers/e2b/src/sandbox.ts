@@ -33,6 +33,11 @@ export class E2BSandbox implements Sandbox {
   readonly id: string;
   readonly remote: RemoteSandbox;
 
+  /** The remote sandbox behind the thread-stable id: a replacement VM is a new generation. */
+  get generation(): string {
+    return this.remote.sandboxId;
+  }
+
   /** `id` is thread-stable (`e2b:<user>/<thread>`); the remote sandbox behind it can change. */
   constructor(id: string, remote: RemoteSandbox) {
     this.id = id;
