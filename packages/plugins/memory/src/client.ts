@@ -56,23 +56,23 @@ export class MemoryClient {
   }
 
   /** Profile, history summaries and every fact (newest first). */
-  getMemory(options?: MemoryCallOptions): Promise<MemoryResponse> {
+  async getMemory(options?: MemoryCallOptions): Promise<MemoryResponse> {
     const { service, scope } = this.call(options);
     return service.get(scope);
   }
 
-  exportMemory(options?: MemoryCallOptions): Promise<MemoryExport> {
+  async exportMemory(options?: MemoryCallOptions): Promise<MemoryExport> {
     const { service, scope } = this.call(options);
     return service.export(scope);
   }
 
   /** Loads an export: `merge` (default) adds to what is there, `replace` clears first. Validated before any write. */
-  importMemory(data: unknown, options?: MemoryCallOptions & { mode?: "merge" | "replace" }): Promise<MemoryResponse> {
+  async importMemory(data: unknown, options?: MemoryCallOptions & { mode?: "merge" | "replace" }): Promise<MemoryResponse> {
     const { service, scope } = this.call(options);
     return service.import(scope, data, { mode: options?.mode ?? "merge" });
   }
 
-  clearMemory(options?: MemoryCallOptions): Promise<MemoryResponse> {
+  async clearMemory(options?: MemoryCallOptions): Promise<MemoryResponse> {
     const { service, scope } = this.call(options);
     return service.clear(scope);
   }
@@ -92,23 +92,23 @@ export class MemoryClient {
     return { query, facts: hits };
   }
 
-  getFact(id: string, options?: MemoryCallOptions): Promise<MemoryFact> {
+  async getFact(id: string, options?: MemoryCallOptions): Promise<MemoryFact> {
     const { service, scope } = this.call(options);
     return service.getFact(scope, id);
   }
 
   /** Adds a fact (secrets in it are redacted first). */
-  createFact(input: FactCreateInput, options?: MemoryCallOptions): Promise<MemoryFact> {
+  async createFact(input: FactCreateInput, options?: MemoryCallOptions): Promise<MemoryFact> {
     const { service, scope } = this.call(options);
     return service.createFact(scope, input, "manual");
   }
 
-  updateFact(id: string, patch: FactUpdateInput, options?: MemoryCallOptions): Promise<MemoryFact> {
+  async updateFact(id: string, patch: FactUpdateInput, options?: MemoryCallOptions): Promise<MemoryFact> {
     const { service, scope } = this.call(options);
     return service.updateFact(scope, id, patch);
   }
 
-  deleteFact(id: string, options?: MemoryCallOptions): Promise<{ id: string; deleted: true }> {
+  async deleteFact(id: string, options?: MemoryCallOptions): Promise<{ id: string; deleted: true }> {
     const { service, scope } = this.call(options);
     return service.deleteFact(scope, id);
   }
@@ -117,7 +117,7 @@ export class MemoryClient {
     return this.resolveService().configView();
   }
 
-  getMemoryStatus(options?: MemoryCallOptions): Promise<MemoryStatusResponse> {
+  async getMemoryStatus(options?: MemoryCallOptions): Promise<MemoryStatusResponse> {
     const { service, scope } = this.call(options);
     return service.status(scope);
   }
