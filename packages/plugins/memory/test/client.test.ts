@@ -2,7 +2,7 @@ import { isAntlerError } from "@antler/kernel";
 import { createTestKernel } from "@antler/kernel/testing";
 import runtimePlugin from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
-import memoryPlugin, { type MemoryExport, memoryExportSchema } from "../src/index.js";
+import memoryPlugin, { memoryExportSchema } from "../src/index.js";
 import { type Harness, harness, tempDir } from "./helpers.js";
 
 let dir: ReturnType<typeof tempDir>;
@@ -143,5 +143,3 @@ describe("the memory: config section", () => {
     expect(await boot({ mode: "tool", debounce_ms: 0 })).toBeNull();
   });
 });
-
-export type { MemoryExport };
