@@ -175,14 +175,15 @@ describe("memory.mode: middleware", () => {
         text: extractionReply([{ content: messages.at(-1)?.text.includes("sourdough") ? "Bakes sourdough bread" : "Runs marathons" }]),
       }),
     });
-    await h.client.chat("I bake sourdough bread on Sundays.", { threadId: "t1", context: { agent_name: "chef" } });
+    await h.client.saveAgent("chef", { soul: "You are Chef." });
+    await h.client.chat("I bake sourdough bread on Sundays.", { threadId: "t1", agent: "chef" });
     await h.client.chat("I run marathons.", { threadId: "t2" });
     await h.service.flush();
     expect((await h.memory.getMemory({ agent: "chef" })).facts.map((f) => f.content)).toEqual(["Bakes sourdough bread"]);
     expect((await h.memory.getMemory()).facts.map((f) => f.content)).toEqual(["Runs marathons"]);
     await h.client.chat("Any bread tips for sourdough?", { threadId: "t3" });
     expect(memoryMessages(h.chat().calls.at(-1) as never)).toEqual([]);
-    await h.client.chat("Any bread tips for sourdough?", { threadId: "t4", context: { agent_name: "chef" } });
+    await h.client.chat("Any bread tips for sourdough?", { threadId: "t4", agent: "chef" });
     expect(memoryMessages(h.chat().calls.at(-1) as never)[0]).toContain("Bakes sourdough bread");
   });
 });
