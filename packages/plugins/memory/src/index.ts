@@ -29,6 +29,7 @@ export { MAX_QUERY_TERMS, queryTerms } from "./search-terms.js";
 export { type ExtractionOutcome, formatContext, MemoryService, type MemoryServiceOptions, memoryScope } from "./service.js";
 export {
   FACTS_TABLE,
+  MAX_TERM_DOCS,
   type MemoryFact,
   type MemoryHistory,
   type MemoryProfile,

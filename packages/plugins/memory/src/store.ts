@@ -347,6 +347,23 @@ export class MemoryStore {
     );
   }
 
+  /** `terms` without those in more than MAX_TERM_DOCS facts (all users), or the rarest if that leaves none. */
+  private async selectiveTerms(terms: readonly string[]): Promise<string[]> {
+    const counted: Array<{ term: string; docs: number }> = [];
+    for (const term of terms) {
+      // Counting walks the term's doclist without scoring or joining: cheap even for a common term.
+      const { rows } = await sql<{ docs: number }>`
+        select count(*) as docs from ${sql.table(FTS_TABLE)} where ${sql.table(FTS_TABLE)} match ${`content:(${fts5Query([term])})`}`.execute(
+        this.db,
+      );
+      counted.push({ term, docs: Number(rows[0]?.docs ?? 0) });
+    }
+    const selective = counted.filter((c) => c.docs > 0 && c.docs <= MAX_TERM_DOCS).map((c) => c.term);
+    if (selective.length > 0) return selective;
+    const rarest = counted.filter((c) => c.docs > 0).sort((a, b) => a.docs - b.docs)[0];
+    return rarest ? [rarest.term] : [...terms];
+  }
+
   /**
    * The scope's facts most relevant to `text` by full-text rank, at most `limit`: one indexed query. A text with
    * no searchable words finds nothing.
@@ -358,7 +375,7 @@ export class MemoryStore {
     if (this.dialect === "sqlite") {
       // Only the content column is searched; the join filters the scope. (ANDing the scope token into the match
       // reads the scope's whole doclist, 10,000 entries for a big memory: measured 5× slower per query.)
-      const match = `content:(${fts5Query(terms)})`;
+      const match = `content:(${fts5Query(await this.selectiveTerms(terms))})`;
       const result = await sql<MemoryFact & { score: number }>`
         select f.id, f.content, f.category, f.confidence, f.source, f.created_at, f.updated_at, -bm25(${sql.table(FTS_TABLE)}) as score
         from ${sql.table(FTS_TABLE)} join ${sql.table(FACTS_TABLE)} f on f.seq = ${sql.table(FTS_TABLE)}.rowid
@@ -379,6 +396,13 @@ export class MemoryStore {
     return result.rows.map(hit);
   }
 }
+
+/**
+ * A term found in more facts than this ranks almost nothing (bm25's idf is near zero) but makes the lookup score
+ * every fact that has it: "plans" in "what about sourdough for my plans?" would score thousands to find the
+ * sourdough ones. Such terms are dropped from the query unless no rarer term matches anything.
+ */
+export const MAX_TERM_DOCS = 1_000;
 
 function fact(row: Pick<MemoryFactsTable, (typeof FACT_COLUMNS)[number]>): MemoryFact {
   return {
