@@ -1,7 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
-import { type AntlerClient, agentSaveRequestSchema, runRequestText, runtimeConfig, type StreamEvent } from "@antler/plugin-runtime";
+import {
+  type AntlerClient,
+  agentSaveRequestSchema,
+  RuntimeErrorCodes,
+  runRequestText,
+  runtimeConfig,
+  type StreamEvent,
+} from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -301,7 +308,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
           saved.push(await client.uploadFile(threadId, file.path, { userId: user(c), filename: name }));
         } catch (error) {
           // The kernel names the staged temp file; the caller knows the file by its own name.
-          if (isAntlerError(error, ErrorCodes.UPLOAD_INVALID)) {
+          if (isAntlerError(error, RuntimeErrorCodes.UPLOAD_INVALID)) {
             const message = (error.message.split("\n")[0] ?? "").replaceAll(`${file.path}: `, "").replaceAll(file.path, name);
             const details: Record<string, unknown> = { ...error.details, source: name };
             if (details.max_bytes !== undefined) {
