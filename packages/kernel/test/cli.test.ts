@@ -103,6 +103,32 @@ describe("antler CLI", () => {
     expect(greeter.properties.config.properties.greeting).toEqual({ type: "string" });
   });
 
+  it("plugins list tells providers, DI services, hook taps and dependencies apart", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": PLUGIN,
+      "clock.js": `export default ({ definePlugin, createToken }) => definePlugin({
+  name: "clock", version: "1.0.0", kernel: "^0.1.0", dependsOn: ["greeter"],
+  setup(ctx) {
+    ctx.provide(createToken("clock.now"), { useValue: () => Date.now() });
+    ctx.hooks.runStart.tap(() => {});
+    ctx.models.addProvider({ id: "frozen", create() { throw new Error("never built here"); } });
+  },
+});`,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hi }\n  - path: ./clock.js\n",
+    });
+    const { code, out } = await cli(["plugins", "list"], dir);
+    expect(code).toBe(0);
+    const clock = out.slice(out.indexOf("clock@1.0.0"));
+    expect(clock).toMatch(/providers\s+model:frozen\n/);
+    expect(clock).toMatch(/services\s+clock\.now\n/);
+    expect(clock).toMatch(/hooks\s+runStart\n/);
+    expect(clock).toMatch(/depends on\s+greeter\n/);
+    const json = JSON.parse((await cli(["plugins", "list", "--json"], dir)).out) as Array<Record<string, unknown>>;
+    expect(json.find((p) => p.name === "clock")).toMatchObject({ services: ["clock.now"], providers: ["model:frozen"], depends_on: ["greeter"] });
+  });
+
   it("plugins list shows name, version, source and contributions", async () => {
     const dir = tempDir();
     writeFiles(dir, {

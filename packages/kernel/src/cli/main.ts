@@ -35,10 +35,9 @@ async function withKernel<T>(configPath: string | undefined, io: Omit<CliIO, "ke
   }
 }
 
-async function boot(configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> {
-  // CLI output goes to stdout; kernel logs (config.yaml's `logging:`) go to stderr, at warn unless it says more.
-  return createKernel({ configPath, cwd: io.cwd, env: io.env, logDestination: io.stderr, defaultLogLevel: "warn" });
-}
+// CLI output goes to stdout; kernel logs (config.yaml's `logging:`) go to stderr, at warn unless it says more.
+const boot = (configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> =>
+  createKernel({ configPath, cwd: io.cwd, env: io.env, logDestination: io.stderr, defaultLogLevel: "warn" });
 
 function takeConfigFlag(args: string[]): { configPath: string | undefined; rest: string[]; json: boolean } {
   const { values, positionals } = parseArgs({
@@ -83,7 +82,8 @@ const kernelCommands: KernelCommand[] = [
   },
   {
     name: "plugins list",
-    summary: "List loaded plugins: name, version, source, and the tools, middlewares and providers each contributes.",
+    summary:
+      "List loaded plugins: name, version, source, dependencies, and the tools, middleware, providers, DI services, hook taps and commands each contributes.",
     usage: "antler plugins list [--config path] [--json]",
     async run(args, io) {
       const { configPath, json } = takeConfigFlag(args);
@@ -94,9 +94,13 @@ const kernelCommands: KernelCommand[] = [
           version: p.version,
           source: p.origin.kind === "code" || p.origin.kind === "builtin" ? p.origin.kind : `${p.origin.kind}:${p.origin.spec}`,
           tools: entries.filter((e) => e.plugin === p.name).map((e) => e.tool.name),
-          middlewares: [...p.contributions.middlewares],
-          providers: [...p.contributions.providers],
+          middleware: [...p.contributions.middlewares],
+          // Model, sandbox and storage providers are `kind:id`; the rest are DI tokens (services), not providers.
+          providers: p.contributions.providers.filter((x) => x.includes(":")),
+          services: p.contributions.providers.filter((x) => !x.includes(":")),
+          hooks: [...p.contributions.hooks],
           commands: [...p.contributions.commands],
+          depends_on: [...p.dependsOn],
         }));
         if (json) {
           write(io.stdout, JSON.stringify(rows, null, 2));
@@ -106,10 +110,7 @@ const kernelCommands: KernelCommand[] = [
         for (const r of rows) {
           write(io.stdout, `${r.name}@${r.version}  (${r.source})`);
           const list = (label: string, items: string[]) => items.length && write(io.stdout, `  ${label.padEnd(12)} ${items.join(", ")}`);
-          list("tools", r.tools);
-          list("middlewares", r.middlewares);
-          list("providers", r.providers);
-          list("commands", r.commands);
+          for (const [label, items] of Object.entries(r).slice(3)) list(label.replace("_", " "), items as string[]);
         }
         return 0;
       });
@@ -229,8 +230,9 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
     if (builtin) return await runCommand(builtin.command, builtin.rest, io);
 
     // Anything else may be a command contributed by a plugin: boot the kernel from config and look there.
-    const { configPath } = takeConfigFlag(args);
-    return await withKernel(configPath, io, async (kernel) => {
+    // `-v`/`--verbose` on a command shows plugins' info logs, as ANTLER_LOG_LEVEL=info does.
+    const verbose = args.some((a) => a === "-v" || a === "--verbose") ? { ANTLER_LOG_LEVEL: "info" } : {};
+    return await withKernel(takeConfigFlag(args).configPath, { ...io, env: { ...io.env, ...verbose } }, async (kernel) => {
       const contributed = matchCommand(kernel.commands, args);
       if (!contributed) {
         const words = wordsOf(args).map((i) => args[i]);

@@ -7,7 +7,7 @@ import { AntlerClient } from "../src/client/client.js";
 import { tempDir, writeFiles } from "./fixtures.js";
 
 const PROMPT = "Write notes.md with a greeting and show it to me";
-const TOOLS = `export default ({ definePlugin, defineTool, z, threadPaths, resolveVirtualPath }) => definePlugin({
+const TOOLS = `export default ({ definePlugin, defineTool, z, threadPaths, resolveVirtualPath, emitCustomEvent }) => definePlugin({
   name: "notes", version: "1.0.0", kernel: "^0.1.0",
   setup(ctx) {
     ctx.tools.add(defineTool({ name: "write_note", description: "Write a note into outputs.", schema: z.object({ name: z.string(), text: z.string() }),
@@ -15,6 +15,8 @@ const TOOLS = `export default ({ definePlugin, defineTool, z, threadPaths, resol
         const fs = await import("node:fs/promises");
         const host = resolveVirtualPath(threadPaths(ctx.paths.baseDir, rt.context.user_id ?? "default", rt.context.thread_id), "/mnt/user-data/outputs/" + name, ["outputs"]);
         await fs.writeFile(host, text);
+        ctx.logger.info({ note: name }, "note written");
+        await emitCustomEvent({ type: "note_written", name }, rt);
         return "wrote /mnt/user-data/outputs/" + name;
       } }));
   },
@@ -70,9 +72,37 @@ describe("antler run", () => {
       /✗ write_note\(\{"name":"\.\.\/escape\.md","text":"x"\}\): Error: write_note failed: path ".*escape\.md" is outside/,
     );
     expect(out).toContain("Done: notes.md is ready.");
+    // Quiet by default: no custom events, no plugin info logs.
+    expect(out).not.toContain("note_written");
+    expect(err).not.toContain("note written");
     expect(out).toMatch(
       /Presented files:\n {2}\/mnt\/user-data\/outputs\/notes\.md {2}→ {2}.*users\/default\/threads\/cli-thread\/user-data\/outputs\/notes\.md/,
     );
+  });
+
+  it("--events prints custom events and -v shows plugins' info logs", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "notes.mjs": TOOLS, "record.yaml": config("record"), "config.yaml": config("replay") });
+    const recorder = await AntlerClient.create({
+      configPath: join(dir, "record.yaml"),
+      plugins: [
+        scriptedModelsPlugin({
+          scripted: [{ toolCalls: [{ name: "write_note", args: { name: "n.md", text: "x" } }] }, { text: "Done." }],
+        }),
+      ],
+      env: {},
+    });
+    await recorder.chat("note please", { threadId: "recording" });
+    await recorder.close();
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = "";
+    let err = "";
+    stdout.on("data", (c) => (out += c));
+    stderr.on("data", (c) => (err += c));
+    expect(await main(["run", "note please", "--events", "-v"], { stdout, stderr, cwd: dir, env: {} })).toBe(0);
+    expect(out).toContain(`· event {"type":"note_written","name":"n.md"}`);
+    expect(err).toContain('"msg":"note written"');
   });
 
   it("asks for a prompt when none is given", async () => {

@@ -16,6 +16,9 @@ function runOptions(args: string[]) {
       model: { type: "string", short: "m" },
       agent: { type: "string", short: "a" },
       bootstrap: { type: "boolean" },
+      events: { type: "boolean" },
+      // Read by the CLI before the kernel boots (plugins' info logs); accepted here so it is not an unknown option.
+      verbose: { type: "boolean", short: "v" },
     },
     allowPositionals: true,
     strict: true,
@@ -26,6 +29,7 @@ function runOptions(args: string[]) {
     model: values.model,
     agent: values.agent,
     bootstrap: values.bootstrap === true,
+    events: values.events === true,
     prompt: positionals.join(" ").trim(),
   };
 }
@@ -33,10 +37,10 @@ function runOptions(args: string[]) {
 async function streamTurn(
   client: AntlerClient,
   prompt: string,
-  options: Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap">,
+  { events, ...options }: Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap"> & { events?: boolean },
   io: CliIO,
 ) {
-  const renderer = new TurnRenderer(io.stdout);
+  const renderer = new TurnRenderer(io.stdout, { events });
   let summary: TurnSummary;
   try {
     for await (const event of client.stream(prompt, options)) renderer.handle(event);

@@ -24,7 +24,8 @@ export class TurnRenderer {
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
-    private readonly options: { tty?: boolean } = {},
+    /** `events`: print custom events (from tools and middleware) on their own lines, as `antler run --events` does. */
+    private readonly options: { tty?: boolean; events?: boolean } = {},
   ) {}
 
   private get tty(): boolean {
@@ -44,6 +45,10 @@ export class TurnRenderer {
       } else if (d.type === "tool") {
         this.finishTool(d.tool_call_id, d.name, d.status, d.content);
       }
+    } else if (event.type === "custom" && this.options.events) {
+      this.clearSpinnerLine();
+      this.newline();
+      this.out.write(`· event ${JSON.stringify(event.data)}\n`);
     } else if (event.type === "values") {
       this.summary.artifacts = event.data.artifacts;
     } else if (event.type === "end") {
