@@ -126,7 +126,11 @@ describe("antler CLI", () => {
     expect(clock).toMatch(/hooks\s+runStart\n/);
     expect(clock).toMatch(/depends on\s+greeter\n/);
     const json = JSON.parse((await cli(["plugins", "list", "--json"], dir)).out) as Array<Record<string, unknown>>;
-    expect(json.find((p) => p.name === "clock")).toMatchObject({ services: ["clock.now"], providers: ["model:frozen"], depends_on: ["greeter"] });
+    expect(json.find((p) => p.name === "clock")).toMatchObject({
+      services: ["clock.now"],
+      providers: ["model:frozen"],
+      depends_on: ["greeter"],
+    });
   });
 
   it("plugins list shows name, version, source and contributions", async () => {
