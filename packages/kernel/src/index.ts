@@ -106,9 +106,11 @@ export {
   getCurrentTraceId,
   MAX_TRACE_ID_LENGTH,
   normalizeTraceId,
+  OUTGOING_TRACE_CHANNEL,
   outsideTraceContext,
   requestTraceContext,
   resolveTraceId,
+  stampTraceHeaders,
   TRACE_ID_HEADER,
   TRACE_METADATA_KEY,
 } from "./trace.js";

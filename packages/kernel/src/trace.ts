@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import diagnosticsChannel from "node:diagnostics_channel";
 
 /** The HTTP header that carries Antler's request-level correlation id. */
 export const TRACE_ID_HEADER = "X-Trace-Id";
@@ -114,7 +115,17 @@ export function fetchWithTraceId(baseFetch: typeof fetch = globalThis.fetch): ty
     const traceId = getCurrentTraceId();
     if (!traceId) return baseFetch(input, init);
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    headers.set(TRACE_ID_HEADER, traceId);
-    return baseFetch(input, { ...init, headers });
+    return baseFetch(input, { ...init, headers: stampTraceHeaders(headers, traceId) });
   };
+}
+
+/** Every request stamped by `stampTraceHeaders` is published here as `{ headers, traceId }` before it goes out. */
+export const OUTGOING_TRACE_CHANNEL = "antler:trace:outgoing";
+
+/** Sets `X-Trace-Id`; subscribers of `OUTGOING_TRACE_CHANNEL` may add their own (a tracing plugin's `traceparent`). */
+export function stampTraceHeaders(headers: Headers, traceId: string): Headers {
+  headers.set(TRACE_ID_HEADER, traceId);
+  const channel = diagnosticsChannel.channel(OUTGOING_TRACE_CHANNEL);
+  if (channel.hasSubscribers) channel.publish({ headers, traceId });
+  return headers;
 }

@@ -1,4 +1,4 @@
-import { resolveTraceId, TRACE_ID_HEADER } from "@antler/kernel";
+import { resolveTraceId, stampTraceHeaders } from "@antler/kernel";
 import type { UrlCheckOptions } from "./contract.js";
 import { validatePublicHttpUrl } from "./ssrf.js";
 
@@ -82,7 +82,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): typeof fe
     const headers = new Headers(request?.headers);
     for (const [k, v] of new Headers(init?.headers ?? undefined)) headers.set(k, v);
     for (const [k, v] of Object.entries(options.headers ?? {})) if (!headers.has(k)) headers.set(k, v);
-    headers.set(TRACE_ID_HEADER, resolveTraceId(options.traceId));
+    stampTraceHeaders(headers, resolveTraceId(options.traceId));
     const signal = combineSignals([
       init?.signal,
       request?.signal,
@@ -145,7 +145,7 @@ export function createVendorFetch(
   const baseFetch = options.fetch ?? globalThis.fetch;
   return ((input: string | URL | Request, init?: RequestInit) => {
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    headers.set(TRACE_ID_HEADER, resolveTraceId(options.traceId));
+    stampTraceHeaders(headers, resolveTraceId(options.traceId));
     const signal = combineSignals([init?.signal, options.signal]);
     return baseFetch(input, { ...init, headers, ...(signal ? { signal } : {}) });
   }) as typeof fetch;

@@ -16,12 +16,9 @@ export interface CliEnvironment {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-interface KernelCommand {
-  name: string;
-  summary: string;
-  usage: string;
+type KernelCommand = Required<Pick<CliCommand, "name" | "summary" | "usage">> & {
   run(args: string[], io: Omit<CliIO, "kernel">): Promise<number>;
-}
+};
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
@@ -176,18 +173,16 @@ function presetCommands(): CliCommand[] {
 const wordsOf = (args: readonly string[]) =>
   args.flatMap((a, i) => (a.startsWith("-") || /^(-c|--config)$/.test(args[i - 1] ?? "") ? [] : [i]));
 
-/** The longest command whose words lead `args` (options may come before or between them), and the other args. */
-function matchCommand<T extends { name: string }>(
-  commands: readonly T[],
-  args: readonly string[],
-): { command: T; rest: string[] } | undefined {
+/** The longest command whose words lead `args` (options may come before or between them), and the other args (without `--config` for plugin commands: the kernel took it). */
+function matchCommand<T extends { name: string }>(commands: readonly T[], args: readonly string[], dropConfig = false) {
   const at = wordsOf(args);
   let best: { command: T; length: number } | undefined;
   for (const command of commands) {
     const words = command.name.split(" ");
     if (words.every((w, i) => args[at[i] ?? -1] === w) && words.length > (best?.length ?? 0)) best = { command, length: words.length };
   }
-  const taken = new Set(at.slice(0, best?.length));
+  const config = dropConfig ? args.flatMap((a, i) => (/^(-c|--config)$/.test(a) ? [i, i + 1] : [])) : [];
+  const taken = new Set([...at.slice(0, best?.length), ...config]);
   return best && { command: best.command, rest: args.filter((_, i) => !taken.has(i)) };
 }
 
@@ -233,7 +228,7 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
     // `-v`/`--verbose` on a command shows plugins' info logs, as ANTLER_LOG_LEVEL=info does.
     const verbose = args.some((a) => a === "-v" || a === "--verbose") ? { ANTLER_LOG_LEVEL: "info" } : {};
     return await withKernel(takeConfigFlag(args).configPath, { ...io, env: { ...io.env, ...verbose } }, async (kernel) => {
-      const contributed = matchCommand(kernel.commands, args);
+      const contributed = matchCommand(kernel.commands, args, true);
       if (!contributed) {
         const words = wordsOf(args).map((i) => args[i]);
         write(io.stderr, `antler: unknown command "${words.join(" ")}"\n\n${usage(kernel.commands)}`);

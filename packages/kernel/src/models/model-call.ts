@@ -60,22 +60,13 @@ export function toModelCallError(error: unknown, modelName: string, options: Mod
  * `_generate` alone does not see (ChatOpenAI's `withConfig` returns a new ChatOpenAI with default options).
  */
 class ModelCallContextChatModel extends BaseChatModel {
-  readonly wrapped: BaseChatModel;
-  private readonly target: Runnable<BaseLanguageModelInput, AIMessageChunk>;
-  private readonly modelName: string;
-  private readonly options: ModelErrorContextOptions;
-
   constructor(
-    wrapped: BaseChatModel,
-    target: Runnable<BaseLanguageModelInput, AIMessageChunk>,
-    modelName: string,
-    options: ModelErrorContextOptions,
+    readonly wrapped: BaseChatModel,
+    private readonly target: Runnable<BaseLanguageModelInput, AIMessageChunk>,
+    private readonly modelName: string,
+    private readonly options: ModelErrorContextOptions,
   ) {
     super({});
-    this.wrapped = wrapped;
-    this.target = target;
-    this.modelName = modelName;
-    this.options = options;
   }
 
   static override lc_name(): string {

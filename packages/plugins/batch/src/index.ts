@@ -62,7 +62,14 @@ export {
   type NormalizedSubmission,
   validateSubmission,
 } from "./validation.js";
-export { BATCH_PROGRESS_CHANNEL, type BatchProgressEvent, BatchWorker, type BatchWorkerOptions } from "./worker.js";
+export {
+  BATCH_PROGRESS_CHANNEL,
+  BATCH_QUEUE_CHANNEL,
+  type BatchProgressEvent,
+  type BatchQueueEvent,
+  BatchWorker,
+  type BatchWorkerOptions,
+} from "./worker.js";
 
 export default definePlugin({
   name: PLUGIN_NAME,

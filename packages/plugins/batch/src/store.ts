@@ -181,6 +181,8 @@ export interface ClaimedItem {
   readonly attempts: number;
   readonly leaseToken: string;
   readonly batch: Pick<BatchRecord, "ownerId" | "title" | "subagentType" | "threadId" | "traceId">;
+  /** Claimed after another worker's lease on it expired (a takeover), not fresh from the queue. */
+  readonly takenOver?: boolean;
 }
 
 export interface ItemCompletion {
@@ -581,7 +583,10 @@ export class BatchStore {
     // Two statements, each matching one partial index exactly; an OR of both would scan and sort the whole batch.
     const expired = sql`batch_id = ${batchId} and state = 'running' and lease_expires_at < ${now} and attempts < ${options.maxAttempts}`;
     const pending = sql`batch_id = ${batchId} and state = 'pending'`;
-    const reclaimed = options.includeExpired === false ? [] : await this.claimWhere(db, batchId, expired, limit, options);
+    const reclaimed = (options.includeExpired === false ? [] : await this.claimWhere(db, batchId, expired, limit, options)).map((item) => ({
+      ...item,
+      takenOver: true,
+    }));
     if (reclaimed.length >= limit) return reclaimed;
     return [...reclaimed, ...(await this.claimWhere(db, batchId, pending, limit - reclaimed.length, options))];
   }
@@ -621,6 +626,16 @@ export class BatchStore {
       attempts: Number(row.attempts),
       leaseToken: token,
     }));
+  }
+
+  /** Items waiting in the queue (pending, in any batch); counted from the claiming index. */
+  async queueDepth(): Promise<number> {
+    const row = await this.db
+      .selectFrom(ITEMS_TABLE)
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .where("state", "=", "pending")
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   /**

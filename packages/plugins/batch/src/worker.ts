@@ -21,6 +21,21 @@ export interface BatchProgressEvent {
   readonly trace_id: string;
 }
 
+/**
+ * diagnostics_channel that receives a `BatchQueueEvent` after each claim round that claimed items, and (at most
+ * once a second, only while someone listens) the queue depth: what a metrics plugin needs without a dependency.
+ */
+export const BATCH_QUEUE_CHANNEL = "antler:batch:queue";
+
+export interface BatchQueueEvent {
+  readonly worker_id: string;
+  /** Items this round claimed, of which `taken_over` came from another worker's expired lease. */
+  readonly claimed: number;
+  readonly taken_over: number;
+  /** Pending items across all batches, when this event carries a fresh count. */
+  readonly queue_depth?: number;
+}
+
 export interface BatchWorkerOptions {
   readonly store: BatchStore;
   readonly runner: SubagentRunner;
@@ -49,6 +64,8 @@ interface InFlight {
 }
 
 const progressChannel = channel(BATCH_PROGRESS_CHANNEL);
+const queueChannel = channel(BATCH_QUEUE_CHANNEL);
+const QUEUE_DEPTH_EVERY_MS = 1000;
 const SETTLE_EVERY_MS = 250;
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -215,6 +232,7 @@ export class BatchWorker {
         await sleep(this.options.pollMs, this.stopController.signal);
         continue;
       }
+      if (queueChannel.hasSubscribers) this.observeQueue(claimed);
       if (claimed.length === 0) {
         this.idleRounds += 1;
         if (this.unsettled.size > 0 && this.pending.length === 0) await this.settle();
@@ -232,6 +250,20 @@ export class BatchWorker {
   }
 
   private admissionBackoffUntil = 0;
+  private queueDepthAt = 0;
+
+  /** Publishes the round's claims at once and, off the claim path, a fresh queue depth at most once a second. */
+  private observeQueue(claimed: readonly ClaimedItem[]): void {
+    const base = { worker_id: this.workerId, claimed: claimed.length, taken_over: claimed.filter((c) => c.takenOver).length };
+    if (claimed.length > 0) queueChannel.publish(base satisfies BatchQueueEvent);
+    if (Date.now() - this.queueDepthAt < QUEUE_DEPTH_EVERY_MS) return;
+    this.queueDepthAt = Date.now();
+    this.options.store.queueDepth().then(
+      (depth) =>
+        queueChannel.publish({ worker_id: this.workerId, claimed: 0, taken_over: 0, queue_depth: depth } satisfies BatchQueueEvent),
+      () => undefined,
+    );
+  }
 
   /** Claimed items waiting for an execution slot, in claim order. */
   private readonly ready: InFlight[] = [];

@@ -129,6 +129,9 @@ describe("BatchStore on SQLite", () => {
     const [second] = await store.claim({ workerId: "B", limit: 1, leaseMs: 60_000, maxAttempts: 3 });
     expect(second?.key).toBe(first?.key);
     expect(second?.attempts).toBe(2);
+    // A takeover is marked as one (metrics count them); a fresh claim is not.
+    expect(first?.takenOver).toBeUndefined();
+    expect(second?.takenOver).toBe(true);
     const late = await store.complete([done(first as ClaimedItem, { result: "late" })]);
     expect(late.size).toBe(0);
     const recorded = await store.complete([done(second as ClaimedItem, { result: "fresh" })]);
@@ -137,6 +140,15 @@ describe("BatchStore on SQLite", () => {
     expect((await store.complete([done(second as ClaimedItem, { result: "again" })])).size).toBe(0);
     const [exported] = await collect(store.exportItems("alice", batch.id));
     expect(exported).toMatchObject({ state: "completed", result: "fresh", attempts: 2 });
+  });
+
+  it("counts the queue depth as the pending items of every batch", async () => {
+    expect(await store.queueDepth()).toBe(0);
+    await store.createBatch("alice", submission(3), { traceId: "t1" });
+    await store.createBatch("bob", submission(2), { traceId: "t2" });
+    expect(await store.queueDepth()).toBe(5);
+    await store.claim({ workerId: "A", limit: 2, leaseMs: 60_000, maxAttempts: 3 });
+    expect(await store.queueDepth()).toBe(3);
   });
 
   it("keeps a lease alive by heartbeat and drops cancelled items from it", async () => {

@@ -27,7 +27,7 @@ import {
   gatewayThreadCreateSchema,
   MAX_JSON_DEPTH,
 } from "./request-limits.js";
-import type { GatewayReply, GatewayRoute } from "./routes.js";
+import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
 import { sseBody, sseFrame } from "./sse.js";
 import { firstUsableTraceId } from "./trace-edge.js";
 
@@ -38,6 +38,8 @@ export interface GatewayAppOptions {
   config: GatewayConfig;
   /** Routes contributed by plugins (the serve command collects them through `gatewayRoutesToken`). */
   routes?: ReadonlyArray<{ plugin: string; route: GatewayRoute }>;
+  /** Request wrappers contributed by plugins (`aroundRequest`), outermost first. */
+  requestWrappers?: ReadonlyArray<{ plugin: string; around: GatewayRequestWrapper }>;
   logger?: Logger;
   /**
    * Receives every unhandled error after the trace middleware has answered it with a plain 500 (the
@@ -51,6 +53,9 @@ const listQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).optional(),
 });
 
+// What an `auth: "none"` route's handler sees: no user, and an id every store refuses.
+const UNAUTHENTICATED = Object.freeze({ kind: "user" as const, userId: "" });
+
 // Errors the trace middleware already answered; onError hands back its response instead of making another.
 const answered = new WeakSet<object>();
 
@@ -61,6 +66,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
 
   app.use("*", traceMiddleware(logger));
+  for (const { around } of options.requestWrappers ?? []) app.use("*", (c, next) => around(c.req.raw, next));
   if (config.cors.allow_origins.length > 0) {
     const origins = config.cors.allow_origins;
     app.use(
@@ -108,7 +114,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     methodGuard(() => app.routes),
   );
   app.get("/health", (c) => c.json({ status: "ok" as const, version: KERNEL_VERSION }));
-  app.use("/api/*", authMiddleware(config));
+  const authenticate = authMiddleware(config);
+  app.use("/api/*", authenticate);
 
   const user = (c: Context<GatewayEnv>) => c.get("principal").userId;
   const readJson = async <S extends z.ZodType>(c: Context<GatewayEnv>, schema: S): Promise<z.output<S>> =>
@@ -369,17 +376,30 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     }
   }
   for (const { plugin, route } of options.routes ?? []) {
+    const root = route.mount === "root";
     if (!route.path.startsWith("/")) {
-      throw new Error(`${plugin} contributes a route with path "${route.path}"; paths are relative to /api and must start with "/"`);
+      throw new Error(
+        `${plugin} contributes a route with path "${route.path}"; paths are relative to ${root ? "the server root" : "/api"} and must start with "/"`,
+      );
     }
-    const full = `/api${route.path}`;
-    if (builtin.has(`${route.method} ${full}`)) {
+    if (root && (route.path === "/api" || route.path.startsWith("/api/"))) {
+      throw new Error(`${plugin} contributes the root route ${route.path}; under /api, drop mount: "root" and give the path after /api`);
+    }
+    if (route.auth === "none" && !root) {
+      throw new Error(
+        `${plugin} contributes ${route.method} /api${route.path} with auth: "none"; only root routes may skip the gateway's auth`,
+      );
+    }
+    const full = root ? route.path : `/api${route.path}`;
+    if (builtin.has(`${route.method} ${full}`) || (root && full === "/health")) {
       throw new Error(`${plugin} contributes ${route.method} ${full}, which the gateway already serves; pick another path`);
     }
     builtin.add(`${route.method} ${full}`);
     index.push({ method: route.method, path: full, plugin, ...(route.summary ? { summary: route.summary } : {}) });
+    // `/api/*` is already behind auth; a root route gets it for its own method and path only.
+    if (root && route.auth !== "none") app.on(route.method, full, authenticate);
     app.on(route.method, full, async (c) => {
-      const principal = c.get("principal");
+      const principal = route.auth === "none" ? UNAUTHENTICATED : c.get("principal");
       const body = route.body ? await readJson(c, route.body) : undefined;
       const query = route.query ? parseBody(route.query, c.req.query()) : c.req.query();
       const reply = await route.handler({

@@ -25,6 +25,7 @@ export {
   type GatewayMethod,
   type GatewayReply,
   type GatewayRequest,
+  type GatewayRequestWrapper,
   type GatewayRoute,
   type GatewayRouteContribution,
   type GatewayRouteDefinition,
@@ -34,13 +35,14 @@ export {
 } from "./routes.js";
 export {
   collectContributedRoutes,
+  collectRequestWrappers,
   collectServeHooks,
   parseGatewayConfig,
   type RunningGateway,
   type StartGatewayOptions,
   startGateway,
 } from "./server.js";
-export { sseFrame } from "./sse.js";
+export { GATEWAY_SSE_CHANNEL, type GatewaySseEvent, sseFrame } from "./sse.js";
 
 export const PLUGIN_NAME = "@antler/plugin-gateway";
 

@@ -33,8 +33,19 @@ export type GatewayReply = Response | { status?: number; body?: unknown; headers
 /** One route contributed by another plugin. Build it with `defineGatewayRoute` to keep the body type. */
 export interface GatewayRoute {
   readonly method: GatewayMethod;
-  /** Path under `/api`, Hono syntax: `/schedules`, `/schedules/:id/trigger`. Must start with `/`. */
+  /** Path under `/api` (or at the root with `mount: "root"`), Hono syntax: `/schedules/:id/trigger`. Must start with `/`. */
   readonly path: string;
+  /**
+   * `api` (default): served at `/api<path>`. `root`: served at `<path>` itself, for endpoints other tools expect at a
+   * fixed place (a Prometheus scrape at `/metrics`); a root path may not start with `/api` or shadow a gateway route.
+   */
+  readonly mount?: "api" | "root";
+  /**
+   * `gateway` (default): the gateway's API-key auth, as for every `/api` route. `none` (root routes only): the
+   * gateway does not authenticate, the handler must (it has `request`); `principal.userId` is then `""`, which
+   * every store refuses, so an unauthenticated route can never act as a user.
+   */
+  readonly auth?: "gateway" | "none";
   /** One line for `GET /api` (the route index). */
   readonly summary?: string;
   /** Validates the JSON body; a mismatch is a 400 naming the field. */
@@ -50,15 +61,25 @@ export interface GatewayRoute {
  */
 export type GatewayServeHook = (client: AntlerClient) => void | (() => Promise<void> | void) | Promise<void | (() => Promise<void> | void)>;
 
+/**
+ * Wraps the handling of every request (after its trace scope is bound, before auth and routing): for ambient
+ * context that must surround the handler, such as a tracing plugin's parent span from an incoming `traceparent`.
+ * It must call `next()` exactly once and should not throw.
+ */
+export type GatewayRequestWrapper = (request: Request, next: () => Promise<void>) => Promise<void>;
+
 /** Everything one plugin adds to the gateway. */
 export interface GatewayRouteContribution {
   readonly routes: readonly GatewayRoute[];
   readonly onServe?: GatewayServeHook | undefined;
+  readonly aroundRequest?: GatewayRequestWrapper | undefined;
 }
 
 export interface GatewayRouteDefinition<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
   method: GatewayMethod;
   path: string;
+  mount?: "api" | "root";
+  auth?: "gateway" | "none";
   summary?: string;
   body?: B;
   query?: Q;
@@ -94,6 +115,6 @@ export function provideGatewayRoutes(
   contribution: GatewayRouteContribution,
 ): void {
   ctx.provide(gatewayRoutesToken(ctx.plugin.name), {
-    useValue: Object.freeze({ routes: [...contribution.routes], onServe: contribution.onServe }),
+    useValue: Object.freeze({ routes: [...contribution.routes], onServe: contribution.onServe, aroundRequest: contribution.aroundRequest }),
   });
 }

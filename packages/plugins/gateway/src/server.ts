@@ -6,7 +6,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";
 import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
-import { type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
+import { type GatewayRequestWrapper, type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
 import { answerClientError, answerUnroutableRequest } from "./trace-edge.js";
 
 export interface StartGatewayOptions {
@@ -18,6 +18,8 @@ export interface StartGatewayOptions {
   port?: number;
   /** Contributed routes; default: everything the kernel's plugins provide through `gatewayRoutesToken`. */
   routes?: ReadonlyArray<{ plugin: string; route: GatewayRoute }>;
+  /** Request wrappers; default: every `aroundRequest` the kernel's plugins provide through `gatewayRoutesToken`. */
+  requestWrappers?: ReadonlyArray<{ plugin: string; around: GatewayRequestWrapper }>;
   logger?: Logger;
   onUnhandledError?: (error: unknown, traceId: string) => void;
   /** Milliseconds to wait for open connections after live runs were cancelled. Default 5000. */
@@ -42,6 +44,16 @@ export function collectContributedRoutes(kernel: Kernel): Array<{ plugin: string
   for (const plugin of kernel.plugins) {
     const contribution = kernel.scope.tryResolve(gatewayRoutesToken(plugin.name));
     for (const route of contribution?.routes ?? []) out.push({ plugin: plugin.name, route });
+  }
+  return out;
+}
+
+/** Every loaded plugin's `aroundRequest` wrapper, in plugin load order (the first one is outermost). */
+export function collectRequestWrappers(kernel: Kernel): Array<{ plugin: string; around: GatewayRequestWrapper }> {
+  const out: Array<{ plugin: string; around: GatewayRequestWrapper }> = [];
+  for (const plugin of kernel.plugins) {
+    const around = kernel.scope.tryResolve(gatewayRoutesToken(plugin.name))?.aroundRequest;
+    if (around) out.push({ plugin: plugin.name, around });
   }
   return out;
 }
@@ -88,6 +100,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     client,
     config,
     routes: options.routes ?? collectContributedRoutes(client.kernel),
+    requestWrappers: options.requestWrappers ?? collectRequestWrappers(client.kernel),
     logger: options.logger,
     onUnhandledError: options.onUnhandledError,
   });

@@ -1,3 +1,11 @@
+import diagnosticsChannel from "node:diagnostics_channel";
+
+/** Every SSE body the gateway serves publishes `open` when it starts and `close` once when it ends (done, failed or cancelled). */
+export const GATEWAY_SSE_CHANNEL = "antler:gateway:sse";
+export interface GatewaySseEvent {
+  readonly type: "open" | "close";
+}
+
 /** One SSE frame: `event:` and one `data:` line (JSON never contains a raw newline), then a blank line. */
 export function sseFrame(event: string, data: unknown, id?: number): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
@@ -28,9 +36,18 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
   let pending: Promise<IteratorResult<T>> | undefined;
   let seq = 0;
   let finished = false;
+  const channel = diagnosticsChannel.channel(GATEWAY_SSE_CHANNEL);
+  // Only a stream whose `open` was published publishes `close`, so a subscriber that joins late never counts below zero.
+  let open = false;
+  const closed = () => {
+    if (open) channel.publish({ type: "close" } satisfies GatewaySseEvent);
+    open = false;
+  };
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        open = channel.hasSubscribers;
+        if (open) channel.publish({ type: "open" } satisfies GatewaySseEvent);
         if (source.preamble) controller.enqueue(encoder.encode(source.preamble));
       },
       async pull(controller) {
@@ -49,6 +66,7 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
           pending = undefined;
           if (step.done) {
             finished = true;
+            closed();
             controller.close();
             return;
           }
@@ -57,6 +75,7 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
         } catch (error) {
           finished = true;
           pending = undefined;
+          closed();
           controller.enqueue(encoder.encode(source.onError(error)));
           controller.close();
         } finally {
@@ -65,6 +84,7 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
       },
       cancel() {
         finished = true;
+        closed();
         source.onCancel();
       },
     },

@@ -15,8 +15,10 @@ export {
   type OccurrenceResult,
   type OccurrenceRunner,
   type PollResult,
+  SCHEDULER_FIRING_CHANNEL,
   type ScheduledTaskView,
   Scheduler,
+  type SchedulerFiringEvent,
   type SchedulerOptions,
   type TriggerResult,
 } from "./scheduler.js";

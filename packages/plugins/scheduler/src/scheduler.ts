@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { channel } from "node:diagnostics_channel";
 import { hostname } from "node:os";
 import {
   type AntlerDatabase,
@@ -31,6 +32,19 @@ import {
   TASKS_TABLE,
   type TaskState,
 } from "./store.js";
+
+/** diagnostics_channel that receives a `SchedulerFiringEvent` each time this instance fires, skips or takes over an occurrence. */
+export const SCHEDULER_FIRING_CHANNEL = "antler:scheduler:firing";
+export interface SchedulerFiringEvent {
+  readonly task_id: string;
+  readonly trigger: RunTrigger;
+  /** `fired`: a new occurrence runs; `skipped`: the previous one still held the claim; `taken_over`: a crashed instance's occurrence runs again. */
+  readonly result: "fired" | "skipped" | "taken_over";
+}
+const firingChannel = channel(SCHEDULER_FIRING_CHANNEL);
+function publishFiring(event: SchedulerFiringEvent): void {
+  if (firingChannel.hasSubscribers) firingChannel.publish(event);
+}
 
 /** A task as the API shows it: the stored row with `context` parsed. */
 export type ScheduledTaskView = Omit<ScheduledTask, "context"> & { context: Record<string, unknown> };
@@ -517,6 +531,7 @@ export class Scheduler {
       { task: task.id, run: run.id, trace_id: run.trace_id, scheduled_for: scheduledFor, trigger },
       "scheduled occurrence claimed",
     );
+    publishFiring({ task_id: task.id, trigger, result: "fired" });
     return { run, done: this.execute(task, run) };
   }
 
@@ -562,6 +577,7 @@ export class Scheduler {
       { task: task.id, run: run.id, running: task.lease_run_id, scheduled_for: scheduledFor },
       "scheduled occurrence skipped",
     );
+    publishFiring({ task_id: task.id, trigger, result: "skipped" });
     return run;
   }
 
@@ -644,6 +660,7 @@ export class Scheduler {
       { task: task.id, run: run.id, previous: previous?.id, previous_instance: task.lease_owner, attempt, trace_id: run.trace_id },
       "scheduled occurrence taken over from an expired lease",
     );
+    publishFiring({ task_id: task.id, trigger: run.trigger, result: "taken_over" });
     return { run, done: this.execute(task, run) };
   }
 

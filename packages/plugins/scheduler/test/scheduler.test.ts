@@ -1,8 +1,17 @@
 import { randomUUID } from "node:crypto";
+import diagnosticsChannel from "node:diagnostics_channel";
 import { ErrorCodes, ensureTraceContext, getCurrentTraceId, isAntlerError } from "@antler/kernel";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isSchedulerError, type Occurrence, SCHEDULER, type Scheduler, SchedulerErrorCodes } from "../src/index.js";
+import {
+  isSchedulerError,
+  type Occurrence,
+  SCHEDULER,
+  SCHEDULER_FIRING_CHANNEL,
+  type Scheduler,
+  SchedulerErrorCodes,
+  type SchedulerFiringEvent,
+} from "../src/index.js";
 import { type Clock, clock, gate, type Harness, harness, schedulerFor, tempDir, waitFor } from "./helpers.js";
 
 const ASK = "ask_clarification";
@@ -104,6 +113,9 @@ describe("adding tasks", () => {
 describe("firing", () => {
   it("fires a due once task exactly once through the normal run path: non-interactive, no ask_clarification, its own trace id recorded", async () => {
     const s = track(schedulerFor(h, c));
+    const firings: SchedulerFiringEvent[] = [];
+    const onFiring = (m: unknown) => void firings.push(m as SchedulerFiringEvent);
+    diagnosticsChannel.subscribe(SCHEDULER_FIRING_CHANNEL, onFiring);
     const task = await s.add("alice", { prompt: "summarize the news", at: "2026-06-01T10:01:00Z" });
     expect((await s.pollOnce()).claimed).toEqual([]);
     c.advance(60_000);
@@ -112,6 +124,9 @@ describe("firing", () => {
     await s.drain();
     c.advance(60_000);
     expect(await s.pollOnce()).toEqual({ claimed: [], skipped: [], takenOver: [] });
+    diagnosticsChannel.unsubscribe(SCHEDULER_FIRING_CHANNEL, onFiring);
+    // One firing published for metrics, and none for the polls that found nothing due.
+    expect(firings).toEqual([{ task_id: task.id, trigger: "schedule", result: "fired" }]);
 
     const runs = await s.runs("alice", task.id);
     expect(runs).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { AntlerError, ErrorCodes, getCurrentTraceId, TRACE_ID_HEADER } from "@antler/kernel";
+import { AntlerError, ErrorCodes, getCurrentTraceId, stampTraceHeaders } from "@antler/kernel";
 import type { z } from "zod";
 import { genericEnvelopeSchema, provisionerErrorBodySchema, validationErrorBodySchema } from "./api.js";
 
@@ -98,7 +98,7 @@ export class HttpEndpoint {
     if (options.body !== undefined) headers.set("content-type", "application/json");
     if (this.apiKey) headers.set("authorization", `Bearer ${this.apiKey}`);
     const traceId = getCurrentTraceId();
-    if (traceId) headers.set(TRACE_ID_HEADER, traceId);
+    if (traceId) stampTraceHeaders(headers, traceId);
     const deadline = AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
     let response: Response;

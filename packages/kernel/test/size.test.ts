@@ -1,0 +1,23 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+// The small-kernel budget: what is not needed by every distribution belongs in a plugin.
+const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
+
+function lines(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += entry.name === "testing" ? 0 : lines(path);
+    else if (entry.name.endsWith(".ts")) total += readFileSync(path, "utf8").split("\n").length - 1;
+  }
+  return total;
+}
+
+describe("kernel size", () => {
+  it("src without testing/ stays within 5,000 lines", () => {
+    expect(lines(src)).toBeLessThanOrEqual(5_000);
+  });
+});

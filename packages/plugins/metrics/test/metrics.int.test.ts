@@ -1,0 +1,144 @@
+import { BATCH_QUEUE_CHANNEL } from "@antler/plugin-batch";
+import { GATEWAY_SSE_CHANNEL } from "@antler/plugin-gateway";
+import { SCHEDULER_FIRING_CHANNEL } from "@antler/plugin-scheduler";
+import parsePrometheusTextFormat, { type ParsedFamily } from "parse-prometheus-text-format";
+import { describe, expect, it } from "vitest";
+import { ALICE_KEY, readSse, startTestGateway, type TestGateway } from "../../gateway/test/fixtures.js";
+import metricsPlugin, { type MetricsConfigInput, metricsConfigSchema, OBSERVED_CHANNELS } from "../src/index.js";
+
+async function scrape(gateway: TestGateway, headers: Record<string, string> = { authorization: `Bearer ${ALICE_KEY}` }) {
+  const res = await fetch(`${gateway.url}/metrics`, { headers });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  // The parser throws on any line that is not valid exposition format.
+  return parsePrometheusTextFormat(await res.text());
+}
+
+function family(families: ParsedFamily[], name: string): ParsedFamily {
+  const found = families.find((f) => f.name === name);
+  if (!found) throw new Error(`no metric family ${name}; have ${families.map((f) => f.name).join(", ")}`);
+  return found;
+}
+
+/** The value of the sample of `name` whose labels include `labels` (0 when absent). */
+function value(families: ParsedFamily[], name: string, labels: Record<string, string> = {}): number {
+  const sample = family(families, name).metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  return sample?.value === undefined ? 0 : Number(sample.value);
+}
+
+/**
+ * Observations of a histogram, from its `+Inf` bucket. (This parser folds a histogram's label sets into one, so the
+ * tests observe one label set per histogram and check the labels in the text itself.)
+ */
+function observations(families: ParsedFamily[], name: string): number {
+  const sample = family(families, name).metrics[0];
+  return Number(sample?.buckets?.["+Inf"] ?? 0);
+}
+
+async function gatewayWithMetrics(config: MetricsConfigInput = {}) {
+  return startTestGateway({
+    plugins: [{ plugin: metricsPlugin, config }],
+    script: [
+      { toolCalls: [{ name: "write_report", args: { name: "r.md", text: "# R" } }], usage: { input_tokens: 10, output_tokens: 4 } },
+      { text: "Report written.", usage: { input_tokens: 20, output_tokens: 6 } },
+      { text: "Streamed.", delayMs: 1000, usage: { input_tokens: 5, output_tokens: 2 } },
+    ],
+  });
+}
+
+describe("Prometheus /metrics on the gateway", () => {
+  it("counts runs, model calls, tokens, tool calls and open SSE streams as runs happen", async () => {
+    const gw = await gatewayWithMetrics();
+    const before = await scrape(gw);
+    expect(value(before, "antler_runs_total", { outcome: "success" })).toBe(0);
+    expect(family(before, "antler_run_duration_seconds").type).toBe("HISTOGRAM");
+    expect(value(before, "antler_sse_streams_active")).toBe(0);
+
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t-metrics" } });
+    const wait = await gw.call("/api/threads/t-metrics/runs/wait", { method: "POST", json: { message: "write it" } });
+    expect(wait.status).toBe(200);
+
+    const afterWait = await scrape(gw);
+    expect(value(afterWait, "antler_runs_total", { outcome: "success" })).toBe(1);
+    expect(value(afterWait, "antler_runs_total", { outcome: "error" })).toBe(0);
+    expect(observations(afterWait, "antler_run_duration_seconds")).toBe(1);
+    expect(observations(afterWait, "antler_model_call_duration_seconds")).toBe(2);
+    expect(value(afterWait, "antler_tokens_total", { model: "m", direction: "input" })).toBe(30);
+    expect(value(afterWait, "antler_tokens_total", { model: "m", direction: "output" })).toBe(10);
+    expect(value(afterWait, "antler_tool_calls_total", { tool: "write_report", outcome: "success" })).toBe(1);
+
+    // A streamed run: the gauge is 1 while its SSE body is open, and back to 0 once it ends.
+    const stream = await gw.call("/api/threads/t-metrics/runs/stream", { method: "POST", json: { message: "stream it" } });
+    expect(stream.status).toBe(200);
+    const frames = readSse(stream);
+    expect((await frames.next()).value?.event).toBe("metadata");
+    expect(value(await scrape(gw), "antler_sse_streams_active")).toBe(1);
+    for await (const _ of frames) {
+      // drain to the end
+    }
+    const afterStream = await scrape(gw);
+    expect(value(afterStream, "antler_sse_streams_active")).toBe(0);
+    expect(value(afterStream, "antler_runs_total", { outcome: "success" })).toBe(2);
+    expect(observations(afterStream, "antler_model_call_duration_seconds")).toBe(3);
+    expect(value(afterStream, "antler_tokens_total", { model: "m", direction: "input" })).toBe(35);
+    // The one label set the histograms observed, in the text itself.
+    const text = await (await gw.call("/metrics")).text();
+    expect(text).toContain('antler_model_call_duration_seconds_count{model="m",outcome="success"} 3');
+    expect(text).toContain('antler_run_duration_seconds_count{outcome="success"} 2');
+  });
+
+  it("counts batch claims, lease takeovers, queue depth and scheduler firings from their channels", async () => {
+    const gw = await gatewayWithMetrics();
+    const { channel } = await import("node:diagnostics_channel");
+    channel(OBSERVED_CHANNELS.batchQueue).publish({ worker_id: "w1", claimed: 3, taken_over: 1 });
+    channel(OBSERVED_CHANNELS.batchQueue).publish({ worker_id: "w1", claimed: 0, taken_over: 0, queue_depth: 7 });
+    channel(OBSERVED_CHANNELS.schedulerFiring).publish({ task_id: "t", trigger: "schedule", result: "fired" });
+    channel(OBSERVED_CHANNELS.schedulerFiring).publish({ task_id: "t", trigger: "schedule", result: "skipped" });
+    const m = await scrape(gw);
+    expect(value(m, "antler_batch_items_claimed_total")).toBe(3);
+    expect(value(m, "antler_batch_lease_takeovers_total")).toBe(1);
+    expect(value(m, "antler_batch_queue_depth")).toBe(7);
+    expect(value(m, "antler_scheduler_firings_total", { trigger: "schedule", result: "fired" })).toBe(1);
+    expect(value(m, "antler_scheduler_firings_total", { trigger: "schedule", result: "skipped" })).toBe(1);
+  });
+
+  it("listens on the channels the gateway, batch and scheduler packages publish on", () => {
+    expect(OBSERVED_CHANNELS).toEqual({
+      sse: GATEWAY_SSE_CHANNEL,
+      batchQueue: BATCH_QUEUE_CHANNEL,
+      schedulerFiring: SCHEDULER_FIRING_CHANNEL,
+    });
+  });
+
+  it("needs an API key by default: none is a 401, another user's key works", async () => {
+    const gw = await gatewayWithMetrics();
+    const anonymous = await fetch(`${gw.url}/metrics`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect((await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer wrong-key-0123456789" } })).status).toBe(401);
+    expect((await gw.call("/metrics")).status).toBe(200);
+    // Mounted at the root only: nothing at /api/metrics.
+    expect((await gw.call("/api/metrics")).status).toBe(404);
+  });
+
+  it("with a bearer_token, only that token scrapes (an API key does not)", async () => {
+    const token = "scrape-token-0123456789abcdef";
+    const gw = await gatewayWithMetrics({ auth: { bearer_token: token } });
+    expect((await fetch(`${gw.url}/metrics`)).status).toBe(401);
+    expect((await gw.call("/metrics")).status).toBe(401);
+    expect((await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
+    expect(value(await scrape(gw, { authorization: `Bearer ${token}` }), "antler_runs_total", { outcome: "success" })).toBe(0);
+    // The scrape token is no API key: it reaches nothing under /api.
+    expect((await fetch(`${gw.url}/api/threads`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+  });
+
+  it("rejects bad config with the fix in the message", () => {
+    const short = metricsConfigSchema.safeParse({ auth: { bearer_token: "short" } });
+    expect(short.success).toBe(false);
+    expect(short.error?.issues[0]?.message).toMatch(/at least 16 characters/);
+    const api = metricsConfigSchema.safeParse({ path: "/api/metrics" });
+    expect(api.error?.issues[0]?.message).toMatch(/under \/api/);
+    const unknown = metricsConfigSchema.safeParse({ port: 9100 });
+    expect(unknown.success).toBe(false);
+  });
+});
