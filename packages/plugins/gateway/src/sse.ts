@@ -3,6 +3,11 @@ export function sseFrame(event: string, data: unknown, id?: number): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
 }
 
+/** The same frame from JSON text already written (a logged event). */
+export function sseFrameRaw(event: string, json: string, id?: number): string {
+  return `event: ${event}\ndata: ${json}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
+}
+
 const KEEPALIVE = ": keep-alive\n\n";
 
 export interface SseSource<T> {
@@ -11,8 +16,11 @@ export interface SseSource<T> {
   readonly items: AsyncIterator<T>;
   /** Turns one item into a frame. */
   frame(item: T, seq: number): string;
-  /** Called once when the source fails; returns the last frame to send (the stream then ends). */
-  onError(error: unknown): string;
+  /**
+   * Called once when the source fails; returns the last frame to send (the stream then ends). `seq` is the
+   * number the next item would have had.
+   */
+  onError(error: unknown, seq: number): string;
   /** The peer went away: stop the source. */
   onCancel(): void;
   keepAliveMs: number;
@@ -57,7 +65,7 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
         } catch (error) {
           finished = true;
           pending = undefined;
-          controller.enqueue(encoder.encode(source.onError(error)));
+          controller.enqueue(encoder.encode(source.onError(error, seq + 1)));
           controller.close();
         } finally {
           clearTimeout(timer);
