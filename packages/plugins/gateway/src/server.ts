@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
@@ -32,6 +32,8 @@ export interface RunningGateway {
   readonly url: string;
   readonly host: string;
   readonly port: number;
+  /** The Node HTTP server (for connection-level control: timeouts, socket counts). */
+  readonly server: Server;
   /** The run event log (`stream_bridge`), or null for `none`. */
   readonly runEvents: RunEventLog | null;
   /** Stops accepting connections, cancels live runs, waits for streams to end. Does not close the client. */
@@ -162,6 +164,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     url: `http://${shownHost}:${address.port}`,
     host: address.address,
     port: address.port,
+    server,
     runEvents,
     close() {
       closing ??= (async () => {
