@@ -50,6 +50,8 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
         });
         try {
           const step = await Promise.race([pending, tick]);
+          // Cancelled while waiting (the peer went away): the controller is closed, and the item is not ours to send.
+          if (finished) return;
           if (step === "tick") {
             controller.enqueue(encoder.encode(KEEPALIVE));
             return;
@@ -63,8 +65,9 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
           seq += 1;
           controller.enqueue(encoder.encode(source.frame(step.value, seq)));
         } catch (error) {
-          finished = true;
           pending = undefined;
+          if (finished) return;
+          finished = true;
           controller.enqueue(encoder.encode(source.onError(error, seq + 1)));
           controller.close();
         } finally {

@@ -29,7 +29,8 @@ export async function openRedisRunEventStore(options: {
   const { Redis: RedisClient } = await import("ioredis");
   const where = redisLocation(options.url);
   const connect = async (): Promise<Redis> => {
-    const redis = new RedisClient(options.url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5000 });
+    // RESP2: the reply shapes parsed below (XREAD is `[[key, entries]]`) are the same on every Redis version.
+    const redis = new RedisClient(options.url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5000, protocol: 2 });
     // Reconnects are ioredis' business; their errors would otherwise be unhandled 'error' events.
     redis.on("error", () => undefined);
     try {
