@@ -231,7 +231,9 @@ try {
     console.log(`| ${r.mode} | ${r.events} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.heap, 1)} | ${f(r.rss, 1)} | ${f(r.wall, 2)} |`);
   }
   const [off, on] = rows;
-  console.log(`| added by the event log | | ${f(on.p50 - off.p50)} | ${f(on.p99 - off.p99)} | ${f(on.heap - off.heap, 1)} | ${f(on.rss - off.rss, 1)} | |`);
+  console.log(
+    `| added by the event log | | ${f(on.p50 - off.p50)} | ${f(on.p99 - off.p99)} | ${f(on.heap - off.heap, 1)} | ${f(on.rss - off.rss, 1)} | |`,
+  );
   if (on.events !== off.events || off.events === 0) {
     throw new Error(`the two gateways delivered different numbers of events (${off.events} and ${on.events}); some streams failed`);
   }
