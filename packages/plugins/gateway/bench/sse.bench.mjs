@@ -3,7 +3,8 @@
 // gateway as it was before resumable streams) and `sql` (the default: every event written to Antler's
 // SQLite file in batches) or, with BENCH_BRIDGE=redis, Redis Streams (ANTLER_TEST_REDIS_URL or
 // redis://127.0.0.1:6379). Rounds interleave the two.
-// Run after a build: `node --expose-gc bench/sse.bench.mjs` (BENCH_STREAMS, BENCH_ROUNDS, BENCH_BRIDGE).
+// Run after a build: `node --expose-gc bench/sse.bench.mjs` (BENCH_STREAMS, BENCH_ROUNDS, BENCH_BRIDGE,
+// BENCH_STORAGE=memory|sqlite).
 //
 // Latency per event: each event is stamped (epoch ms) by a run observer registered before the gateway's own,
 // so the stamp comes before the log sees the event; a real fetch reader in a separate process
@@ -33,6 +34,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BRIDGE = process.env.BENCH_BRIDGE ?? "sql";
 const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 60_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 15 * 60_000);
+// memory (default; as the gateway bench always ran): Antler's tables, and so the sql log, in an in-memory SQLite.
+// sqlite: in a SQLite file (checkpoints stay in memory), fsyncs of the run records included.
+const STORAGE = process.env.BENCH_STORAGE ?? "memory";
 const REDIS_URL = process.env.ANTLER_TEST_REDIS_URL || "redis://127.0.0.1:6379";
 
 const watchdog = setTimeout(() => {
@@ -43,16 +47,29 @@ watchdog.unref();
 
 const now = () => performance.timeOrigin + performance.now();
 
-// Each run's first model call waits at this gate until every stream of the round is open (or the open
-// timeout passes), then calls the tool; the second streams an answer of several deltas.
-let gate = Promise.resolve();
+// Each run's first model call waits at a gate until every stream of the round is open (or the open timeout
+// passes); then the runs are let go one at a time over BENCH_SPREAD_MS (streams that are open together but
+// busy at different moments, as real ones are; letting 200 go at the same instant measures only the queue
+// behind them). Each calls the tool, then streams an answer of several deltas.
+const SPREAD_MS = Number(process.env.BENCH_SPREAD_MS ?? 3000);
+const held = [];
+let holding = true;
+const gate = () => (holding ? new Promise((resolve) => held.push(resolve)) : Promise.resolve());
+async function letGo() {
+  const step = SPREAD_MS / Math.max(1, held.length);
+  holding = false;
+  while (held.length > 0) {
+    held.shift()();
+    await new Promise((r) => setTimeout(r, step));
+  }
+}
 const script = (messages) =>
   messages.at(-1)?.getType() === "tool"
     ? {
         text: "The sum is three, computed by the add tool, and that is the final answer for this run.",
         usage: { input_tokens: 20, output_tokens: 18 },
       }
-    : gate.then(() => ({ toolCalls: [{ name: "add", args: { a: 1, b: 2 } }], usage: { input_tokens: 10, output_tokens: 3 } }));
+    : gate().then(() => ({ toolCalls: [{ name: "add", args: { a: 1, b: 2 } }], usage: { input_tokens: 10, output_tokens: 3 } }));
 const tools = definePlugin({
   name: "bench-tools",
   version: "1.0.0",
@@ -94,8 +111,8 @@ async function setUp(mode, bridge) {
     config: {
       base_dir: baseDir,
       models: [{ name: "m", provider: "scripted" }],
-      // Antler's tables in a SQLite file (where the sql log writes), checkpoints in memory: the same for both.
-      storage: { backend: "sqlite", checkpointer: "memory" },
+      // The same for both gateways; the sql log writes where Antler's tables are.
+      storage: STORAGE === "sqlite" ? { backend: "sqlite", checkpointer: "memory" } : { backend: "memory" },
       title: { enabled: false },
       logging: { level: "warn" },
     },
@@ -175,14 +192,11 @@ async function round(setup, latencies, threads = setup.threads) {
   await settle();
   const before = memory();
   const started = performance.now();
-  let release;
-  gate = new Promise((resolve) => {
-    release = resolve;
-  });
+  holding = true;
   const runs = httpStreams(setup.gateway.url, threads, latencies);
   runs.catch(() => undefined);
   const open = await whenAllOpen(setup.client, threads.length, runs);
-  release();
+  await letGo();
   const events = await runs;
   if (open.open < threads.length) {
     console.error(`  note: ${setup.mode}: only ${open.open} of ${threads.length} streams were open at once; memory is per open stream`);
@@ -222,7 +236,9 @@ try {
     wall: median(rounds.map((r) => r.seconds)),
   }));
   const f = (n, d = 3) => n.toFixed(d);
-  console.log(`\nSSE load: ${STREAMS} concurrent streams x ${ROUNDS} rounds, loopback, scripted model, Node ${process.version}`);
+  console.log(
+    `\nSSE load: ${STREAMS} concurrent streams x ${ROUNDS} rounds (let go over ${SPREAD_MS} ms), loopback, scripted model, storage ${STORAGE}, Node ${process.version}`,
+  );
   console.log(
     "| gateway | events measured | event latency p50 (ms) | event latency p99 (ms) | heap per open stream (KiB) | RSS per open stream (KiB) | round wall time (s) |",
   );

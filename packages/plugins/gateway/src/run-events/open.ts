@@ -25,7 +25,7 @@ export async function openRunEventLog(client: AntlerClient, config: GatewayConfi
     // The client's tables first: two handles on one SQLite file must not run their migrations at the same time.
     await client.listThreads({ limit: 1 });
     const database = await client.kernel.openDatabase({ migrations: runEventMigrations });
-    store = createSqlRunEventStore(database, { pollMs: config.run_events.poll_interval_ms });
+    store = await createSqlRunEventStore(database, { pollMs: config.run_events.poll_interval_ms });
   }
   const log = new RunEventLog(store, config.run_events, logger);
   log.startSweeper();

@@ -38,7 +38,15 @@ export const runEventMigrations: readonly Migration[] = [
 // the live streams for long (better-sqlite3 writes synchronously).
 const ROWS_PER_STATEMENT = 100;
 
-export function createSqlRunEventStore(database: AntlerDatabase, options: { pollMs: number }): RunEventStore {
+/**
+ * The SQL run event log on its own handle. On SQLite that handle commits without an fsync each time
+ * (`synchronous = NORMAL`, safe in WAL mode: a crash loses at most the last commits, never the file): the log
+ * is a replay buffer, and better-sqlite3 would otherwise block the event loop, and so every live stream, on
+ * each batch's fsync. A power loss can cost a joiner the run's last events, which it is then told
+ * (RUN_EVENTS_INCOMPLETE).
+ */
+export async function createSqlRunEventStore(database: AntlerDatabase, options: { pollMs: number }): Promise<RunEventStore> {
+  if (database.dialect === "sqlite") await sql`PRAGMA synchronous = NORMAL`.execute(database.db);
   const db = database.db.withTables<{ antler_run_events: RunEventsTable }>();
   const read = async (runId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]> => {
     const rows = await db
