@@ -1,6 +1,6 @@
 // The HTTP side of sse.bench.mjs, in a process of its own (as real clients are): opens one SSE stream per
 // thread id at once and prints, as JSON, each event's arrival time (epoch ms, sub-ms precision) by run id and
-// sequence number.
+// SSE id (the metadata frame is id 1; the benchmark ignores ids it did not stamp).
 import { performance } from "node:perf_hooks";
 
 const [url, ...threads] = process.argv.slice(2);
@@ -28,7 +28,7 @@ async function stream(threadId) {
       buffer = buffer.slice(end + 2);
       end = buffer.indexOf("\n\n");
       const id = /^id: (\d+)$/m.exec(frame)?.[1];
-      if (!id) continue; // the metadata preamble and keep-alives carry no id
+      if (!id) continue; // keep-alives carry no id
       JSON.parse(/^data: (.*)$/m.exec(frame)[1]);
       arrivals.push([Number(id), now()]);
     }

@@ -1,14 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
-import {
-  type AntlerClient,
-  agentSaveRequestSchema,
-  RuntimeErrorCodes,
-  runRequestText,
-  runtimeConfig,
-  type StreamEvent,
-} from "@antler/plugin-runtime";
+import { type AntlerClient, agentSaveRequestSchema, RuntimeErrorCodes, runRequestText, runtimeConfig } from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -28,7 +21,8 @@ import {
   MAX_JSON_DEPTH,
 } from "./request-limits.js";
 import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
-import { sseBody, sseFrame } from "./sse.js";
+import type { RunEventLog } from "./run-events/log.js";
+import { mountRunStreamRoutes } from "./run-stream.js";
 import { firstUsableTraceId } from "./trace-edge.js";
 
 export type { GatewayEnv } from "./env.js";
@@ -40,6 +34,11 @@ export interface GatewayAppOptions {
   routes?: ReadonlyArray<{ plugin: string; route: GatewayRoute }>;
   /** Request wrappers contributed by plugins (`aroundRequest`), outermost first. */
   requestWrappers?: ReadonlyArray<{ plugin: string; around: GatewayRequestWrapper }>;
+  /**
+   * The run event log behind `GET .../runs/{run}/stream` (`startGateway` opens it from `stream_bridge` and
+   * attaches it to the client). Without it runs cannot be joined; stream ids are sent all the same.
+   */
+  runEvents?: RunEventLog | null;
   logger?: Logger;
   /**
    * Receives every unhandled error after the trace middleware has answered it with a plain 500 (the
@@ -73,7 +72,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       "*",
       cors({
         origin: origins.includes("*") ? "*" : origins,
-        allowHeaders: ["Authorization", "X-API-Key", "Content-Type", TRACE_ID_HEADER],
+        allowHeaders: ["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID", TRACE_ID_HEADER],
         allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         // Not CORS-safelisted, so browsers hide it from scripts unless it is exposed.
         exposeHeaders: [TRACE_ID_HEADER, "X-Run-Id"],
@@ -166,6 +165,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     assertCallerDataWithinLimits("metadata (config.metadata and metadata together)", metadata);
     return {
       message: runRequestText(body),
+      onDisconnect: body.on_disconnect ?? "cancel",
       options: {
         threadId,
         userId: user(c),
@@ -181,67 +181,12 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     };
   };
 
-  app.post("/api/threads/:id/runs/stream", async (c) => {
-    const { message, options: runOptions } = await prepareRun(c);
-    const traceId = c.get("traceId");
-    const { runId, threadId } = runOptions;
-    // The peer going away (request signal) or the body being cancelled aborts the run: an async generator
-    // cannot be closed while a step is pending, so the signal is what reaches the model call in flight.
-    const hangUp = new AbortController();
-    let admitted: () => void = () => {};
-    const admission = new Promise<void>((resolve) => {
-      admitted = resolve;
-    });
-    const events = client.stream(message, {
-      ...runOptions,
-      signal: AbortSignal.any([c.req.raw.signal, hangUp.signal]),
-      onAdmitted: () => admitted(),
-    });
-    // Pull until the run is admitted (started or queued), so a refusal on a busy thread is a plain 409 with
-    // the coded body rather than an error frame after a 200. The step pulled here is sent first.
-    const firstStep = events.next();
-    firstStep.catch(() => undefined);
-    await Promise.race([admission, firstStep]);
-    const items = (async function* () {
-      const step = await firstStep;
-      if (step.done) return;
-      yield step.value;
-      yield* events;
-    })();
-    const body = sseBody<StreamEvent>({
-      preamble: sseFrame("metadata", { run_id: runId, thread_id: threadId, trace_id: traceId }),
-      items,
-      frame: (event, seq) => sseFrame(event.type, event.data, seq),
-      onError(error) {
-        const code = isAntlerError(error) ? error.code : "ANTLER_ERR_INTERNAL";
-        if (!isAntlerError(error, ErrorCodes.RUN_CANCELLED))
-          logger.error({ err: error, trace_id: traceId, run_id: runId }, "run failed mid-stream");
-        const text = error instanceof Error ? error.message.split("\n")[0] : String(error);
-        return sseFrame("error", { code, message: text, run_id: runId, trace_id: traceId });
-      },
-      onCancel() {
-        // The peer went away: closing the generator cancels the run (its finally aborts and records it).
-        hangUp.abort("client disconnected");
-        void events.return(undefined).catch(() => undefined);
-      },
-      keepAliveMs: config.sse_keepalive_seconds * 1000,
-    });
-    return new Response(body, {
-      status: 200,
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        connection: "keep-alive",
-        "x-accel-buffering": "no",
-        "x-run-id": runId,
-        "content-location": `/api/threads/${encodeURIComponent(threadId)}/runs/${runId}`,
-      },
-    });
-  });
+  mountRunStreamRoutes(app, { client, config, logger, prepareRun, runEvents: options.runEvents ?? null, user });
 
   app.post("/api/threads/:id/runs/wait", async (c) => {
-    const { message, options: runOptions } = await prepareRun(c);
-    const result = await client.invoke(message, { ...runOptions, signal: c.req.raw.signal });
+    const { message, onDisconnect, options: runOptions } = await prepareRun(c);
+    const signal = onDisconnect === "continue" ? undefined : c.req.raw.signal;
+    const result = await client.invoke(message, { ...runOptions, signal });
     return c.json(result, 200, { "x-run-id": result.run_id });
   });
   app.get("/api/threads/:id/runs", async (c) => {

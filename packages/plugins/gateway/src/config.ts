@@ -38,6 +38,46 @@ export const gatewayAuthSchema = z
     }
   });
 
+const redisBridgeSchema = z.strictObject({
+  type: z.literal("redis"),
+  /** `redis://[user:password@]host:port[/db]`; write it as `$REDIS_URL` so a password never sits in the file. */
+  redis_url: z
+    .string({ error: "stream_bridge type redis needs redis_url, e.g. `redis_url: $REDIS_URL` (redis://127.0.0.1:6379)" })
+    .regex(/^rediss?:\/\//, "redis_url must start with redis:// or rediss://"),
+  /** Prefix of the stream keys (`<prefix>run-events:<run_id>`), for a Redis shared with other applications. */
+  key_prefix: z.string().default("antler:"),
+});
+
+/**
+ * Where the run event log lives: `sql` (default) in Antler's database (storage.backend), `redis` in Redis
+ * Streams, `none` keeps no log (stream ids are still sent, but a run cannot be joined or resumed).
+ * A bare string is short for `{ type: ... }`.
+ */
+export const streamBridgeSchema = z.union(
+  [
+    z.enum(["sql", "none"]).transform((type) => ({ type })),
+    z.discriminatedUnion("type", [
+      z.strictObject({ type: z.literal("sql") }),
+      redisBridgeSchema,
+      z.strictObject({ type: z.literal("none") }),
+    ]),
+  ],
+  { error: "stream_bridge is sql (default), none, or { type: redis, redis_url: $REDIS_URL }" },
+);
+
+/** Bounds on the run event log; `antler serve` sweeps it every `sweep_interval_seconds`. */
+export const runEventsConfigSchema = z.strictObject({
+  /** Events older than this are deleted (Redis: the run's stream expires this long after its last event). */
+  retention_hours: z.number().positive().default(24),
+  /** Only a run's newest events beyond this are kept; joining from before them is a 410. */
+  max_events_per_run: z.number().int().min(16).default(10_000),
+  sweep_interval_seconds: z.number().positive().default(600),
+  /** How long events wait to be written in one batch; the live stream never waits for the write. */
+  flush_interval_ms: z.number().int().min(1).max(1000).default(20),
+  /** How often a joiner on an instance that does not run the run looks for new events in the SQL log. */
+  poll_interval_ms: z.number().int().min(10).max(5000).default(100),
+});
+
 export const gatewayConfigSchema = z.strictObject({
   /** Interface to bind; `antler serve --host` overrides. Default loopback only. */
   host: z.string().min(1).default("127.0.0.1"),
@@ -56,6 +96,14 @@ export const gatewayConfigSchema = z.strictObject({
     .int()
     .positive()
     .default(1024 * 1024),
+  stream_bridge: streamBridgeSchema.default({ type: "sql" }),
+  run_events: runEventsConfigSchema.default({
+    retention_hours: 24,
+    max_events_per_run: 10_000,
+    sweep_interval_seconds: 600,
+    flush_interval_ms: 20,
+    poll_interval_ms: 100,
+  }),
   /** Seconds between SSE keep-alive comments while a run is quiet. */
   sse_keepalive_seconds: z.number().positive().default(15),
   /**

@@ -29,6 +29,12 @@ export const GatewayErrorCodes = {
   MALFORMED_REQUEST: "ANTLER_ERR_GATEWAY_MALFORMED_REQUEST",
   NOT_FOUND: "ANTLER_ERR_GATEWAY_NOT_FOUND",
   UNAVAILABLE: "ANTLER_ERR_GATEWAY_UNAVAILABLE",
+  /** The run event log no longer holds the events a join asked for (retention, max_events_per_run): 410. */
+  RUN_EVENTS_EXPIRED: "ANTLER_ERR_GATEWAY_RUN_EVENTS_EXPIRED",
+  /** A joined run ended without its last events in the log (its process died): the stream's last frame. */
+  RUN_EVENTS_INCOMPLETE: "ANTLER_ERR_GATEWAY_RUN_EVENTS_INCOMPLETE",
+  /** `stream_bridge: none`: no run event log, so runs cannot be joined: 404. */
+  RUN_EVENTS_DISABLED: "ANTLER_ERR_GATEWAY_RUN_EVENTS_DISABLED",
 } as const;
 
 const NOT_FOUND = new Set<string>([

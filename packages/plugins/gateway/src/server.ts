@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
@@ -7,6 +7,8 @@ import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";
 import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
 import { type GatewayRequestWrapper, type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
+import type { RunEventLog } from "./run-events/log.js";
+import { openRunEventLog } from "./run-events/open.js";
 import { answerClientError, answerUnroutableRequest } from "./trace-edge.js";
 
 export interface StartGatewayOptions {
@@ -32,6 +34,10 @@ export interface RunningGateway {
   readonly url: string;
   readonly host: string;
   readonly port: number;
+  /** The Node HTTP server (for connection-level control: timeouts, socket counts). */
+  readonly server: Server;
+  /** The run event log (`stream_bridge`), or null for `none`. */
+  readonly runEvents: RunEventLog | null;
   /** Stops accepting connections, cancels live runs, waits for streams to end. Does not close the client. */
   close(): Promise<void>;
 }
@@ -96,15 +102,29 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   const { client } = options;
   if (client.kernel.status === "booted") await client.kernel.start();
-  const app = createGatewayApp({
-    client,
-    config,
-    routes: options.routes ?? collectContributedRoutes(client.kernel),
-    requestWrappers: options.requestWrappers ?? collectRequestWrappers(client.kernel),
-    logger: options.logger,
-    onUnhandledError: options.onUnhandledError,
-  });
   const edgeLogger = options.logger ?? client.kernel.logger.child({ plugin: "@antler/plugin-gateway" });
+  // Every run of the client is logged from here on, whoever consumes it (a stream, runs/wait, the scheduler).
+  const runEvents = await openRunEventLog(client, config, edgeLogger);
+  const detachRunEvents = runEvents ? client.observeRuns(runEvents) : () => {};
+  const closeRunEvents = async () => {
+    detachRunEvents();
+    await runEvents?.close();
+  };
+  let app: Hono<GatewayEnv>;
+  try {
+    app = createGatewayApp({
+      client,
+      config,
+      routes: options.routes ?? collectContributedRoutes(client.kernel),
+      requestWrappers: options.requestWrappers ?? collectRequestWrappers(client.kernel),
+      runEvents,
+      logger: options.logger,
+      onUnhandledError: options.onUnhandledError,
+    });
+  } catch (error) {
+    await closeRunEvents();
+    throw error;
+  }
   // Requests refused before the app runs (by Node's parser, or by the adapter for an invalid URL) still get a
   // coded answer carrying an X-Trace-Id, like every other response.
   const server = createServer(getRequestListener(app.fetch, { hostname: host, errorHandler: answerUnroutableRequest(edgeLogger) }));
@@ -115,6 +135,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       server.off("error", reject);
       resolve();
     });
+  }).catch(async (error: unknown) => {
+    await closeRunEvents();
+    throw error;
   });
   // Plugins' background work (a scheduler's poller, ...) runs while the server does; a hook that fails to
   // start stops the ones before it and the server, and the error names the plugin.
@@ -135,6 +158,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     } catch (err) {
       await stopBackground();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeRunEvents();
       throw new AntlerError(
         ErrorCodes.PLUGIN_SETUP_FAILED,
         `${plugin} failed to start its work in the gateway: ${(err as Error)?.message ?? String(err)}`,
@@ -153,6 +177,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     url: `http://${shownHost}:${address.port}`,
     host: address.address,
     port: address.port,
+    server,
+    runEvents,
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -164,6 +190,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         await Promise.race([stopped, grace]);
         server.closeAllConnections();
         await stopped;
+        // After the runs ended: their last events are written before the store closes.
+        await closeRunEvents();
       })();
       return closing;
     },

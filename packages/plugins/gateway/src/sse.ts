@@ -11,6 +11,11 @@ export function sseFrame(event: string, data: unknown, id?: number): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
 }
 
+/** The same frame from JSON text already written (a logged event). */
+export function sseFrameRaw(event: string, json: string, id?: number): string {
+  return `event: ${event}\ndata: ${json}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
+}
+
 const KEEPALIVE = ": keep-alive\n\n";
 
 export interface SseSource<T> {
@@ -19,8 +24,11 @@ export interface SseSource<T> {
   readonly items: AsyncIterator<T>;
   /** Turns one item into a frame. */
   frame(item: T, seq: number): string;
-  /** Called once when the source fails; returns the last frame to send (the stream then ends). */
-  onError(error: unknown): string;
+  /**
+   * Called once when the source fails; returns the last frame to send (the stream then ends). `seq` is the
+   * number the next item would have had.
+   */
+  onError(error: unknown, seq: number): string;
   /** The peer went away: stop the source. */
   onCancel(): void;
   keepAliveMs: number;
@@ -59,6 +67,8 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
         });
         try {
           const step = await Promise.race([pending, tick]);
+          // Cancelled while waiting (the peer went away): the controller is closed, and the item is not ours to send.
+          if (finished) return;
           if (step === "tick") {
             controller.enqueue(encoder.encode(KEEPALIVE));
             return;
@@ -73,10 +83,11 @@ export function sseBody<T>(source: SseSource<T>): ReadableStream<Uint8Array> {
           seq += 1;
           controller.enqueue(encoder.encode(source.frame(step.value, seq)));
         } catch (error) {
-          finished = true;
           pending = undefined;
+          if (finished) return;
+          finished = true;
           closed();
-          controller.enqueue(encoder.encode(source.onError(error)));
+          controller.enqueue(encoder.encode(source.onError(error, seq + 1)));
           controller.close();
         } finally {
           clearTimeout(timer);

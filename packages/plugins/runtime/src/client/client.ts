@@ -105,6 +105,31 @@ export interface RunCallOptions {
   onAdmitted?: (status: "running" | "pending") => void;
 }
 
+/** Who a run is, as a `RunObserver` first hears of it. */
+export interface ObservedRun {
+  runId: string;
+  threadId: string;
+  userId: string;
+  traceId: string;
+}
+
+/**
+ * Sees every run of a client as it happens, whoever consumes it (an HTTP stream, `runs/wait`, an in-process
+ * caller, the scheduler). The gateway's run event log is one. Calls come in run order: `runStarted` once the
+ * run's record is written (running or queued), `runEvent` for each event just before its consumer gets it,
+ * `runEnded` once. An observer's failure is logged and never reaches the run.
+ */
+export interface RunObserver {
+  runStarted(run: ObservedRun): void;
+  /** Synchronous and on the run's path: keep it cheap (queue the work, do it later). */
+  runEvent(runId: string, event: StreamEvent): void;
+  /**
+   * Awaited (at most 5 s) before the run's record is finished, so what the observer writes is complete by the
+   * time the record says the run ended. `error` is what the stream throws (undefined when its consumer stopped).
+   */
+  runEnded(runId: string, outcome: "success" | "error" | "cancelled", error: unknown): void | Promise<void>;
+}
+
 /** What `invoke` (and `POST /runs/wait`) returns when a run ends. */
 export interface RunResult {
   run_id: string;
@@ -135,6 +160,8 @@ interface LiveRun {
 }
 
 const DEFAULT_HEARTBEAT_MS = 5000;
+/** How long a run's end waits for its observers (a log's last flush) before its record is finished anyway. */
+const OBSERVER_END_WAIT_MS = 5000;
 
 // Keys that would carry a trace id as data; a caller-sent one is dropped, never honoured.
 const TRACE_KEYS = new Set([TRACE_METADATA_KEY, "trace_id"]);
@@ -182,6 +209,7 @@ export class AntlerClient {
   /** The custom-agent file version each user's cached agents were last built from. */
   private readonly agentVersions = new Map<string, string>();
   private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
+  private readonly observers = new Set<RunObserver>();
 
   constructor(options: AntlerClientOptions) {
     this.kernel = options.kernel;
@@ -222,6 +250,14 @@ export class AntlerClient {
       };
     })();
     return this.storage;
+  }
+
+  /** Adds an observer of every run of this client from now on; returns the function that removes it. */
+  observeRuns(observer: RunObserver): () => void {
+    this.observers.add(observer);
+    return () => {
+      this.observers.delete(observer);
+    };
   }
 
   /** Drops every cached agent; the next run rebuilds (after memory, skill or MCP config changes). */
@@ -311,6 +347,22 @@ export class AntlerClient {
       recorded: false,
     };
     this.live.set(runId, live);
+    // The observers present when the run starts see all of it, and no others see part of it.
+    const observers = [...this.observers];
+    let observed = false;
+    const observe = (what: string, call: (observer: RunObserver) => void) => {
+      for (const observer of observers) {
+        try {
+          call(observer);
+        } catch (err) {
+          this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, `a run observer failed at ${what}`);
+        }
+      }
+    };
+    const announce = () => {
+      observed = observers.length > 0;
+      observe("runStarted", (o) => o.runStarted({ runId, threadId, userId, traceId }));
+    };
     try {
       const principal = options.principal ?? { kind: "user" as const, userId };
       const { context } = sanitizeRunContext(options.context, {
@@ -345,12 +397,14 @@ export class AntlerClient {
         recorded = true;
         live.recorded = true;
         this.startHeartbeat();
+        announce();
         options.onAdmitted?.("running");
       } else {
         const record = await runs.create({ ...input, status: "pending" });
         recorded = true;
         live.recorded = true;
         this.startHeartbeat();
+        announce();
         options.onAdmitted?.("pending");
         if (strategy === "interrupt") await this.interruptAhead(runs, record);
         await this.waitTurn(runs, record, run.cancelled);
@@ -387,15 +441,20 @@ export class AntlerClient {
         const step = await bind(() => Promise.race([(iterator as AsyncIterator<unknown>).next(), run.cancelled]));
         if (step.done) break;
         const [mode, data] = step.value as [string, unknown];
-        for (const event of translator.translate(mode, data)) yield event;
+        for (const event of translator.translate(mode, data)) {
+          if (observed) observe("runEvent", (o) => o.runEvent(runId, event));
+          yield event;
+        }
       }
       const values = translator.finalValues;
       if (values?.title) await threads.touch(userId, threadId, { title: values.title });
       outcome = "success";
-      yield {
+      const end: StreamEvent = {
         type: "end",
         data: { thread_id: threadId, run_id: runId, trace_id: traceId, usage: translator.usage, stop_reason: values?.stop_reason ?? null },
       };
+      if (observed) observe("runEvent", (o) => o.runEvent(runId, end));
+      yield end;
     } catch (err) {
       outcome = run.context.signal.aborted ? "cancelled" : "error";
       failure = err;
@@ -410,6 +469,16 @@ export class AntlerClient {
         }).catch(() => undefined);
       }
       try {
+        if (observed) {
+          const endings = observers.map((o) =>
+            Promise.resolve()
+              .then(() => o.runEnded(runId, outcome, failure))
+              .catch((err: unknown) =>
+                this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "a run observer failed at runEnded"),
+              ),
+          );
+          await settledWithin(Promise.all(endings), OBSERVER_END_WAIT_MS);
+        }
         if (recorded) {
           // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
           live.recorded = false;

@@ -190,6 +190,11 @@ export const runCreateRequestSchema = z
     is_bootstrap: z.boolean().optional(),
     /** `reject` (default): 409 THREAD_BUSY if the thread has a run; `enqueue`: wait its turn; `interrupt`: cancel it and run. */
     multitask_strategy: multitaskStrategySchema.optional(),
+    /**
+     * What a dropped client means for the run (LangGraph's option): `cancel` (default) cancels it, `continue`
+     * lets it finish, so the client can join again with `GET .../runs/{run_id}/stream` and `Last-Event-ID`.
+     */
+    on_disconnect: z.enum(["cancel", "continue"]).optional(),
     /** Accepted for LangGraph compatibility; Antler always streams values, messages-tuple, custom and end. */
     stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
   })

@@ -1,0 +1,364 @@
+import type { Logger } from "@antler/kernel";
+import type { ObservedRun, RunObserver, StreamEvent } from "@antler/plugin-runtime";
+import type { GatewayConfig } from "../config.js";
+import { GatewayErrorCodes, HttpError } from "../errors.js";
+import { closedRunError, runErrorData } from "./frames.js";
+import { type EventTail, isTerminal, type LoggedEvent, type PendingEvent, type RunEventStore } from "./store.js";
+
+/** One event held in memory; its JSON is written once, when first needed (the flush or a frame). */
+class Entry implements PendingEvent {
+  private text: string | undefined;
+  constructor(
+    readonly runId: string,
+    readonly seq: number,
+    readonly event: string,
+    private data: unknown,
+    readonly at: number,
+  ) {}
+  get json(): string {
+    if (this.text === undefined) {
+      this.text = JSON.stringify(this.data);
+      this.data = undefined;
+    }
+    return this.text;
+  }
+}
+
+/** A run of this instance while it is live: its newest events in memory, and who waits for more. */
+class LiveRun {
+  /** Contiguous, ascending: every event not yet written, and a few written ones for joiners close behind. */
+  entries: Entry[] = [];
+  lastSeq = 0;
+  writtenSeq = 0;
+  done = false;
+  private waiters = new Set<() => void>();
+  constructor(readonly run: ObservedRun) {}
+
+  /** Events after `seq` from memory, or null when memory no longer reaches back that far. */
+  after(seq: number): Entry[] | null {
+    const first = this.entries[0];
+    if (!first) return seq >= this.lastSeq ? [] : null;
+    if (first.seq > seq + 1) return null;
+    return this.entries.slice(seq + 1 - first.seq);
+  }
+
+  /** Resolves at the next event (or the end), or when `signal` aborts. */
+  changed(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        this.waiters.delete(done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.waiters.add(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+/** What `prepareJoin` decided before any byte is sent. */
+export type JoinPlan = { kind: "stream" } | { kind: "caught-up" };
+
+// Written events a live run keeps in memory, so a local joiner a little behind never reads the store.
+const KEEP_WRITTEN = 64;
+const BATCH = 500;
+const READ_LIMIT = 200;
+/** How long a joiner on another instance waits for news before it looks at the run's record again. */
+const REMOTE_WAIT_MS = 1000;
+const RETRY_MS = 250;
+const END_WRITE_WAIT_MS = 5000;
+
+/**
+ * The run event log: observes every run of the gateway's client (whoever consumes it), numbers its events
+ * (the metadata frame is 1), keeps them in memory while the run is live and writes them to the store in
+ * batches, never on the run's path; the run's end waits for its last write. Joiners read from memory on the
+ * instance that runs the run and from the store elsewhere.
+ */
+export class RunEventLog implements RunObserver {
+  private readonly live = new Map<string, LiveRun>();
+  private pending: Entry[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private readonly flushed = new Set<(force?: boolean) => void>();
+  private sweeper: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private closed = false;
+
+  constructor(
+    readonly store: RunEventStore,
+    private readonly config: GatewayConfig["run_events"],
+    private readonly logger: Logger,
+  ) {}
+
+  // ---------------------------------------------------------------- writing (RunObserver)
+
+  runStarted(run: ObservedRun): void {
+    const live = new LiveRun(run);
+    this.live.set(run.runId, live);
+    this.push(live, "metadata", { run_id: run.runId, thread_id: run.threadId, trace_id: run.traceId });
+  }
+
+  runEvent(runId: string, event: StreamEvent): void {
+    const live = this.live.get(runId);
+    if (live) this.push(live, event.type, event.data);
+  }
+
+  async runEnded(runId: string, outcome: "success" | "error" | "cancelled", error: unknown): Promise<void> {
+    const live = this.live.get(runId);
+    if (!live) return;
+    if (outcome !== "success") this.push(live, "error", runErrorData(error ?? closedRunError(), runId, live.run.traceId));
+    live.done = true;
+    live.wake();
+    try {
+      await this.written(live);
+      if (live.lastSeq > this.config.max_events_per_run) {
+        await this.store.trim(runId, live.lastSeq, this.config.max_events_per_run);
+      }
+    } finally {
+      // Joiners still holding it finish from its memory or the store; new ones read the store.
+      this.live.delete(runId);
+    }
+  }
+
+  /** The last sequence number handed out for a live run of this instance (0: not live here). */
+  lastSeq(runId: string): number {
+    return this.live.get(runId)?.lastSeq ?? 0;
+  }
+
+  private push(live: LiveRun, event: string, data: unknown): void {
+    live.lastSeq += 1;
+    const entry = new Entry(live.run.runId, live.lastSeq, event, data, Date.now());
+    live.entries.push(entry);
+    this.pending.push(entry);
+    live.wake();
+    this.schedule(live.done ? 0 : this.config.flush_interval_ms);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.flushing || this.closed) return;
+    if (this.timer) {
+      if (delayMs > 0) return;
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined;
+        if (this.pending.length > 0) this.schedule(this.failures > 0 ? RETRY_MS : 0);
+      });
+    }, delayMs);
+  }
+
+  /** Writes what is pending, oldest first; a failed batch goes back to the front and is retried. */
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, BATCH);
+      try {
+        await this.store.append(batch);
+      } catch (err) {
+        this.pending.unshift(...batch);
+        if (this.failures++ % 20 === 0) {
+          this.logger.warn({ err, pending: this.pending.length, store: this.store.kind }, "could not write run events; retrying");
+        }
+        return;
+      }
+      this.failures = 0;
+      const touched = new Set<LiveRun>();
+      for (const entry of batch) {
+        const live = this.live.get(entry.runId);
+        if (!live) continue;
+        live.writtenSeq = Math.max(live.writtenSeq, entry.seq);
+        touched.add(live);
+      }
+      for (const live of touched) {
+        // Keep what is unwritten and the last few written events; older ones are in the store.
+        const cut = live.entries.findIndex((e) => e.seq > live.writtenSeq - KEEP_WRITTEN);
+        if (cut > 0) live.entries = live.entries.slice(cut);
+      }
+      for (const notify of [...this.flushed]) notify();
+    }
+  }
+
+  /** Resolves once everything the run produced is in the store. */
+  /** Resolves once everything the run produced is in the store, or after `END_WRITE_WAIT_MS` (the store is failing). */
+  private written(live: LiveRun): Promise<void> {
+    if (live.writtenSeq >= live.lastSeq) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const check = (force = false) => {
+        if (force || live.writtenSeq >= live.lastSeq || this.closed) {
+          clearTimeout(timer);
+          this.flushed.delete(check);
+          resolve();
+        }
+      };
+      const timer = setTimeout(() => check(true), END_WRITE_WAIT_MS);
+      this.flushed.add(check);
+      this.schedule(0);
+    });
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /** Deletes events older than `retention_hours`; returns how many. */
+  async sweep(now = Date.now()): Promise<number> {
+    const removed = await this.store.prune(new Date(now - this.config.retention_hours * 3_600_000));
+    if (removed > 0) this.logger.info({ removed, store: this.store.kind }, "pruned run events past retention");
+    return removed;
+  }
+
+  startSweeper(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.logger.warn({ err }, "run event retention sweep failed; retrying at the next interval"));
+    }, this.config.sweep_interval_seconds * 1000);
+    this.sweeper.unref();
+  }
+
+  /** Writes what is pending (waiting at most `waitMs`), stops the sweeper and closes the store. */
+  async close(waitMs = 5000): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const deadline = Date.now() + waitMs;
+    while ((this.pending.length > 0 || this.flushing) && Date.now() < deadline) {
+      this.schedule(0);
+      await (this.flushing ?? new Promise((resolve) => setTimeout(resolve, 10)));
+      if (this.failures > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const notify of [...this.flushed]) notify();
+    await this.store.close();
+  }
+
+  // ---------------------------------------------------------------- joining
+
+  /**
+   * Decides, before the response starts, whether a join after `afterSeq` can be served: a 410 when the events
+   * it needs were pruned, a 400 for an id past the end of a finished run, "caught-up" when the client already
+   * has everything of a finished run.
+   */
+  async prepareJoin(runId: string, afterSeq: number, active: boolean): Promise<JoinPlan> {
+    const live = this.live.get(runId);
+    if (live) {
+      if (afterSeq > live.lastSeq) throw pastTheEnd(runId, afterSeq, live.lastSeq);
+      return { kind: "stream" };
+    }
+    const bounds = await this.store.bounds(runId);
+    if (!bounds) {
+      // Not written yet (another instance's run that has just started) is fine; a finished run with nothing is not.
+      if (active) return { kind: "stream" };
+      throw expired(runId, "no events are kept for it (they passed the retention, or it ran where no event log was kept)");
+    }
+    if (bounds.first > afterSeq + 1) {
+      throw expired(runId, `events ${afterSeq + 1}–${bounds.first - 1} were pruned (the log keeps ${bounds.first}–${bounds.last})`);
+    }
+    if (!active && afterSeq >= bounds.last) {
+      if (afterSeq > bounds.last) throw pastTheEnd(runId, afterSeq, bounds.last);
+      return { kind: "caught-up" };
+    }
+    return { kind: "stream" };
+  }
+
+  /**
+   * The run's events after `afterSeq`, each exactly once and in order, until its `end` or `error` event. A run
+   * of this instance is followed in memory; another instance's through the store (polling SQL, or XREAD BLOCK
+   * on Redis), looking at its record (`isActive`) when nothing comes, so a run whose process died does not keep
+   * the joiner waiting forever. A gap (events pruned while the joiner lagged) ends the stream with a coded
+   * error frame instead of skipping events.
+   */
+  async *join(runId: string, afterSeq: number, isActive: () => Promise<boolean>, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
+    let cursor = afterSeq;
+    let tail: EventTail | undefined;
+    const stop = () => tail?.close();
+    signal.addEventListener("abort", stop, { once: true });
+    const gap = (found: number): LoggedEvent => ({
+      seq: 0,
+      event: "error",
+      json: JSON.stringify({
+        code: GatewayErrorCodes.RUN_EVENTS_EXPIRED,
+        message: `events ${cursor + 1}–${found - 1} of run ${runId} were pruned before they could be sent`,
+        hint: "Join again without Last-Event-ID if the run is still kept, or raise run_events.max_events_per_run.",
+        run_id: runId,
+      }),
+    });
+    try {
+      while (!signal.aborted) {
+        const live = this.live.get(runId);
+        let events: LoggedEvent[] | null = live ? live.after(cursor) : null;
+        if (live && events !== null && events.length === 0) {
+          await live.changed(signal);
+          continue;
+        }
+        if (events === null) {
+          if (live) {
+            // Memory starts after the cursor: the events in between were written before they left memory.
+            events = await this.store.read(runId, cursor, READ_LIMIT);
+            if (events.length === 0) {
+              yield gap(live.entries[0]?.seq ?? live.lastSeq + 1);
+              return;
+            }
+          } else {
+            tail ??= this.store.tail(runId);
+            events = await tail.next(cursor, READ_LIMIT, REMOTE_WAIT_MS);
+          }
+        }
+        if (events.length === 0) {
+          if (this.live.has(runId)) continue;
+          if (await isActive()) continue;
+          // Its record says it ended: whatever it wrote is in the store by now (the end waits for the write).
+          events = await this.store.read(runId, cursor, READ_LIMIT);
+          if (events.length === 0) {
+            yield {
+              seq: 0,
+              event: "error",
+              json: JSON.stringify({
+                code: GatewayErrorCodes.RUN_EVENTS_INCOMPLETE,
+                message: `run ${runId} ended without logging its last events (its process stopped, or the log could not be written)`,
+                hint: "GET /api/threads/{id}/runs/{run_id} has its final status; GET /api/threads/{id}/state has the thread as it was left.",
+                run_id: runId,
+              }),
+            };
+            return;
+          }
+        }
+        for (const event of events) {
+          if (event.seq !== cursor + 1) {
+            yield gap(event.seq);
+            return;
+          }
+          cursor = event.seq;
+          yield event;
+          if (isTerminal(event.event)) return;
+        }
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      tail?.close();
+    }
+  }
+}
+
+function expired(runId: string, why: string): HttpError {
+  return new HttpError(
+    410,
+    GatewayErrorCodes.RUN_EVENTS_EXPIRED,
+    `the events of run ${runId} cannot be replayed from there: ${why}`,
+    "GET /api/threads/{id}/state has the thread's messages; run_events.retention_hours and max_events_per_run bound what is kept.",
+    { run_id: runId },
+  );
+}
+
+function pastTheEnd(runId: string, afterSeq: number, last: number): HttpError {
+  return new HttpError(
+    400,
+    GatewayErrorCodes.INVALID_REQUEST,
+    `Last-Event-ID ${afterSeq} is past the last event of run ${runId} (${last})`,
+    "Send the id of the last event you received, or none to replay the run from the start.",
+    { run_id: runId, last_event_id: afterSeq, last },
+  );
+}
