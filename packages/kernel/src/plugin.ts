@@ -97,7 +97,7 @@ export interface PluginHooks {
 export type { HookArgs };
 
 export interface ToolContribution {
-  /** Tool group, for `getAvailableTools({ groups })` filtering of config tools. */
+  /** Tool group (`bash`, `file:read`, `file:write`, `web`, `browser`, ...) that `getAvailableTools({ groups })` and a custom agent's `tool_groups` filter on. */
   group?: string;
   /** Default `plugin`; `builtin`, `mcp`, `acp` and `subagent` pick the matching assembly stage. */
   source?: ToolSource;
@@ -261,7 +261,7 @@ export interface Kernel {
   assembleMiddleware(context?: Partial<MiddlewareAssemblyContext>): Promise<MiddlewareEntry[]>;
   /** Tool entries with provenance, after the group filter and duplicate resolution. */
   assembleTools(options?: GetAvailableToolsOptions): Promise<ToolEntry[]>;
-  /** The tools an agent gets: config tools by group, built-ins, then MCP, ACP and subagent tools. */
+  /** The tools an agent gets (filtered by group): config tools, built-ins, then MCP, ACP and subagent tools. */
   getAvailableTools(options?: GetAvailableToolsOptions): Promise<AntlerTool[]>;
   /** The JSON Schema of config.yaml with every loaded plugin's config schema composed in. */
   configJsonSchema(): Record<string, unknown>;

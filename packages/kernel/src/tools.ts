@@ -3,7 +3,7 @@ import type { Scope } from "./di.js";
 
 export type AntlerTool = StructuredToolInterface;
 
-/** Where a tool came from. Only `config` tools are filtered by `groups`. */
+/** Where a tool came from. */
 export type ToolSource = "config" | "builtin" | "mcp" | "acp" | "subagent" | "plugin";
 
 /** One tool in the `assembleTools` waterfall, with its provenance. */
@@ -12,12 +12,12 @@ export interface ToolEntry {
   /** The plugin that contributed it. */
   readonly plugin: string;
   readonly source: ToolSource;
-  /** Tool group (`tool_groups` in config.yaml); entries without a group are never filtered out. */
+  /** Tool group (`bash`, `file:read`, `file:write`, `web`, `browser`, ...); entries without one (framework tools) are never filtered out. */
   readonly group?: string | undefined;
 }
 
 export interface GetAvailableToolsOptions {
-  /** Keep only config tools in these groups. Omitted: all groups. */
+  /** Keep only tools in these groups, plus tools without a group. Omitted: all groups. */
   groups?: readonly string[] | undefined;
   /** Whether MCP tools are wanted (the MCP plugin reads this). Default true. */
   includeMcp?: boolean | undefined;
@@ -57,7 +57,7 @@ export interface ToolConflict {
 }
 
 /**
- * Applies the group filter to config tools and resolves duplicate names: the first entry wins, and each
+ * Applies the group filter to every tool that declares a group and resolves duplicate names: the first entry wins, and each
  * loser is reported so the caller can warn with both plugin names.
  */
 export function finalizeToolEntries(
@@ -68,7 +68,7 @@ export function finalizeToolEntries(
   const byName = new Map<string, ToolEntry>();
   const conflicts: ToolConflict[] = [];
   for (const entry of entries) {
-    if (groups && entry.source === "config" && entry.group !== undefined && !groups.has(entry.group)) continue;
+    if (groups && entry.group !== undefined && !groups.has(entry.group)) continue;
     const name = entry.tool.name;
     const existing = byName.get(name);
     if (existing) {

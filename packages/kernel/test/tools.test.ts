@@ -32,18 +32,38 @@ describe("getAvailableTools", () => {
     ]);
   });
 
-  it("filters only config tools by group", async () => {
+  it("filters every tool that declares a group, whatever its source, and keeps tools without one", async () => {
     const kernel = await createTestKernel({
       builtins: false,
       plugins: [
         adds("configured", [
           ["web_search", { source: "config", group: "web" }],
-          ["bash", { source: "config", group: "bash" }],
+          ["shell", { source: "config", group: "bash" }],
         ]),
-        adds("builtins", [["present_files", { source: "builtin", group: "files" }]]),
+        adds("sandbox", [
+          ["bash", { group: "bash" }],
+          ["read_file", { group: "file:read" }],
+          ["write_file", { group: "file:write" }],
+        ]),
+        adds("browser", [["browser_navigate", { group: "browser" }]]),
+        adds("framework", [
+          ["present_files", { source: "builtin" }],
+          ["ask_clarification", { source: "builtin" }],
+        ]),
       ],
     });
-    expect((await kernel.getAvailableTools({ groups: ["web"] })).map((t) => t.name)).toEqual(["web_search", "present_files"]);
+    expect((await kernel.getAvailableTools({ groups: ["web"] })).map((t) => t.name)).toEqual([
+      "web_search",
+      "present_files",
+      "ask_clarification",
+    ]);
+    expect((await kernel.getAvailableTools({ groups: ["file:read", "browser"] })).map((t) => t.name)).toEqual([
+      "present_files",
+      "ask_clarification",
+      "read_file",
+      "browser_navigate",
+    ]);
+    expect((await kernel.getAvailableTools()).map((t) => t.name)).toHaveLength(8);
   });
 
   it("keeps the first of two tools with one name and warns naming both plugins", async () => {

@@ -5,8 +5,10 @@ export { composedConfigJsonSchema } from "./json-schema.js";
 export {
   type ConfigDocument,
   discoverConfigPath,
+  invalidConfig,
   parseConfigText,
   readConfigDocument,
   validateKernelConfig,
+  validateSection,
 } from "./load.js";
 export { kernelConfigSchema, modelConfigSchema, storageSectionSchema } from "./schema.js";

@@ -33,7 +33,11 @@ export function readConfigDocument(path: string, env: Env = process.env): Config
   return parseConfigText(text, { file: resolve(path), env });
 }
 
-export function parseConfigText(text: string, options: { file?: string | null; env?: Env; dir?: string } = {}): ConfigDocument {
+/** Parses config YAML; `substitute: false` leaves `${VAR}` text alone (files users or models write, e.g. agents). */
+export function parseConfigText(
+  text: string,
+  options: { file?: string | null; env?: Env; dir?: string; substitute?: boolean } = {},
+): ConfigDocument {
   const file = options.file ?? null;
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
@@ -58,7 +62,10 @@ export function parseConfigText(text: string, options: { file?: string | null; e
   }
   const missing: MissingVariable[] = [];
   const typed: TypedSubstitutions = new Map();
-  const data = substituteVariables(raw, options.env ?? process.env, missing, [], typed) as Record<string, unknown>;
+  const data = (options.substitute === false ? raw : substituteVariables(raw, options.env ?? process.env, missing, [], typed)) as Record<
+    string,
+    unknown
+  >;
   if (missing.length > 0) {
     const issues = missing.map((m) => ({
       path: formatPath(m.path),

@@ -6,6 +6,21 @@ export {
   createAntlerAgent,
   type ExtraMiddleware,
 } from "./agent.js";
+export {
+  type AgentConfig,
+  type AgentDetails,
+  AgentErrorCodes,
+  type AgentSaveRequest,
+  type AgentSummary,
+  agentConfigSchema,
+  agentSaveRequestSchema,
+  type CustomAgent,
+  deleteCustomAgent,
+  listCustomAgents,
+  loadCustomAgent,
+  requireCustomAgent,
+  saveCustomAgent,
+} from "./agents.js";
 export { TurnRenderer, type TurnSummary } from "./cli/render.js";
 export {
   AntlerClient,

@@ -93,13 +93,14 @@ function fillDefaultChain(ctx: PluginContext): void {
 /** present_files always; view_image for vision models; setup_agent in bootstrap runs; update_agent for custom agents. */
 function addBuiltinTools(ctx: PluginContext): void {
   const baseDir = ctx.paths.baseDir;
+  const modelNames = () => ctx.kernelConfig.models.map((m) => m.name);
   let tools: Promise<Record<"presentFiles" | "viewImage" | "setupAgent" | "updateAgent", AntlerTool>> | undefined;
   const builtin = () =>
     (tools ??= import("./tools/index.js").then((t: Tools) => ({
       presentFiles: t.createPresentFilesTool({ baseDir }),
       viewImage: t.createViewImageTool({ baseDir }),
-      setupAgent: t.createSetupAgentTool({ baseDir }),
-      updateAgent: t.createUpdateAgentTool({ baseDir }),
+      setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
+      updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
     })));
   const models = ctx.kernelConfig.models;
   const isVision = (modelName: string | undefined) =>

@@ -133,7 +133,8 @@ describe("AntlerClient agent cache", () => {
     await c.chat("other model", { threadId: "t2", model: "m2" });
     expect(counts.builds).toBe(2);
     // A custom agent gets update_agent: another tool set, another agent.
-    await c.chat("custom agent", { threadId: "t3", context: { agent_name: "helper" } });
+    await c.saveAgent("helper", { soul: "You help." });
+    await c.chat("custom agent", { threadId: "t3", agent: "helper" });
     expect(counts.builds).toBe(3);
     await c.chat("again", { threadId: "t4" });
     expect(counts.builds).toBe(3);

@@ -19,6 +19,18 @@ import {
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
+import {
+  type AgentDetails,
+  type AgentSaveRequest,
+  type AgentSummary,
+  type CustomAgent,
+  deleteCustomAgent,
+  describeCustomAgent,
+  listCustomAgents,
+  requireCustomAgent,
+  saveCustomAgent,
+  soulSection,
+} from "../agents.js";
 import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
@@ -59,8 +71,15 @@ export interface RunCallOptions {
   /** Omitted: a new thread. */
   threadId?: string;
   userId?: string;
-  /** A `models:` name; default `default_model` or the first model. */
+  /** A `models:` name; default the custom agent's model, then `default_model` or the first model. */
   model?: string;
+  /**
+   * A custom agent (`antler agents list`): its SOUL.md joins the system prompt, its model is used unless `model`
+   * names one, and its `tool_groups` restrict the tools. With `bootstrap`, the name for the agent being created.
+   */
+  agent?: string;
+  /** A bootstrap run designs a new custom agent with the user and saves it with `setup_agent`. */
+  bootstrap?: boolean;
   /** Caller context. Server-owned keys (trace id, non_interactive, sandbox ids) are dropped unless the principal is internal. */
   context?: Record<string, unknown>;
   /** Who is calling. Default: the user; only in-process callers such as the scheduler may be `INTERNAL_PRINCIPAL`. */
@@ -159,6 +178,8 @@ export class AntlerClient {
   private heartbeat: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private readonly agents = new Map<string, Promise<ReactAgent>>();
+  /** The custom-agent file version each user's cached agents were last built from. */
+  private readonly agentVersions = new Map<string, string>();
   private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
 
   constructor(options: AntlerClientOptions) {
@@ -205,6 +226,37 @@ export class AntlerClient {
   /** Drops every cached agent; the next run rebuilds (after memory, skill or MCP config changes). */
   resetAgent(): void {
     this.agents.clear();
+    this.agentVersions.clear();
+  }
+
+  /** The custom agents this user can select: their own, then those shipped with the distribution. */
+  async listAgents(options: { userId?: string } = {}): Promise<{ agents: AgentSummary[] }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const agents = await listCustomAgents(this.kernel, {
+      userId,
+      onInvalid: (name, err) => this.kernel.logger.warn({ err, agent_name: name }, "custom agent skipped: its files do not validate"),
+    });
+    return { agents };
+  }
+
+  /** One custom agent with its soul; another user's agent is AGENT_NOT_FOUND. */
+  async getAgent(name: string, options: { userId?: string } = {}): Promise<AgentDetails> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    return describeCustomAgent(await requireCustomAgent(this.kernel, { userId, name }));
+  }
+
+  /** Creates or replaces the user's custom agent; the next turn with it uses the new files. */
+  async saveAgent(name: string, agent: AgentSaveRequest, options: { userId?: string } = {}): Promise<AgentDetails> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    return saveCustomAgent(this.kernel, { userId, name, agent });
+  }
+
+  /** Deletes the user's own custom agent (not one shipped with the distribution). */
+  async deleteAgent(name: string, options: { userId?: string } = {}): Promise<{ name: string; deleted: true }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const result = await deleteCustomAgent(this.kernel, { userId, name });
+    this.resetAgent();
+    return result;
   }
 
   listModels(): ModelInfo[] {
@@ -228,7 +280,13 @@ export class AntlerClient {
   async *stream(message: string, options: RunCallOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
-    const modelName = this.kernel.modelConfig(options.model).name;
+    const bootstrap = options.bootstrap === true || options.context?.is_bootstrap === true;
+    const agentName = options.agent ?? (typeof options.context?.agent_name === "string" ? options.context.agent_name : undefined);
+    // A bootstrap run names the agent it is about to create; any other run must name one that exists.
+    const loadAgent = async () =>
+      agentName === undefined || bootstrap ? undefined : await requireCustomAgent(this.kernel, { userId, name: agentName });
+    let custom = await loadAgent();
+    const modelName = this.kernel.modelConfig(options.model ?? custom?.model).name;
     const { saver, threads, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
     const run = await ensureTraceContext(options.traceId, (scopeId) =>
@@ -257,7 +315,13 @@ export class AntlerClient {
       const { context } = sanitizeRunContext(options.context, {
         principal,
         traceId,
-        server: { thread_id: threadId, user_id: userId, model_name: modelName },
+        server: {
+          thread_id: threadId,
+          user_id: userId,
+          model_name: modelName,
+          ...(agentName !== undefined ? { agent_name: agentName } : {}),
+          ...(bootstrap ? { is_bootstrap: true } : {}),
+        },
       });
       // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
       // and the logs must agree on one id.
@@ -289,8 +353,10 @@ export class AntlerClient {
         options.onAdmitted?.("pending");
         if (strategy === "interrupt") await this.interruptAhead(runs, record);
         await this.waitTurn(runs, record, run.cancelled);
+        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
+        custom = await loadAgent();
       }
-      const agent = await bind(() => this.agentFor(userId, modelName, context, saver));
+      const agent = await bind(() => this.agentFor({ userId, modelName, context, saver, custom }));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       const human = new HumanMessage({ content: message, id: randomUUID() });
@@ -553,17 +619,24 @@ export class AntlerClient {
     await settledWithin(Promise.all(waits), waitMs);
   }
 
-  private async agentFor(
-    userId: string,
-    modelName: string,
-    context: Record<string, unknown>,
-    saver: BaseCheckpointSaver,
-  ): Promise<ReactAgent> {
+  private async agentFor(input: {
+    userId: string;
+    modelName: string;
+    context: Record<string, unknown>;
+    saver: BaseCheckpointSaver;
+    custom: CustomAgent | undefined;
+  }): Promise<ReactAgent> {
+    const { userId, modelName, context, saver, custom } = input;
     const modelConfig = this.kernel.modelConfig(modelName);
     const info = this.kernel.listModels().find((m) => m.name === modelName);
-    const tools = await this.kernel.getAvailableTools({ modelName, context, subagentEnabled: subagentsEnabled(this.kernel.config) });
-    // What changes the built agent: who (prompts and files are per user), the model, the tool set, and the
-    // run flags that switch middleware or tools on and off.
+    const tools = await this.kernel.getAvailableTools({
+      modelName,
+      context,
+      subagentEnabled: subagentsEnabled(this.kernel.config),
+      groups: custom?.toolGroups,
+    });
+    // What changes the built agent: who (prompts and files are per user), the model, the tool set, the custom
+    // agent's files, and the run flags that switch middleware or tools on and off.
     const key = JSON.stringify([
       userId,
       modelConfig.name,
@@ -571,8 +644,10 @@ export class AntlerClient {
       context.non_interactive === true,
       context.is_bootstrap === true,
       context.agent_name ?? null,
+      custom?.version ?? null,
       context.plan_mode ?? null,
     ]);
+    if (custom) this.dropStaleAgents(userId, custom);
     let agent = this.agents.get(key);
     if (!agent) {
       agent = (async () => {
@@ -589,6 +664,7 @@ export class AntlerClient {
           checkpointer: saver,
           context,
           tools,
+          promptSections: custom ? [soulSection(custom)] : [],
         });
         return built.agent;
       })();
@@ -599,6 +675,17 @@ export class AntlerClient {
       this.agents.set(key, agent);
     }
     return agent;
+  }
+
+  /** After `setup_agent`, `update_agent` or an edit elsewhere, the user's agents built from older files go. */
+  private dropStaleAgents(userId: string, custom: CustomAgent): void {
+    const id = `${userId}\0${custom.name}`;
+    if (this.agentVersions.get(id) === custom.version) return;
+    this.agentVersions.set(id, custom.version);
+    for (const key of this.agents.keys()) {
+      const [user, , , , , name, version] = JSON.parse(key) as unknown[];
+      if (user === userId && name === custom.name && version !== custom.version) this.agents.delete(key);
+    }
   }
 
   async listThreads(options: { limit?: number; offset?: number; userId?: string } = {}): Promise<ThreadRecord[]> {

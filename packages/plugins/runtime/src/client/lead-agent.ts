@@ -34,6 +34,8 @@ export interface LeadAgentInput {
   context: Readonly<Record<string, unknown>>;
   /** From `kernel.getAvailableTools` for this run (the caller keys its agent cache on their names). */
   tools: AntlerTool[];
+  /** Sections appended to the base system prompt, in order (a custom agent's soul). */
+  promptSections?: readonly string[];
 }
 
 /**
@@ -55,7 +57,7 @@ export async function buildLeadAgent(input: LeadAgentInput): Promise<{ agent: Re
     model: input.model,
     tools: [...tools, ...pipeline.tools.filter((t) => !names.has(t.name))],
     middleware: pipeline.middleware,
-    systemPrompt: runtimeConfig(kernel.config).system_prompt ?? DEFAULT_SYSTEM_PROMPT,
+    systemPrompt: [runtimeConfig(kernel.config).system_prompt ?? DEFAULT_SYSTEM_PROMPT, ...(input.promptSections ?? [])].join("\n\n"),
     checkpointer: input.checkpointer,
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
   return { agent: callGraphDirectly(agent, pipeline.stateFields), order: pipeline.order };

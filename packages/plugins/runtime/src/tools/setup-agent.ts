@@ -14,7 +14,15 @@ import {
   nameListSchema,
   normalizeNameList,
 } from "./agent-files.js";
-import { type BuiltinToolOptions, describeError, readRunContext, runUserId, toolRefusal, toolReply } from "./tool-runtime.js";
+import {
+  type BuiltinToolOptions,
+  describeError,
+  readRunContext,
+  runUserId,
+  toolRefusal,
+  toolReply,
+  unknownModelReason,
+} from "./tool-runtime.js";
 
 export const SETUP_AGENT_TOOL_NAME = "setup_agent";
 
@@ -30,6 +38,10 @@ export const setupAgentSchema = z.object({
   skills: nameListSchema("skill")
     .optional()
     .describe("Names of the skills this agent may use. Omit to give it the default set; an empty list gives it none."),
+  model: z.string().min(1).max(200).optional().describe("The configured model name the agent runs on. Omit for the default model."),
+  tool_groups: nameListSchema("tool group")
+    .optional()
+    .describe("Tool groups the agent may use (e.g. web, file:read, file:write, bash). Omit to give it every tool."),
   agent_name: z
     .string()
     .optional()
@@ -40,7 +52,7 @@ export const setupAgentSchema = z.object({
 
 const DESCRIPTION = [
   "Save the new custom agent you have been designing with the user. Call it once, at the end of the setup conversation, after the user has agreed to the agent's purpose and personality.",
-  "It creates the agent's SOUL.md (its standing instructions) and config.yaml (name, description, skills). It refuses if an agent with that name already exists.",
+  "It creates the agent's SOUL.md (its standing instructions) and config.yaml (name, description, skills, and optionally model and tool groups). It refuses if an agent with that name already exists.",
 ].join("\n");
 
 /**
@@ -71,6 +83,9 @@ export function createSetupAgentTool(options: BuiltinToolOptions): AntlerTool {
         );
       }
 
+      const badModel = args.model === undefined ? null : unknownModelReason(options, args.model.trim());
+      if (badModel) return refuse(badModel);
+
       let dir: string;
       try {
         dir = agentDir(baseDir, runUserId(ctx), name);
@@ -92,6 +107,8 @@ export function createSetupAgentTool(options: BuiltinToolOptions): AntlerTool {
 
       const config: Record<string, unknown> = { name, description: args.description.trim() };
       if (args.skills !== undefined) config.skills = normalizeNameList(args.skills);
+      if (args.model !== undefined) config.model = args.model.trim();
+      if (args.tool_groups !== undefined) config.tool_groups = normalizeNameList(args.tool_groups);
       config.created_at = new Date().toISOString();
       const soul = args.soul.endsWith("\n") ? args.soul : `${args.soul}\n`;
       try {
@@ -106,7 +123,7 @@ export function createSetupAgentTool(options: BuiltinToolOptions): AntlerTool {
       return toolReply(
         runtime,
         SETUP_AGENT_TOOL_NAME,
-        `Created custom agent ${JSON.stringify(name)} (${AGENT_SOUL_FILE}, ${AGENT_CONFIG_FILE}). Tell the user it is ready; new conversations with it will use this soul.`,
+        `Created custom agent ${JSON.stringify(name)} (${AGENT_SOUL_FILE}, ${AGENT_CONFIG_FILE}). Tell the user it is ready; the next turn with it uses this soul.`,
       );
     },
   });

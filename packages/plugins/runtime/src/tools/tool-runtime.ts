@@ -7,6 +7,15 @@ import type { RunContextValues } from "../context.js";
 export interface BuiltinToolOptions {
   /** Antler's data folder (absolute); thread and agent folders live under `<baseDir>/users/<user>/`. */
   baseDir: string;
+  /** The configured model names; `setup_agent` and `update_agent` refuse any other. Omitted: not checked. */
+  modelNames?: () => readonly string[];
+}
+
+/** Why a model name cannot be saved into an agent's config.yaml, or `null` when it can. */
+export function unknownModelReason(options: BuiltinToolOptions, model: string): string | null {
+  const known = options.modelNames?.();
+  if (!known || known.includes(model)) return null;
+  return `Model ${JSON.stringify(model)} is not configured; use one of: ${known.join(", ")}. Nothing was changed.`;
 }
 
 /**

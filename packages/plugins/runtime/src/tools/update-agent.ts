@@ -16,7 +16,15 @@ import {
   normalizeNameList,
   readIfExists,
 } from "./agent-files.js";
-import { type BuiltinToolOptions, describeError, readRunContext, runUserId, toolRefusal, toolReply } from "./tool-runtime.js";
+import {
+  type BuiltinToolOptions,
+  describeError,
+  readRunContext,
+  runUserId,
+  toolRefusal,
+  toolReply,
+  unknownModelReason,
+} from "./tool-runtime.js";
 
 export const UPDATE_AGENT_TOOL_NAME = "update_agent";
 
@@ -77,6 +85,9 @@ export function createUpdateAgentTool(options: BuiltinToolOptions): AntlerTool {
       if (args.soul === undefined && configChanges.length === 0) {
         return refuse("Nothing to update: pass at least one of soul, description, skills, tool_groups or model.");
       }
+
+      const badModel = args.model === undefined ? null : unknownModelReason(options, args.model.trim());
+      if (badModel) return refuse(badModel);
 
       let dir: string;
       try {
