@@ -19,7 +19,7 @@ export const RESERVED_SLASH_WORDS: ReadonlySet<string> = new Set(["new", "help",
 const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const MAX_NAME = 64;
 const MAX_DESCRIPTION = 1024;
-const TOOL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/;
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
 export interface RequiredSecret {
   name: string;
