@@ -265,7 +265,8 @@ export class SkillCatalog {
         issue(isAntlerError(err) ? (err.message.split("\n")[0] as string) : String(err));
       }
     }
-    for (const i of folder.issues) this.logger?.warn({ skill: i.folder, category: i.category, location: i.location }, `skill skipped: ${i.message}`);
+    for (const i of folder.issues)
+      this.logger?.warn({ skill: i.folder, category: i.category, location: i.location }, `skill skipped: ${i.message}`);
     return folder;
   }
 }

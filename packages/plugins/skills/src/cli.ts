@@ -81,7 +81,11 @@ export function skillsCommands(resolve: Resolve): CliCommand[] {
         run(args, io) {
           const usage = `antler skills ${verb} <name> [--user id]`;
           const { values, positionals } = parse(args, {}, usage);
-          const skill = resolve(io.kernel).updateSkill(one(positionals, "skill name", usage), { enabled: verb === "enable" }, userOf(values));
+          const skill = resolve(io.kernel).updateSkill(
+            one(positionals, "skill name", usage),
+            { enabled: verb === "enable" },
+            userOf(values),
+          );
           if (values.json) json(io, skill);
           else write(io.stdout, `${verb}d ${skill.name}`);
           return 0;

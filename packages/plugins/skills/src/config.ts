@@ -4,9 +4,24 @@ const MiB = 1024 * 1024;
 
 /** Limits applied to a `.skill` archive before anything is written. */
 export const skillInstallLimitsSchema = z.strictObject({
-  max_archive_bytes: z.number().int().positive().default(10 * MiB).describe("Largest .skill file accepted, in bytes."),
-  max_entry_bytes: z.number().int().positive().default(5 * MiB).describe("Largest single file inside the archive, uncompressed."),
-  max_total_bytes: z.number().int().positive().default(20 * MiB).describe("Largest sum of uncompressed file sizes."),
+  max_archive_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(10 * MiB)
+    .describe("Largest .skill file accepted, in bytes."),
+  max_entry_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(5 * MiB)
+    .describe("Largest single file inside the archive, uncompressed."),
+  max_total_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(20 * MiB)
+    .describe("Largest sum of uncompressed file sizes."),
   max_entries: z.number().int().positive().default(500).describe("Most entries (files and folders) in one archive."),
 });
 

@@ -24,5 +24,7 @@ export function skillError(code: SkillErrorCode, message: string, options: Antle
 }
 
 export function isSkillError(value: unknown, code?: SkillErrorCode): value is AntlerError {
-  return value instanceof AntlerError && (code === undefined ? value.code.startsWith("ANTLER_ERR_SKILL_") : (value.code as string) === code);
+  return (
+    value instanceof AntlerError && (code === undefined ? value.code.startsWith("ANTLER_ERR_SKILL_") : (value.code as string) === code)
+  );
 }

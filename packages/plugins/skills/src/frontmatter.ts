@@ -91,7 +91,11 @@ export function parseSkillFile(text: string, file: string): ParsedSkillFile {
   const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const open = /^---[ \t]*\r?\n/.exec(source);
   if (!open) {
-    throw fail("SKILL.md does not start with a YAML frontmatter block", 1, 'Begin the file with "---", the name and description keys, and "---".');
+    throw fail(
+      "SKILL.md does not start with a YAML frontmatter block",
+      1,
+      'Begin the file with "---", the name and description keys, and "---".',
+    );
   }
   const rest = source.slice(open[0].length);
   const close = /^---[ \t]*$/m.exec(rest);
@@ -104,7 +108,11 @@ export function parseSkillFile(text: string, file: string): ParsedSkillFile {
   const lineAt = (offset: number | undefined) => (offset === undefined ? undefined : lines.linePos(offset).line + 1);
   const firstError = doc.errors[0];
   if (firstError) {
-    throw fail(`the frontmatter is not valid YAML: ${firstError.message.split("\n")[0]}`, lineAt(firstError.pos[0]), "Fix the YAML syntax.");
+    throw fail(
+      `the frontmatter is not valid YAML: ${firstError.message.split("\n")[0]}`,
+      lineAt(firstError.pos[0]),
+      "Fix the YAML syntax.",
+    );
   }
   if (!isMap(doc.contents)) throw fail("the frontmatter must be a mapping of keys", 2, "Write `name: ...` and `description: ...` lines.");
   const data: Record<string, unknown> = {};
@@ -139,7 +147,8 @@ export function parseSkillFile(text: string, file: string): ParsedSkillFile {
   };
   const name = text_("name", true) as string;
   const nameProblem = skillNameProblem(name);
-  if (nameProblem) throw fail(`"name" ${JSON.stringify(name)} is not a valid skill name: ${nameProblem}`, lineOf.get("name"), "Rename the skill.");
+  if (nameProblem)
+    throw fail(`"name" ${JSON.stringify(name)} is not a valid skill name: ${nameProblem}`, lineOf.get("name"), "Rename the skill.");
   const manifest: SkillManifest = { name, description: text_("description", true, MAX_DESCRIPTION) as string };
   const license = text_("license", false);
   if (license !== undefined) manifest.license = license;
@@ -151,7 +160,9 @@ export function parseSkillFile(text: string, file: string): ParsedSkillFile {
     manifest.allowedTools = parseAllowedTools(data["allowed-tools"], (message, hint) => fail(message, lineOf.get("allowed-tools"), hint));
   }
   if (data["required-secrets"] !== undefined && data["required-secrets"] !== null) {
-    manifest.requiredSecrets = parseSecrets(data["required-secrets"], (message, hint) => fail(message, lineOf.get("required-secrets"), hint));
+    manifest.requiredSecrets = parseSecrets(data["required-secrets"], (message, hint) =>
+      fail(message, lineOf.get("required-secrets"), hint),
+    );
   }
   if (data.metadata !== undefined && data.metadata !== null) {
     if (typeof data.metadata !== "object" || Array.isArray(data.metadata)) {

@@ -23,7 +23,8 @@ async function answer(fn: () => GatewayReply | Promise<GatewayReply>): Promise<G
     return await fn();
   } catch (error) {
     if (isAntlerError(error) && STATUS[error.code] !== undefined) {
-      const tooLarge = error.code === SkillErrorCodes.ARCHIVE_REFUSED && /over the \d+-byte limit/.test(error.message);
+      // The request body itself over the archive limit is 413; anything wrong inside the archive is 400.
+      const tooLarge = error.code === SkillErrorCodes.ARCHIVE_REFUSED && /the archive is \d+ bytes, over/.test(error.message);
       return errorReply(
         tooLarge ? 413 : (STATUS[error.code] as number),
         error.code,
@@ -77,7 +78,7 @@ async function readArchive(request: Request, maxBytes: number): Promise<Uint8Arr
     return errorReply(
       400,
       SkillErrorCodes.ARCHIVE_REFUSED,
-      "skill archive: the form has no file field named \"file\"",
+      'skill archive: the form has no file field named "file"',
       'Send the .skill file as the form field "file", or as the raw body with Content-Type: application/zip.',
     );
   }
@@ -131,8 +132,7 @@ export function skillsRoutes(resolve: (kernel: Kernel) => SkillsService): Gatewa
       path: "/skills/:name",
       summary: "Enable or disable a skill for you: { enabled }.",
       body: skillUpdateRequestSchema,
-      handler: (request) =>
-        answer(() => ({ body: skills(request).updateSkill(request.params.name ?? "", request.body, user(request)) })),
+      handler: (request) => answer(() => ({ body: skills(request).updateSkill(request.params.name ?? "", request.body, user(request)) })),
     }),
     defineGatewayRoute({
       method: "DELETE",

@@ -10,8 +10,8 @@ import { SkillsService } from "./service.js";
 
 export {
   SKILLS_CONTAINER_PATH,
-  type SkillCatalogOptions,
   SkillCatalog,
+  type SkillCatalogOptions,
   type SkillCategory,
   type SkillIssue,
   type SkillRecord,
@@ -72,7 +72,8 @@ export default definePlugin({
   name: PLUGIN_NAME,
   version: PLUGIN_VERSION,
   kernel: "^0.1.0",
-  description: "Skills: SKILL.md folders in the prompt, /skill-name activation, allowed-tools enforced at call time, validated .skill installs.",
+  description:
+    "Skills: SKILL.md folders in the prompt, /skill-name activation, allowed-tools enforced at call time, validated .skill installs.",
   configSections: skillsConfigSections,
   setup(ctx) {
     const section = skillsSection(ctx.kernelConfig);

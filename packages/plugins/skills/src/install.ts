@@ -55,7 +55,8 @@ function describeYauzlError(err: Error): { message: string; hint: string } {
   if (/invalid relative path/i.test(text)) {
     return { message: `an entry escapes the skill folder (${text})`, hint: 'Remove entries whose names contain "..".' };
   }
-  if (/absolute path/i.test(text)) return { message: `an entry has an absolute path (${text})`, hint: "Use paths relative to the skill folder." };
+  if (/absolute path/i.test(text))
+    return { message: `an entry has an absolute path (${text})`, hint: "Use paths relative to the skill folder." };
   if (/invalid characters/i.test(text)) {
     return { message: `an entry name has a backslash (${text})`, hint: "Zip the folder with a tool that writes forward slashes." };
   }
@@ -215,7 +216,10 @@ export async function validateSkillArchive(input: Uint8Array, limits: SkillInsta
     for (let i = 1; i < parts.length; i++) {
       const parent = parts.slice(0, i).join("/");
       if (files.has(parent)) {
-        throw refuse(`entry ${JSON.stringify(path)} sits below the file ${JSON.stringify(parent)}`, "Re-create the archive from a real folder.");
+        throw refuse(
+          `entry ${JSON.stringify(path)} sits below the file ${JSON.stringify(parent)}`,
+          "Re-create the archive from a real folder.",
+        );
       }
       folders.add(parent);
     }

@@ -83,10 +83,14 @@ async function readArchiveFile(path: string, limits: SkillInstallLimits): Promis
     });
   }
   if (info.size > limits.max_archive_bytes) {
-    throw skillError(SkillErrorCodes.ARCHIVE_REFUSED, `the archive is ${info.size} bytes, over the ${limits.max_archive_bytes}-byte limit`, {
-      where: "skill archive",
-      hint: "Make the skill smaller, or raise skills.install.max_archive_bytes. Nothing was installed.",
-    });
+    throw skillError(
+      SkillErrorCodes.ARCHIVE_REFUSED,
+      `the archive is ${info.size} bytes, over the ${limits.max_archive_bytes}-byte limit`,
+      {
+        where: "skill archive",
+        hint: "Make the skill smaller, or raise skills.install.max_archive_bytes. Nothing was installed.",
+      },
+    );
   }
   return readFile(file);
 }

@@ -53,7 +53,8 @@ function patchUncompressedSize(archive: Buffer, name: string, size: number): Buf
   return out;
 }
 
-export const goodArchive = () => zip({ "tidy-notes": { "SKILL.md": strToU8(GOOD_SKILL_MD), "templates": { "summary.md": strToU8("# Summary\n") } } });
+export const goodArchive = () =>
+  zip({ "tidy-notes": { "SKILL.md": strToU8(GOOD_SKILL_MD), templates: { "summary.md": strToU8("# Summary\n") } } });
 
 /** Limits the tests configure (`skills.install`), small so the oversize cases stay small. */
 export const TEST_LIMITS = { max_archive_bytes: 256 * 1024, max_entry_bytes: 64 * 1024, max_total_bytes: 160 * 1024, max_entries: 20 };
@@ -74,10 +75,14 @@ export function badArchives(): BadArchive[] {
   for (let i = 0; i < 25; i++) many[`f${i}.txt`] = strToU8(String(i));
   const symlink: Zippable = {
     "SKILL.md": strToU8(skillMd("linky")),
-    "passwd": [strToU8("/etc/passwd"), { os: 3, attrs: (0o120777 << 16) >>> 0 }],
+    passwd: [strToU8("/etc/passwd"), { os: 3, attrs: (0o120777 << 16) >>> 0 }],
   };
   return [
-    { case: "zip-slip ../ entry", bytes: zip({ "SKILL.md": strToU8(skillMd("slip")), "../evil.txt": evil }), message: /escapes the skill folder|zip-slip/ },
+    {
+      case: "zip-slip ../ entry",
+      bytes: zip({ "SKILL.md": strToU8(skillMd("slip")), "../evil.txt": evil }),
+      message: /escapes the skill folder|zip-slip/,
+    },
     {
       case: "zip-slip through a subfolder",
       bytes: zip({ "SKILL.md": strToU8(skillMd("slip2")), "docs/../../evil.txt": evil }),
@@ -90,7 +95,11 @@ export function badArchives(): BadArchive[] {
       message: /backslash/,
     },
     { case: "symbolic link entry", bytes: zip(symlink), message: /symbolic link/ },
-    { case: "oversize entry", bytes: zip({ "SKILL.md": strToU8(skillMd("fat")), "big.bin": big }), message: /over the 65536-byte limit per file/ },
+    {
+      case: "oversize entry",
+      bytes: zip({ "SKILL.md": strToU8(skillMd("fat")), "big.bin": big }),
+      message: /over the 65536-byte limit per file/,
+    },
     {
       case: "oversize total",
       bytes: zip({ "SKILL.md": strToU8(skillMd("fat2")), "a.bin": chunk, "b.bin": chunk, "c.bin": chunk }),
@@ -103,7 +112,11 @@ export function badArchives(): BadArchive[] {
     },
     { case: "too many entries", bytes: zip(many), message: /26 entries, over the limit of 20/ },
     { case: "missing SKILL.md", bytes: zip({ "README.md": strToU8("# no skill here\n") }), message: /has no SKILL\.md/ },
-    { case: "SKILL.md without frontmatter", bytes: zip({ "SKILL.md": strToU8("# Just a heading\n") }), message: /does not start with a YAML frontmatter/ },
+    {
+      case: "SKILL.md without frontmatter",
+      bytes: zip({ "SKILL.md": strToU8("# Just a heading\n") }),
+      message: /does not start with a YAML frontmatter/,
+    },
     {
       case: "unknown frontmatter key",
       bytes: zip({ "SKILL.md": strToU8("---\nname: typo\ndescription: d\nallowed-tool: [bash]\n---\nbody\n") }),
@@ -121,7 +134,11 @@ export function badArchives(): BadArchive[] {
     },
     { case: "invalid skill name", bytes: zip({ "SKILL.md": strToU8(skillMd("Bad_Name")) }), message: /not a valid skill name/ },
     { case: "reserved skill name", bytes: zip({ "SKILL.md": strToU8(skillMd("help")) }), message: /reserved slash command/ },
-    { case: "nested SKILL.md only", bytes: zip({ a: { b: { "SKILL.md": strToU8(skillMd("b")) } } }), message: /SKILL\.md is at "a\/b\/SKILL\.md"/ },
+    {
+      case: "nested SKILL.md only",
+      bytes: zip({ a: { b: { "SKILL.md": strToU8(skillMd("b")) } } }),
+      message: /SKILL\.md is at "a\/b\/SKILL\.md"/,
+    },
     {
       case: "duplicate entry names",
       bytes: patchName(zip({ "SKILL.md": strToU8(skillMd("dup")), "XKILL.md": strToU8(skillMd("dup")) }), "XKILL.md", "SKILL.md"),

@@ -45,7 +45,9 @@ describe("installing a .skill archive", () => {
     await expect(installSkillArchive(catalog, "alice", goodArchive(), TEST_LIMITS)).rejects.toMatchObject({ code: SkillErrorCodes.EXISTS });
     const { zipSync, strToU8 } = await import("fflate");
     const shadow = Buffer.from(zipSync({ "SKILL.md": strToU8(skillMd("report-writing")) }));
-    await expect(installSkillArchive(catalog, "alice", shadow, TEST_LIMITS)).rejects.toThrow(/public skill named "report-writing" already exists/);
+    await expect(installSkillArchive(catalog, "alice", shadow, TEST_LIMITS)).rejects.toThrow(
+      /public skill named "report-writing" already exists/,
+    );
   });
 
   it("removes a custom skill but refuses to remove a public one", async () => {

@@ -4,7 +4,17 @@ import type { ScriptFunction } from "@antler/kernel/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { skillsOf } from "../src/index.js";
-import { answered, countText, lastHumanText, REPORT_SKILL, SOURCES_SKILL, skillsClient, systemText, temp, writePublicSkills } from "./fixtures.js";
+import {
+  answered,
+  countText,
+  lastHumanText,
+  REPORT_SKILL,
+  SOURCES_SKILL,
+  skillsClient,
+  systemText,
+  temp,
+  writePublicSkills,
+} from "./fixtures.js";
 
 /** Calls `tool` once when the user's message contains `trigger`, then answers; otherwise answers at once. */
 function callOnce(trigger: string, tool: string): ScriptFunction {
