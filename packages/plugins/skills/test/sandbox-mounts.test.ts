@@ -1,18 +1,22 @@
 import { join } from "node:path";
-import type { ScriptFunction } from "@antler/kernel/testing";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import type { CodePlugin } from "@antler/kernel";
+import { type ScriptFunction, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
 import sandboxPlugin from "@antler/plugin-sandbox";
+import aioSandboxPlugin from "@antler/sandbox-aio";
 import localPlugin from "@antler/sandbox-local";
 import type { ToolMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
+import { FakeAioServer } from "../../../sandbox-providers/aio/test/fake-aio-server.js";
 import skillsPlugin, { skillsOf } from "../src/index.js";
 import { goodArchive } from "./archives.js";
 import { answered, lastHumanText, REPORT_SKILL, temp, writePublicSkills } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
+const servers: FakeAioServer[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
+  for (const s of servers.splice(0)) await s.close();
 });
 
 /** "read <path>" calls read_file; "write <path>" calls write_file; the answer is the tool's result. */
@@ -24,9 +28,28 @@ const fileScript: ScriptFunction = (messages) => {
   return { toolCalls: [{ name: "write_file", args: { description: "write it", path, content: "overwritten" } }] };
 };
 
-describe("skills in the local sandbox", () => {
+type Setup = {
+  name: string;
+  plugins: () => Promise<CodePlugin[]>;
+  sandbox: Record<string, unknown>;
+};
+
+const setups: Setup[] = [
+  { name: "the local provider", plugins: async () => [localPlugin], sandbox: {} },
+  {
+    name: "the AIO provider over loopback (provisioner + AIO API)",
+    plugins: async () => {
+      const server = await FakeAioServer.start();
+      servers.push(server);
+      return [{ plugin: aioSandboxPlugin, config: { provisioner_url: server.url, acquire_timeout_seconds: 20 } }];
+    },
+    sandbox: { provider: "aio" },
+  },
+];
+
+describe.each(setups)("skills in the sandbox of $name", (setup) => {
   it("shows public skills and the user's own custom skills read-only under /mnt/skills, and nobody else's", async () => {
-    const root = temp.tempDir("antler-skills-local-");
+    const root = temp.tempDir("antler-skills-sandbox-");
     writePublicSkills(root, { "report-writing": REPORT_SKILL });
     const client = await AntlerClient.create({
       config: {
@@ -34,8 +57,9 @@ describe("skills in the local sandbox", () => {
         storage: { backend: "memory" },
         title: { enabled: false },
         logging: { level: "warn" },
+        sandbox: setup.sandbox as never,
       },
-      plugins: [scriptedModelsPlugin({ m: fileScript }), localPlugin, sandboxPlugin, skillsPlugin],
+      plugins: [scriptedModelsPlugin({ m: fileScript }), ...(await setup.plugins()), sandboxPlugin, skillsPlugin],
       cwd: root,
       env: {},
       discover: false,

@@ -1,4 +1,5 @@
 import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
 import { AntlerError, ErrorCodes, threadPaths } from "@antler/kernel";
 import { execa } from "execa";
 import type { SandboxBackend, SandboxInstance, SandboxRequest } from "./backend.js";
@@ -53,7 +54,14 @@ export class DockerBackend implements SandboxBackend {
     if (!this.threadMount) return [];
     const paths = threadPaths(this.threadMount.baseDir, request.userId, request.threadId);
     await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
-    return ["-v", `${paths.userData}:${this.threadMount.target}`];
+    // Extra mounts (skills) sit under the same root as the thread's user-data: /mnt/skills/x -> <root>/skills/x.
+    const root = dirname(this.threadMount.target);
+    const extra: string[] = [];
+    for (const m of request.mounts ?? []) {
+      await mkdir(m.hostPath, { recursive: true });
+      extra.push("-v", `${m.hostPath}:${root}${m.virtualPath.replace(/^\/mnt/, "")}${m.readOnly ? ":ro" : ""}`);
+    }
+    return ["-v", `${paths.userData}:${this.threadMount.target}`, ...extra];
   }
 
   /** Throws SANDBOX_UNAVAILABLE unless `docker info` reaches an engine. Only a success is remembered. */
