@@ -71,7 +71,7 @@ for (const c of cases) await msPerTurn(c.agent, 30);
 const samples = cases.map(() => []);
 for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / 10); r++)
   for (const [i, c] of cases.entries()) samples[i].push(await msPerTurn(c.agent, 10));
-const [base, skills] = cases.map((c, i) => median(samples[i]));
+const [base, skills] = samples.map(median);
 console.log("| case | ms per turn (median) | ratio |\n|---|---|---|");
 console.log(`| ${cases[0].name} | ${base.toFixed(2)} | 1.00× |`);
 console.log(`| ${cases[1].name} | ${skills.toFixed(2)} | ${(skills / base).toFixed(3)}× |`);
