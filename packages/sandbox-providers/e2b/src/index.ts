@@ -1,4 +1,4 @@
-import { definePlugin } from "@antler/kernel";
+import { definePlugin, type Token } from "@antler/kernel";
 import { e2bConfigSchema } from "./config.js";
 import { E2BSandboxProvider } from "./provider.js";
 
@@ -23,7 +23,14 @@ export {
   type SyncLimits,
   syncOutputs,
 } from "./output-sync.js";
-export { BOOTSTRAP_COMMAND, E2B_PROVIDER_ID, type E2BProviderOptions, E2BSandboxProvider, e2bSandboxId } from "./provider.js";
+export {
+  BOOTSTRAP_COMMAND,
+  E2B_PROVIDER_ID,
+  type E2BProviderOptions,
+  E2BSandboxProvider,
+  e2bSandboxId,
+  MOUNT_UPLOAD_LIMITS,
+} from "./provider.js";
 export type {
   E2BRemote,
   RemoteConnectOptions,
@@ -37,6 +44,12 @@ export type {
 } from "./remote.js";
 export { E2BSandbox, globToRegExp } from "./sandbox.js";
 export { createSdkRemote, type SdkRemoteOptions } from "./sdk-remote.js";
+
+/** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
+const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: string } }> = Object.freeze({
+  key: Symbol.for("@antler/sandbox/skill-mounts"),
+  name: "sandbox.skill-mounts",
+});
 
 /** Sandbox provider `e2b`: remote E2B micro-VMs, with bounded, manifest-based output sync on release. */
 const e2bSandboxPlugin = definePlugin({
@@ -54,6 +67,15 @@ const e2bSandboxPlugin = definePlugin({
         baseDir: ctx.paths.baseDir,
         logger: ctx.logger,
         where: `plugins[${ctx.plugin.name}].config`,
+        mounts: (userId) => {
+          const skills = ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
+          return skills
+            ? [
+                { hostPath: skills.public, virtualPath: "/mnt/skills/public" },
+                { hostPath: skills.custom, virtualPath: "/mnt/skills/custom" },
+              ]
+            : [];
+        },
       }),
     );
   },

@@ -1,4 +1,6 @@
-import { join } from "node:path";
+import type { Dirent } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { join, posix } from "node:path";
 import {
   type AcquireOptions,
   AntlerError,
@@ -43,7 +45,16 @@ export interface E2BProviderOptions {
   now?: () => number;
   /** Where to place the config in messages, e.g. `plugins[2].config`. */
   where?: string;
+  /**
+   * Host folders each user's sandbox shows at virtual paths (the skills plugin's `/mnt/skills/{public,custom}`):
+   * uploaded into a new sandbox after its bootstrap, bounded by `MOUNT_UPLOAD_LIMITS`. The file tools keep them
+   * read-only.
+   */
+  mounts?: (userId: string) => ReadonlyArray<{ hostPath: string; virtualPath: string }>;
 }
+
+/** A mount bigger than this is uploaded up to the limit and the rest is logged as left out. */
+export const MOUNT_UPLOAD_LIMITS = { maxFiles: 2000, maxBytes: 64 * 1024 * 1024 };
 
 interface Lease {
   paths: ThreadPaths;
@@ -175,6 +186,7 @@ export class E2BSandboxProvider implements SandboxProvider {
     }
     try {
       await this.bootstrap(created);
+      await this.uploadMounts(created, paths.userId);
     } catch (err) {
       await this.kill(created, "failed bootstrap");
       throw new AntlerError(
@@ -194,6 +206,38 @@ export class E2BSandboxProvider implements SandboxProvider {
   private activate(paths: ThreadPaths, sandbox: E2BSandbox): E2BSandbox {
     this.active.set(sandbox.id, { paths, sandbox });
     return sandbox;
+  }
+
+  /** Copies each mount's regular files (never following links) to its virtual path in the remote sandbox. */
+  private async uploadMounts(remote: RemoteSandbox, userId: string): Promise<void> {
+    let files = 0;
+    let bytes = 0;
+    for (const mount of this.options.mounts?.(userId) ?? []) {
+      const walk = async (dir: string, rel: string): Promise<void> => {
+        let entries: Dirent[];
+        try {
+          entries = await readdir(dir, { withFileTypes: true });
+        } catch {
+          return; // a mount that does not exist (no custom skills yet) uploads nothing
+        }
+        for (const entry of entries) {
+          const path = join(dir, entry.name);
+          const target = posix.join(mount.virtualPath, rel, entry.name);
+          if (entry.isDirectory()) await walk(path, posix.join(rel, entry.name));
+          else if (entry.isFile()) {
+            const content = await readFile(path);
+            if (files + 1 > MOUNT_UPLOAD_LIMITS.maxFiles || bytes + content.length > MOUNT_UPLOAD_LIMITS.maxBytes) {
+              this.logger.warn({ path: target }, "e2b: mount upload limit reached; file left out");
+              continue;
+            }
+            files++;
+            bytes += content.length;
+            await remote.writeFile(target, content);
+          }
+        }
+      };
+      await walk(mount.hostPath, "");
+    }
   }
 
   private async bootstrap(remote: RemoteSandbox): Promise<void> {
