@@ -1,8 +1,10 @@
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { runPluginConformance } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
 import { SkillCatalog } from "../src/catalog.js";
 import { parseSkillFile } from "../src/frontmatter.js";
+import skillsPlugin from "../src/index.js";
 import { skillMd } from "./archives.js";
 import { temp } from "./fixtures.js";
 
@@ -115,4 +117,8 @@ describe("the skill catalog", () => {
     const { catalog } = catalogWith({});
     expect(() => catalog.view("../bob")).toThrow(/not usable as a folder name/);
   });
+});
+
+describe("the plugin", () => {
+  runPluginConformance(skillsPlugin);
 });
