@@ -9,6 +9,14 @@ export const FRAMEWORK_TOOLS: ReadonlySet<string> = new Set(["ask_clarification"
 
 /** `additional_kwargs` key of the hidden message that carries an activated skill's body. */
 export const ACTIVATION_KEY = "antler_skill_activation";
+/** `additional_kwargs` key with the skill's `allowed-tools` as activated (null: no policy). */
+export const ALLOWED_TOOLS_KEY = "antler_skill_allowed_tools";
+
+/** The policy of the skill active in this turn, as it was when the user started it. */
+export interface ActivePolicy {
+  name: string;
+  allowedTools: readonly string[] | undefined;
+}
 
 export interface SkillsMiddlewareOptions {
   catalog: SkillCatalog;
@@ -44,13 +52,17 @@ export function slashSkillName(text: string): string | undefined {
  * This turn's user message and the skill activated in it. A turn starts at the last human message that is not an
  * activation; only messages after it belong to the turn, so the scan is as long as the turn, not the thread.
  */
-export function currentTurn(messages: readonly BaseMessage[]): { user: BaseMessage | undefined; active: string | undefined } {
-  let active: string | undefined;
+export function currentTurn(messages: readonly BaseMessage[]): { user: BaseMessage | undefined; active: ActivePolicy | undefined } {
+  let active: ActivePolicy | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as BaseMessage;
     if (!HumanMessage.isInstance(m)) continue;
     if (isActivation(m)) {
-      active ??= m.additional_kwargs[ACTIVATION_KEY] as string;
+      const tools = m.additional_kwargs[ALLOWED_TOOLS_KEY];
+      active ??= {
+        name: m.additional_kwargs[ACTIVATION_KEY] as string,
+        allowedTools: Array.isArray(tools) ? tools.filter((t): t is string => typeof t === "string") : undefined,
+      };
       continue;
     }
     return { user: m, active };
@@ -94,7 +106,7 @@ export function renderSkillSection(skills: readonly SkillRecord[], deferred: boo
   return `${intro}<available_skills>\n${entries}\n</available_skills>\n</skill_system>`;
 }
 
-function refusal(request: { toolCall: { id?: string | undefined; name: string } }, skill: SkillRecord, why: string): ToolMessage {
+function refusal(request: { toolCall: { id?: string | undefined; name: string } }, skill: ActivePolicy, why: string): ToolMessage {
   return new ToolMessage({
     content: `Error: ${why} The active skill "${skill.name}" allows only: ${(skill.allowedTools ?? []).join(", ") || "(no tools)"}, plus ${[...FRAMEWORK_TOOLS].join(", ")} (read_file only under ${SKILLS_CONTAINER_PATH}).`,
     tool_call_id: request.toolCall.id ?? "",
@@ -105,7 +117,7 @@ function refusal(request: { toolCall: { id?: string | undefined; name: string } 
 }
 
 /** Whether the active skill's policy lets this call through. */
-export function policyAllows(skill: SkillRecord, toolName: string, args: unknown): boolean {
+export function policyAllows(skill: ActivePolicy, toolName: string, args: unknown): boolean {
   const allowed = skill.allowedTools;
   if (allowed === undefined || allowed.includes(toolName)) return true;
   if (toolName === "read_file") {
@@ -132,13 +144,9 @@ function isUnderSkills(path: string): boolean {
  */
 export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSpec {
   const { catalog, deferred, allowlist } = options;
-  const activeSkill = (messages: readonly BaseMessage[], userId: string): SkillRecord | undefined => {
-    const { active } = currentTurn(messages);
-    if (active === undefined) return undefined;
-    // The skill as it is now (a policy edit applies at once); if it was removed, its body is still in the
-    // history, and its policy still holds from the name recorded with the activation.
-    return catalog.view(userId).get(active);
-  };
+  // The policy recorded with the activation holds for the rest of the turn, even if the skill is edited,
+  // disabled or removed meanwhile: the body the model follows is the one it was given.
+  const activeSkill = (messages: readonly BaseMessage[]): ActivePolicy | undefined => currentTurn(messages).active;
   const section = (view: SkillsView): string => {
     const key = `section:${deferred}:${allowlist ? [...allowlist].sort().join(",") : "*"}`;
     let text = view.memo.get(key) as string | undefined;
@@ -158,11 +166,17 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSp
       const view = catalog.view(userOf(runtime));
       const skill = visibleSkills(view, allowlist).find((s) => s.name === name);
       if (!skill) return;
-      const body = catalog.readBody(skill);
+      let body: string;
+      try {
+        body = catalog.readBody(skill);
+      } catch {
+        // Removed or broken since it was listed: the message goes on as plain text rather than failing the turn.
+        return;
+      }
       const note = new HumanMessage({
         id: `skill-activation-${randomUUID()}`,
         content: `<skill_activation name="${skill.name}" location="${skill.location}">\nThe user started the skill "${skill.name}" for this task. Follow its instructions:\n\n${body.trim()}\n</skill_activation>`,
-        additional_kwargs: { [ACTIVATION_KEY]: skill.name, hide_from_ui: true },
+        additional_kwargs: { [ACTIVATION_KEY]: skill.name, [ALLOWED_TOOLS_KEY]: skill.allowedTools ?? null, hide_from_ui: true },
       });
       return { messages: [note] };
     },
@@ -175,7 +189,7 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSp
         const current = request.systemMessage;
         next = { ...next, systemMessage: current.text === "" ? new SystemMessage(text) : current.concat(`\n\n${text}`) };
       }
-      const skill = activeSkill(request.state.messages, userId);
+      const skill = activeSkill(request.state.messages);
       if (skill?.allowedTools !== undefined) {
         const allowed = new Set([...skill.allowedTools, ...FRAMEWORK_TOOLS]);
         next = { ...next, tools: next.tools.filter((t) => allowed.has(String((t as { name?: unknown }).name))) };
@@ -183,7 +197,7 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSp
       return handler(next);
     },
     async wrapToolCall(request, handler) {
-      const skill = activeSkill(request.state.messages, userOf(request.runtime));
+      const skill = activeSkill(request.state.messages);
       if (!skill || policyAllows(skill, request.toolCall.name, request.toolCall.args)) return handler(request);
       const why =
         request.toolCall.name === "read_file"

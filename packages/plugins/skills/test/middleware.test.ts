@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptFunction } from "@antler/kernel/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
@@ -136,6 +136,18 @@ describe("allowed-tools policy", () => {
     expect(runs.wipe_disk).toBe(1);
     await client.chat("now wipe again", { threadId: "t1" });
     expect(runs.wipe_disk).toBe(2);
+  });
+
+  it("keeps the policy it was started with for the whole turn, even if the skill is removed meanwhile", async () => {
+    const root = setupRoot();
+    const script: ScriptFunction = (messages) => {
+      if (answered(messages)) return { text: "done" };
+      rmSync(join(root, "skills", "public", "report-writing"), { recursive: true, force: true });
+      return { toolCalls: [{ name: "wipe_disk", args: { q: "x" } }] };
+    };
+    const { client, runs } = await skillsClient({ root, script });
+    await client.chat("/report-writing go", { threadId: "t1" });
+    expect(runs.wipe_disk).toBe(0);
   });
 
   it("allows the skill's own tools while active", async () => {
