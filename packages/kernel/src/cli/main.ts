@@ -171,18 +171,39 @@ function presetCommands(): CliCommand[] {
   return commands;
 }
 
+/** Indexes of the words of `args` that are not options (nor the value of `--config`): the command's words come first. */
+const wordsOf = (args: readonly string[]) =>
+  args.flatMap((a, i) => (a.startsWith("-") || /^(-c|--config)$/.test(args[i - 1] ?? "") ? [] : [i]));
+
+/** The longest command whose words lead `args` (options may come before or between them), and the other args. */
 function matchCommand<T extends { name: string }>(
   commands: readonly T[],
   args: readonly string[],
 ): { command: T; rest: string[] } | undefined {
-  let best: { command: T; rest: string[] } | undefined;
+  const at = wordsOf(args);
+  let best: { command: T; length: number } | undefined;
   for (const command of commands) {
     const words = command.name.split(" ");
-    if (words.every((w, i) => args[i] === w) && (!best || words.length > best.command.name.split(" ").length)) {
-      best = { command, rest: args.slice(words.length) };
-    }
+    if (words.every((w, i) => args[at[i] ?? -1] === w) && words.length > (best?.length ?? 0)) best = { command, length: words.length };
   }
-  return best;
+  const taken = new Set(at.slice(0, best?.length));
+  return best && { command: best.command, rest: args.filter((_, i) => !taken.has(i)) };
+}
+
+/** `--help` on a command prints its usage; a bad option prints a one-line error and the usage (exit 2). */
+async function runCommand<I>(command: CliCommand | KernelCommand, rest: string[], io: I & Omit<CliIO, "kernel">): Promise<number> {
+  const usageLine = `Usage: ${command.usage ?? `antler ${command.name} [options]`}`;
+  if (rest.includes("--help") || rest.includes("-h")) {
+    write(io.stdout, `${usageLine}\n\n${command.summary}`);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io as never);
+  } catch (err) {
+    if (!String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw err;
+    write(io.stderr, `antler ${command.name}: ${(err as Error).message.split("\n")[0]}\n${usageLine}`);
+    return 2;
+  }
 }
 
 /** Runs the `antler` CLI and resolves to its exit code. Never calls process.exit. */
@@ -200,25 +221,23 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
       write(io.stdout, KERNEL_VERSION);
       return 0;
     }
-    if (args.length === 0 || args[0] === "help" || args[0] === "--help" || args[0] === "-h") {
+    if (wordsOf(args).length === 0 || args[0] === "help") {
       write(io.stdout, await helpText(args, io));
       return 0;
     }
     const builtin = matchCommand(kernelCommands, args);
-    if (builtin) return await builtin.command.run(builtin.rest, io);
+    if (builtin) return await runCommand(builtin.command, builtin.rest, io);
 
     // Anything else may be a command contributed by a plugin: boot the kernel from config and look there.
     const { configPath } = takeConfigFlag(args);
     return await withKernel(configPath, io, async (kernel) => {
-      const contributed = matchCommand(
-        kernel.commands,
-        args.filter((a, i) => !(a === "--config" || a === "-c" || args[i - 1] === "--config" || args[i - 1] === "-c")),
-      );
+      const contributed = matchCommand(kernel.commands, args);
       if (!contributed) {
-        write(io.stderr, `antler: unknown command "${args.join(" ")}"\n\n${usage(kernel.commands)}`);
+        const words = wordsOf(args).map((i) => args[i]);
+        write(io.stderr, `antler: unknown command "${words.join(" ")}"\n\n${usage(kernel.commands)}`);
         return 2;
       }
-      return await contributed.command.run(contributed.rest, { ...io, kernel });
+      return await runCommand(contributed.command, contributed.rest, { ...io, kernel });
     });
   } catch (err) {
     if (isAntlerError(err)) {

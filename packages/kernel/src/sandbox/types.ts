@@ -71,6 +71,8 @@ export interface GlobOptions {
 export interface Sandbox {
   /** Stable id, e.g. `local:<thread>`; recorded in thread state. */
   readonly id: string;
+  /** Changes when the machine behind `id` is replaced; set only where files live apart from the host folders. */
+  readonly generation?: string;
   executeCommand(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Text content; lines `startLine..endLine` when given. */
   readFile(path: string, options?: ReadOptions): Promise<string>;

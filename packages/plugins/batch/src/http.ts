@@ -1,5 +1,6 @@
-import { AntlerError, ErrorCodes, isAntlerError, type Kernel } from "@antler/kernel";
+import { AntlerError, isAntlerError, type Kernel } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway";
+import { RuntimeErrorCodes } from "@antler/plugin-runtime";
 import { z } from "zod";
 import type { BatchClient } from "./client.js";
 import { BatchErrorCodes } from "./errors.js";
@@ -196,7 +197,7 @@ export function batchRoutes(resolve: (kernel: Kernel) => BatchService): GatewayR
           const { batch, cancelledItems } = await client.cancel(id(request));
           if (batch.state === "completed") {
             throw new AntlerError(
-              ErrorCodes.STATE_CONFLICT,
+              RuntimeErrorCodes.STATE_CONFLICT,
               `batch ${JSON.stringify(batch.id)} already completed; there is nothing to cancel`,
               {
                 hint: "Read its results with GET /api/batches/{id}/items.",

@@ -1,4 +1,5 @@
 export { renderRequestLines, unifiedLineDiff } from "./diff.js";
+export { CassetteErrorCodes } from "./errors.js";
 export {
   appendExchange,
   CASSETTE_FORMAT_VERSION,

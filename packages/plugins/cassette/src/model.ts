@@ -7,6 +7,7 @@ import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
 import { commonLineCount, renderRequestLines, sharedLeadingMessages, unifiedLineDiff } from "./diff.js";
+import { CassetteErrorCodes } from "./errors.js";
 import { appendExchange, type CassetteExchange, type LoadedCassette, type LoadedExchange, serializeResponse } from "./format.js";
 import { createScrubber, type NormalizationDirs, type NormalizedRequest, normalizeRequest, requestHash } from "./normalize.js";
 
@@ -93,7 +94,7 @@ export class CassetteChatModel extends BaseChatModel<CassetteCallOptions> {
     const exchange = list[index];
     if (!exchange) {
       throw new AntlerError(
-        ErrorCodes.CASSETTE_EXHAUSTED,
+        CassetteErrorCodes.CASSETTE_EXHAUSTED,
         `this request was recorded ${list.length} time(s) (line ${list.map((e) => e.line).join(", ")}) and every recording was already played; cassette ${this.cassette.path}, trace ${getCurrentTraceId() ?? "(none)"}`,
         {
           where: this.where,
@@ -145,7 +146,7 @@ export class CassetteChatModel extends BaseChatModel<CassetteCallOptions> {
     } else {
       lines.push("the cassette has no recorded exchanges. This request:", ...actualLines.map((l) => `+${l}`));
     }
-    return new AntlerError(ErrorCodes.CASSETTE_MISMATCH, lines.join("\n"), {
+    return new AntlerError(CassetteErrorCodes.CASSETTE_MISMATCH, lines.join("\n"), {
       where: this.where,
       hint: "The prompt, tools or conversation changed since recording. Re-record the cassette (options.mode: record with options.record_from), or undo the change the diff shows.",
       details: { path: this.cassette.path, traceId, closestLine: closest?.line, sharedMessages: Math.max(shared, 0) },

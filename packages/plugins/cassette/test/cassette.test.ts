@@ -9,6 +9,7 @@ import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { CassetteErrorCodes } from "../src/errors.js";
 import {
   CassetteChatModel,
   type CassetteExchange,
@@ -196,7 +197,7 @@ describe("cassette replay", () => {
     expect((await replay.invoke(same)).text).toBe("first");
     expect((await replay.invoke(same)).text).toBe("second");
     const error = await replay.invoke(same).catch((e: unknown) => e);
-    expect(isAntlerError(error, ErrorCodes.CASSETTE_EXHAUSTED)).toBe(true);
+    expect(isAntlerError(error, CassetteErrorCodes.CASSETTE_EXHAUSTED)).toBe(true);
     expect((error as Error).message).toContain("line 2, 3");
   });
 
@@ -211,7 +212,7 @@ describe("cassette replay", () => {
     const error = await ensureTraceContext("trace-mismatch-1", () =>
       replay.invoke([new SystemMessage("You are terse."), new HumanMessage("What is 3+3?\nShow work.")]),
     ).catch((e: unknown) => e);
-    expect(isAntlerError(error, ErrorCodes.CASSETTE_MISMATCH)).toBe(true);
+    expect(isAntlerError(error, CassetteErrorCodes.CASSETTE_MISMATCH)).toBe(true);
     const message = (error as Error).message;
     expect(message).toContain("trace-mismatch-1");
     expect(message).toContain(path);

@@ -1,7 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
-import { type AntlerClient, runRequestText, runtimeConfig, type StreamEvent } from "@antler/plugin-runtime";
+import {
+  type AntlerClient,
+  agentSaveRequestSchema,
+  RuntimeErrorCodes,
+  runRequestText,
+  runtimeConfig,
+  type StreamEvent,
+} from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -129,6 +136,15 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.delete("/api/threads/:id", async (c) => c.json(await client.deleteThread(c.req.param("id"), { userId: user(c) })));
   app.get("/api/threads/:id/state", async (c) => c.json(await client.getThread(c.req.param("id"), { userId: user(c) })));
 
+  // ------------------------------------------------------------------ custom agents
+  app.get("/api/agents", async (c) => c.json(await client.listAgents({ userId: user(c) })));
+  app.get("/api/agents/:name", async (c) => c.json(await client.getAgent(c.req.param("name"), { userId: user(c) })));
+  app.put("/api/agents/:name", async (c) => {
+    const body = await readJson(c, agentSaveRequestSchema);
+    return c.json(await client.saveAgent(c.req.param("name"), body, { userId: user(c) }));
+  });
+  app.delete("/api/agents/:name", async (c) => c.json(await client.deleteAgent(c.req.param("name"), { userId: user(c) })));
+
   // ------------------------------------------------------------------ runs
   const prepareRun = async (c: Context<GatewayEnv>) => {
     const threadId = c.req.param("id") as string;
@@ -152,6 +168,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         traceId: c.get("traceId"),
         runId: randomUUID(),
         multitaskStrategy: body.multitask_strategy,
+        agent: body.agent_name,
+        bootstrap: body.is_bootstrap,
       },
     };
   };
@@ -290,7 +308,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
           saved.push(await client.uploadFile(threadId, file.path, { userId: user(c), filename: name }));
         } catch (error) {
           // The kernel names the staged temp file; the caller knows the file by its own name.
-          if (isAntlerError(error, ErrorCodes.UPLOAD_INVALID)) {
+          if (isAntlerError(error, RuntimeErrorCodes.UPLOAD_INVALID)) {
             const message = (error.message.split("\n")[0] ?? "").replaceAll(`${file.path}: `, "").replaceAll(file.path, name);
             const details: Record<string, unknown> = { ...error.details, source: name };
             if (details.max_bytes !== undefined) {

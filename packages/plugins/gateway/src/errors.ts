@@ -1,4 +1,5 @@
 import { type AntlerError, ErrorCodes, isAntlerError } from "@antler/kernel";
+import { RuntimeErrorCodes } from "@antler/plugin-runtime";
 
 /** An HTTP-level failure the gateway answers itself (auth, bad JSON, limits): a status and a coded JSON body. */
 export class HttpError extends Error {
@@ -31,10 +32,11 @@ export const GatewayErrorCodes = {
 } as const;
 
 const NOT_FOUND = new Set<string>([
-  ErrorCodes.THREAD_NOT_FOUND,
-  ErrorCodes.ARTIFACT_NOT_FOUND,
-  ErrorCodes.RUN_NOT_FOUND,
+  RuntimeErrorCodes.THREAD_NOT_FOUND,
+  RuntimeErrorCodes.ARTIFACT_NOT_FOUND,
+  RuntimeErrorCodes.RUN_NOT_FOUND,
   ErrorCodes.TOOL_NOT_FOUND,
+  RuntimeErrorCodes.AGENT_NOT_FOUND,
 ]);
 const BAD_REQUEST = new Set<string>([
   ErrorCodes.MODEL_NOT_FOUND,
@@ -42,14 +44,20 @@ const BAD_REQUEST = new Set<string>([
   ErrorCodes.CONTEXT_FORBIDDEN_KEY,
   ErrorCodes.CONFIG_INVALID,
   ErrorCodes.CONFIG_PARSE,
-  ErrorCodes.UPLOAD_INVALID,
+  RuntimeErrorCodes.UPLOAD_INVALID,
+  RuntimeErrorCodes.AGENT_INVALID,
 ]);
-const CONFLICT = new Set<string>([ErrorCodes.STATE_CONFLICT, ErrorCodes.THREAD_BUSY, ErrorCodes.RUN_CANCELLED]);
+const CONFLICT = new Set<string>([
+  RuntimeErrorCodes.STATE_CONFLICT,
+  RuntimeErrorCodes.THREAD_BUSY,
+  ErrorCodes.RUN_CANCELLED,
+  RuntimeErrorCodes.AGENT_CONFLICT,
+]);
 
 /** The HTTP status for a coded kernel error. */
 export function statusForAntlerError(error: AntlerError): number {
   if (NOT_FOUND.has(error.code)) return 404;
-  if (error.code === ErrorCodes.UPLOAD_INVALID && error.details.max_bytes !== undefined) return 413;
+  if (error.code === RuntimeErrorCodes.UPLOAD_INVALID && error.details.max_bytes !== undefined) return 413;
   if (BAD_REQUEST.has(error.code)) return 400;
   if (CONFLICT.has(error.code)) return 409;
   if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) return 503;

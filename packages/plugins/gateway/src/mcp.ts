@@ -1,7 +1,8 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
-import { ErrorCodes, type Logger } from "@antler/kernel";
+import type { Logger } from "@antler/kernel";
 import { MCP_TOOLS, type McpToolCatalog, parseExtensionsConfig } from "@antler/plugin-mcp";
 import type { AntlerClient } from "@antler/plugin-runtime";
+import { RuntimeErrorCodes } from "@antler/plugin-runtime";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import type { GatewayConfig } from "./config.js";
@@ -112,7 +113,7 @@ export function mountMcpRoutes(app: Hono<GatewayEnv>, deps: McpRouteDeps): void 
     if (!path) {
       throw new HttpError(
         409,
-        ErrorCodes.STATE_CONFLICT,
+        RuntimeErrorCodes.STATE_CONFLICT,
         "the MCP plugin has no extensions_config file to write",
         "Set `extensions_config: extensions_config.json` in the @antler/plugin-mcp config; servers under `servers:` are edited in config.yaml.",
       );

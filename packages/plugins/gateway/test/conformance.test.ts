@@ -1,6 +1,17 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptFunction } from "@antler/kernel/testing";
+import memoryPlugin, {
+  factDeleteResponseSchema,
+  factListResponseSchema,
+  factSearchResponseSchema,
+  MemoryClient,
+  memoryConfigResponseSchema,
+  memoryExportSchema,
+  memoryFactSchema,
+  memoryResponseSchema,
+  memoryStatusResponseSchema,
+} from "@antler/plugin-memory";
 import {
   modelInfoSchema,
   modelsListResponseSchema,
@@ -134,5 +145,44 @@ describe("client–gateway conformance: every AntlerClient method's output parse
     conforms(threadDeleteResponseSchema, await client.deleteThread("conf", user));
     await client.createThread({ threadId: "conf2", ...user });
     conforms(threadDeleteResponseSchema, await http("/api/threads/conf2", { method: "DELETE" }));
+  });
+
+  it("covers MemoryClient: getMemory, createFact, getFact, listFacts, searchMemory, updateFact, exportMemory, importMemory, getMemoryConfig, getMemoryStatus, deleteFact, clearMemory — and the HTTP responses match", async () => {
+    // The memory plugin is not a gateway dependency (it depends on the gateway): the root workspace provides it to this test.
+    const gw = await startTestGateway({ script, plugins: [memoryPlugin] });
+    const memory = new MemoryClient(gw.client, { userId: "alice" });
+    const http = async (path: string, init?: Parameters<typeof gw.call>[1]) => (await gw.call(path, init)).json();
+    const wire = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+    conforms(memoryResponseSchema, await memory.getMemory());
+    const created = conforms(memoryFactSchema, await memory.createFact({ content: "Writes TypeScript", category: "preference" }));
+    const overHttp = conforms(memoryFactSchema, await http("/api/memory/facts", { method: "POST", json: { content: "Runs marathons" } }));
+    expect(Object.keys(overHttp).sort()).toEqual(Object.keys(created).sort());
+    expect(conforms(memoryFactSchema, await http(`/api/memory/facts/${created.id}`))).toEqual(
+      conforms(memoryFactSchema, await memory.getFact(created.id)),
+    );
+    expect(conforms(factListResponseSchema, await http("/api/memory/facts"))).toEqual(wire(await memory.listFacts()));
+    conforms(factListResponseSchema, await memory.listFacts());
+    expect(conforms(factSearchResponseSchema, await http("/api/memory/facts?query=typescript"))).toEqual(
+      wire(conforms(factSearchResponseSchema, await memory.searchMemory("typescript"))),
+    );
+    conforms(memoryFactSchema, await memory.updateFact(created.id, { confidence: 0.9 }));
+    conforms(memoryFactSchema, await http(`/api/memory/facts/${created.id}`, { method: "PATCH", json: { confidence: 0.95 } }));
+    expect(conforms(memoryResponseSchema, await http("/api/memory"))).toEqual(wire(await memory.getMemory()));
+    const exported = conforms(memoryExportSchema, await memory.exportMemory());
+    const { exported_at: _at, ...httpExport } = conforms(memoryExportSchema, await http("/api/memory/export"));
+    expect(httpExport).toEqual(wire({ ...exported, exported_at: undefined }));
+    conforms(memoryResponseSchema, await memory.importMemory(exported, { userId: "bob" }));
+    conforms(memoryResponseSchema, await http("/api/memory/import", { method: "POST", json: exported }));
+    expect(conforms(memoryConfigResponseSchema, await http("/api/memory/config"))).toEqual(
+      conforms(memoryConfigResponseSchema, memory.getMemoryConfig()),
+    );
+    expect(conforms(memoryStatusResponseSchema, await http("/api/memory/status"))).toEqual(
+      conforms(memoryStatusResponseSchema, await memory.getMemoryStatus()),
+    );
+    conforms(factDeleteResponseSchema, await memory.deleteFact(created.id));
+    conforms(factDeleteResponseSchema, await http(`/api/memory/facts/${overHttp.id}`, { method: "DELETE" }));
+    conforms(memoryResponseSchema, await memory.clearMemory({ userId: "bob" }));
+    expect(conforms(memoryResponseSchema, await http("/api/memory", { method: "DELETE" })).facts).toEqual([]);
   });
 });

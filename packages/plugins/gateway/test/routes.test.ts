@@ -1,4 +1,5 @@
-import { AntlerError, definePlugin, ErrorCodes } from "@antler/kernel";
+import { AntlerError, definePlugin } from "@antler/kernel";
+import { RuntimeErrorCodes } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineGatewayRoute, gatewayRoutesToken, provideGatewayRoutes } from "../src/routes.js";
@@ -32,7 +33,7 @@ function notesPlugin() {
             handler({ userId, params }) {
               const note = notes.get(params.id ?? "");
               if (!note || note.user !== userId) {
-                throw new AntlerError(ErrorCodes.RUN_NOT_FOUND, `note ${params.id} not found`);
+                throw new AntlerError(RuntimeErrorCodes.RUN_NOT_FOUND, `note ${params.id} not found`);
               }
               return { body: note };
             },

@@ -7,7 +7,7 @@ import { errorResponseSchema, runRecordSchema } from "@antler/plugin-runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatedBody, largestCallerData, rawRequest, rssOf, sendStreamed, watchRss, wide } from "./fixtures.js";
 
-// The body-size, caller-data and trace cases of issue 13 again, against the compiled CLI in a child process:
+// The body-size, caller-data, busy-thread and trace cases of issue 13 again, against the compiled CLI in a child process:
 // what a deployment runs, with its own event loop and memory, measured from outside.
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -52,7 +52,12 @@ describe.skipIf(!built)(
           `import { scriptedModelsPlugin } from ${JSON.stringify(pathToFileURL(testingDist).href)};`,
           "const text = (m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content));",
           "export default scriptedModelsPlugin({",
-          "  m: { respond: (messages) => (text(messages.at(-1)).includes('slow') ? { text: 'ok', delayMs: 4000 } : { text: 'ok' }) },",
+          "  m: { respond: (messages) => {",
+          "    const last = text(messages.at(-1));",
+          "    if (last.includes('slow')) return { text: 'ok', delayMs: 4000 };",
+          "    if (last.startsWith('busy')) return { text: `reply to ${last}`, delayMs: 250 };",
+          "    return { text: 'ok' };",
+          "  } },",
           "});",
           "",
         ].join("\n"),
@@ -233,6 +238,47 @@ describe.skipIf(!built)(
         await runs;
         expect(latencies.length).toBeGreaterThan(20);
         expect(p(latencies, 0.99)).toBeLessThan(50);
+      });
+    });
+
+    describe("30 concurrent runs on one busy thread", () => {
+      const RUNS = 30;
+      async function fire(threadId: string, strategy: string) {
+        expect((await call("/api/threads", { method: "POST", json: { thread_id: threadId } })).status).toBe(201);
+        return Promise.all(
+          Array.from({ length: RUNS }, async (_, i) => {
+            const prompt = `busy ${strategy} ${i}`;
+            const response = await call(`/api/threads/${threadId}/runs/wait`, {
+              method: "POST",
+              json: { message: prompt, multitask_strategy: strategy },
+            });
+            return { prompt, status: response.status, body: (await response.json()) as { error?: { code: string } } };
+          }),
+        );
+      }
+      async function replies(threadId: string) {
+        const state = (await (await call(`/api/threads/${threadId}/state`)).json()) as {
+          messages: Array<{ type: string; content: string }>;
+        };
+        return state.messages.filter((m) => m.type === "ai").map((m) => m.content);
+      }
+
+      it.each([
+        { strategy: "reject", refusal: "ANTLER_ERR_THREAD_BUSY" },
+        { strategy: "enqueue", refusal: null },
+        { strategy: "interrupt", refusal: "ANTLER_ERR_RUN_CANCELLED" },
+      ])("$strategy: every accepted run's reply is in the thread, every other run got a coded 409", async ({ strategy, refusal }) => {
+        const outcomes = await fire(`busy-${strategy}`, strategy);
+        const accepted = outcomes.filter((o) => o.status === 200);
+        const refused = outcomes.filter((o) => o.status !== 200);
+        expect(accepted.length).toBeGreaterThanOrEqual(1);
+        if (refusal === null) expect(accepted).toHaveLength(RUNS);
+        else expect(refused.length).toBeGreaterThanOrEqual(1);
+        for (const o of refused) {
+          expect(o.status).toBe(409);
+          expect(o.body.error?.code).toBe(refusal);
+        }
+        expect((await replies(`busy-${strategy}`)).sort()).toEqual(accepted.map((o) => `reply to ${o.prompt}`).sort());
       });
     });
 

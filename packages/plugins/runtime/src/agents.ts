@@ -5,17 +5,8 @@ import { AntlerError, assertSafeId, type Kernel } from "@antler/kernel";
 import { invalidConfig, parseConfigText, validateSection } from "@antler/kernel/config";
 import { stringify } from "yaml";
 import { z } from "zod";
+import { RuntimeErrorCodes } from "./errors.js";
 import { AGENT_CONFIG_FILE, AGENT_SOUL_FILE, agentDir, commitFiles, isValidAgentName, readIfExists } from "./tools/agent-files.js";
-
-/** The runtime's own error codes (the gateway maps them to HTTP statuses). */
-export const AgentErrorCodes = Object.freeze({
-  /** No such custom agent for this user (another user's agent is indistinguishable on purpose). */
-  NOT_FOUND: "ANTLER_ERR_AGENT_NOT_FOUND",
-  /** A bad agent name, or an agent config.yaml that does not validate. */
-  INVALID: "ANTLER_ERR_AGENT_INVALID",
-  /** Creating an agent that exists, or changing one that ships with the distribution. */
-  CONFLICT: "ANTLER_ERR_AGENT_CONFLICT",
-});
 
 /** `config.yaml` of a custom agent; strict, so a typo is a located error with a suggestion. */
 export const agentConfigSchema = z
@@ -66,7 +57,7 @@ export interface AgentDetails extends AgentSummary {
 }
 
 export function agentNotFound(name: string): AntlerError {
-  return new AntlerError(AgentErrorCodes.NOT_FOUND, `custom agent ${JSON.stringify(name)} not found`, {
+  return new AntlerError(RuntimeErrorCodes.AGENT_NOT_FOUND, `custom agent ${JSON.stringify(name)} not found`, {
     hint: "List the agents you can use with `antler agents list` (or GET /api/agents). Agents are per user.",
     details: { agent_name: name },
   });
@@ -74,7 +65,7 @@ export function agentNotFound(name: string): AntlerError {
 
 export function assertAgentName(name: unknown): string {
   if (typeof name !== "string" || !isValidAgentName(name)) {
-    throw new AntlerError(AgentErrorCodes.INVALID, `agent name ${JSON.stringify(name)} is not valid`, {
+    throw new AntlerError(RuntimeErrorCodes.AGENT_INVALID, `agent name ${JSON.stringify(name)} is not valid`, {
       hint: 'Use 1-64 lowercase letters, digits and "-", e.g. "research-helper" (no slashes, dots or spaces).',
       details: { agent_name: typeof name === "string" ? name : String(name) },
     });
@@ -91,10 +82,14 @@ function parseAgentConfig(text: string, file: string, name: string): AgentConfig
   const result = validateSection(agentConfigSchema, document.data, document, []);
   if (!result.ok) throw invalidConfig(result.issues, file);
   if (result.value.name !== undefined && result.value.name !== name) {
-    throw new AntlerError(AgentErrorCodes.INVALID, `${file}: name "${result.value.name}" does not match the folder name "${name}"`, {
-      where: file,
-      hint: `Set name: ${name} or remove the key (the folder name is the agent's name).`,
-    });
+    throw new AntlerError(
+      RuntimeErrorCodes.AGENT_INVALID,
+      `${file}: name "${result.value.name}" does not match the folder name "${name}"`,
+      {
+        where: file,
+        hint: `Set name: ${name} or remove the key (the folder name is the agent's name).`,
+      },
+    );
   }
   return result.value;
 }
@@ -102,7 +97,7 @@ function parseAgentConfig(text: string, file: string, name: string): AgentConfig
 function checkModel(kernel: Kernel, config: AgentConfig, file: string): void {
   if (config.model === undefined || kernel.listModels().some((m) => m.name === config.model)) return;
   const known = kernel.listModels().map((m) => m.name);
-  throw new AntlerError(AgentErrorCodes.INVALID, `${file}: model "${config.model}" is not configured`, {
+  throw new AntlerError(RuntimeErrorCodes.AGENT_INVALID, `${file}: model "${config.model}" is not configured`, {
     where: `${file}: model`,
     hint: `Use one of the models in config.yaml (${known.join(", ") || "none configured"}) or remove the key.`,
   });
@@ -219,9 +214,13 @@ export async function saveCustomAgent(
   const parsed = agentSaveRequestSchema.safeParse(options.agent);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new AntlerError(AgentErrorCodes.INVALID, `agent ${JSON.stringify(name)}: ${issue?.path.join(".") || "body"}: ${issue?.message}`, {
-      hint: "Send { soul, description?, model?, tool_groups?, skills? }; soul is required.",
-    });
+    throw new AntlerError(
+      RuntimeErrorCodes.AGENT_INVALID,
+      `agent ${JSON.stringify(name)}: ${issue?.path.join(".") || "body"}: ${issue?.message}`,
+      {
+        hint: "Send { soul, description?, model?, tool_groups?, skills? }; soul is required.",
+      },
+    );
   }
   const body = parsed.data;
   const dir = agentDir(kernel.paths.baseDir, options.userId, name);
@@ -259,7 +258,7 @@ export async function deleteCustomAgent(
   const agent = await requireCustomAgent(kernel, options);
   if (agent.scope === "shared") {
     throw new AntlerError(
-      AgentErrorCodes.CONFLICT,
+      RuntimeErrorCodes.AGENT_CONFLICT,
       `agent ${JSON.stringify(agent.name)} ships with the distribution and cannot be deleted`,
       {
         hint: `Remove the folder agents/${agent.name} next to config.yaml instead, or create your own agent with another name.`,

@@ -9,7 +9,6 @@ export {
 export {
   type AgentConfig,
   type AgentDetails,
-  AgentErrorCodes,
   type AgentSaveRequest,
   type AgentSummary,
   agentConfigSchema,
@@ -50,6 +49,7 @@ export * from "./client/schemas.js";
 export { type RuntimeConfig, runtimeConfig, runtimeConfigSections } from "./config.js";
 export { loadConfigTools } from "./config-tools.js";
 export { type RunContextValues, runContextSchema } from "./context.js";
+export { RuntimeErrorCodes } from "./errors.js";
 export {
   CLARIFICATION_MIDDLEWARE_NAME,
   clarificationMiddleware,

@@ -6,6 +6,7 @@ import {
   type MiddlewareAssemblyContext,
   type MiddlewareSpec,
   type PluginContext,
+  type Sandbox,
   type ToolEntry,
 } from "@antler/kernel";
 import { runtimeConfig, runtimeConfigSections } from "./config.js";
@@ -33,15 +34,27 @@ export default definePlugin({
     ctx.commands.add({
       name: "run",
       summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
-      usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name]',
+      usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name] [--agent name [--bootstrap]]',
       run: async (args, io) => (await import("./cli/commands.js")).runCommand(args, io),
     });
     ctx.commands.add({
       name: "chat",
       summary: "Chat interactively on one thread (/exit to leave).",
-      usage: "antler chat [--thread id] [--config path] [--model name]",
+      usage: "antler chat [--thread id] [--config path] [--model name] [--agent name [--bootstrap]]",
       run: async (args, io) => (await import("./cli/commands.js")).chatCommand(args, io),
     });
+    for (const [action, summary, usage] of [
+      ["list", "List the custom agents you can select (yours, then those shipped with the distribution).", "[--user id] [--json]"],
+      ["show", "Show a custom agent: description, model, tool groups, skills and its SOUL.md.", "<name> [--user id] [--json]"],
+      ["rm", "Delete one of your custom agents.", "<name> [--user id]"],
+    ] as const) {
+      ctx.commands.add({
+        name: `agents ${action}`,
+        summary,
+        usage: `antler agents ${action} ${usage}`,
+        run: async (args, io) => (await import("./cli/commands.js")).agentsCommand(action, args, io),
+      });
+    }
   },
 });
 
@@ -75,7 +88,7 @@ function fillDefaultChain(ctx: PluginContext): void {
     const model = config.title.model_name ? await ctx.models.create(config.title.model_name) : a.model;
     return m.titleMiddleware({ model, maxWords: config.title.max_words, maxChars: config.title.max_chars });
   });
-  fill("ViewImage", (m, a) => (a.modelInfo?.supportsVision ? m.viewImageMiddleware({ baseDir }) : null));
+  fill("ViewImage", (m, a) => (a.modelInfo?.supportsVision ? m.viewImageMiddleware({ baseDir, sandbox: liveSandboxLookup(ctx) }) : null));
   fill("LoopDetection", (m) => {
     const l = config.loop_detection;
     return l.enabled
@@ -90,6 +103,20 @@ function fillDefaultChain(ctx: PluginContext): void {
   });
 }
 
+/**
+ * The run's sandbox by id, if it is live in this process: `view_image` and `present_files` read files made in a
+ * remote sandbox through it. No provider configured (or none reachable) means none.
+ */
+function liveSandboxLookup(ctx: PluginContext): (sandboxId: string) => Sandbox | undefined {
+  return (sandboxId) => {
+    try {
+      return ctx.sandbox.provider().get(sandboxId);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 /** present_files always; view_image for vision models; setup_agent in bootstrap runs; update_agent for custom agents. */
 function addBuiltinTools(ctx: PluginContext): void {
   const baseDir = ctx.paths.baseDir;
@@ -97,8 +124,8 @@ function addBuiltinTools(ctx: PluginContext): void {
   let tools: Promise<Record<"presentFiles" | "viewImage" | "setupAgent" | "updateAgent", AntlerTool>> | undefined;
   const builtin = () =>
     (tools ??= import("./tools/index.js").then((t: Tools) => ({
-      presentFiles: t.createPresentFilesTool({ baseDir }),
-      viewImage: t.createViewImageTool({ baseDir }),
+      presentFiles: t.createPresentFilesTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
+      viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
       setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
       updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
     })));

@@ -1,8 +1,9 @@
-import { AntlerError, ErrorCodes, type MiddlewareEntry, type StateField } from "@antler/kernel";
+import { AntlerError, type MiddlewareEntry, type StateField } from "@antler/kernel";
 import { type CompiledPipeline, compilePipeline } from "@antler/kernel/pipeline";
 import { ReducedValue } from "@langchain/langgraph";
 import { z } from "zod";
 import { runContextSchema } from "./context.js";
+import { RuntimeErrorCodes } from "./errors.js";
 
 /** Ordered, de-duplicated union: earlier entries keep their place, new ones are appended. */
 export function mergeArtifacts(current: readonly string[] | undefined, update: readonly string[] | undefined): string[] {
@@ -54,7 +55,7 @@ export function mergeSandbox(current: SandboxRef | undefined, update: SandboxRef
   const a = current?.sandbox_id;
   const b = update.sandbox_id;
   if (a !== undefined && b !== undefined && a !== b) {
-    throw new AntlerError(ErrorCodes.STATE_CONFLICT, `thread already holds sandbox "${a}"; refusing to replace it with "${b}"`, {
+    throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `thread already holds sandbox "${a}"; refusing to replace it with "${b}"`, {
       where: "state.sandbox",
       hint: "Release the current sandbox (update sandbox to null) before acquiring another.",
     });

@@ -83,3 +83,48 @@ describe("antler run", () => {
     expect(err).toContain("give a prompt");
   });
 });
+
+describe("antler agents", () => {
+  async function cli(args: string[], cwd: string) {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = "";
+    let err = "";
+    stdout.on("data", (c) => (out += c));
+    stderr.on("data", (c) => (err += c));
+    const code = await main(args, { stdout, stderr, cwd, env: {} });
+    return { code, out, err };
+  }
+  const CONFIG = "logging: { level: warn }\nmodels:\n  - { name: m, provider: cassette, options: { path: ./none.jsonl } }\n";
+
+  it("lists, shows and removes a user's agents, and shows shipped agents without letting them be removed", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "config.yaml": CONFIG,
+      "agents/editor/SOUL.md": "You are the house editor.\n",
+      "agents/editor/config.yaml": "description: Edits drafts\n",
+      ".antler/users/default/agents/quill/SOUL.md": "You are Quill.\n",
+      ".antler/users/default/agents/quill/config.yaml": "description: Research helper\ntool_groups: [web]\n",
+    });
+    const list = await cli(["agents", "list"], dir);
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(/quill\s+user\s+-\s+Research helper/);
+    expect(list.out).toMatch(/editor\s+shared\s+-\s+Edits drafts/);
+    const show = await cli(["agents", "show", "quill", "--json"], dir);
+    expect(JSON.parse(show.out)).toMatchObject({ name: "quill", tool_groups: ["web"], soul: "You are Quill.\n", scope: "user" });
+    expect((await cli(["agents", "rm", "quill"], dir)).out).toContain("Deleted agent quill.");
+    expect((await cli(["agents", "list", "--user", "bob"], dir)).out).not.toContain("quill");
+    const shipped = await cli(["agents", "rm", "editor"], dir);
+    expect(shipped.code).not.toBe(0);
+    expect(shipped.err).toContain("ships with the distribution");
+  });
+
+  it("run --agent with an unknown agent fails before any model call and says how to list agents", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "config.yaml": CONFIG });
+    const { code, err } = await cli(["run", "hello", "--agent", "nobody"], dir);
+    expect(code).not.toBe(0);
+    expect(err).toContain('custom agent "nobody" not found');
+    expect(err).toContain("antler agents list");
+  });
+});

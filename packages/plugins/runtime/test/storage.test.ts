@@ -15,6 +15,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
 import { describe, expect, it, vi } from "vitest";
+import { RuntimeErrorCodes } from "../src/errors.js";
 import { createThreadStore, listUploads, mimeTypeFor, readArtifact, sanitizeUploadName, saveUpload } from "../src/index.js";
 import { readCheckpoint, writeCheckpoint } from "./fixtures/checkpoint-data.js";
 import { tempDir } from "./fixtures.js";
@@ -147,7 +148,7 @@ describe("thread registry (SQLite)", () => {
       expect(await threads.get("bob", "secret-thread")).toBeNull();
       expect(await threads.list("bob")).toEqual([]);
       expect(await threads.delete("bob", "secret-thread")).toBe(false);
-      expect(isAntlerError(await caught(() => threads.require("bob", "secret-thread")), ErrorCodes.THREAD_NOT_FOUND)).toBe(true);
+      expect(isAntlerError(await caught(() => threads.require("bob", "secret-thread")), RuntimeErrorCodes.THREAD_NOT_FOUND)).toBe(true);
       // Bob touching the same thread id makes his own thread; alice's is untouched.
       await threads.touch("bob", "secret-thread", { title: "bob's" });
       expect((await threads.get("alice", "secret-thread"))?.title).toBe("alice only");
@@ -328,21 +329,21 @@ describe("uploads", () => {
   it("rejects a directory before copying anything, naming the path", async () => {
     const { paths, src } = setup();
     const error = await caught(() => saveUpload(paths, src));
-    expect(isAntlerError(error, ErrorCodes.UPLOAD_INVALID)).toBe(true);
+    expect(isAntlerError(error, RuntimeErrorCodes.UPLOAD_INVALID)).toBe(true);
     expect((error as Error).message).toContain(src);
     expect(await listUploads(paths)).toEqual([]);
   });
 
   it("rejects a missing file", async () => {
     const { paths, src } = setup();
-    expect(isAntlerError(await caught(() => saveUpload(paths, join(src, "nope.txt"))), ErrorCodes.UPLOAD_INVALID)).toBe(true);
+    expect(isAntlerError(await caught(() => saveUpload(paths, join(src, "nope.txt"))), RuntimeErrorCodes.UPLOAD_INVALID)).toBe(true);
   });
 
   it("rejects a file over the size cap and leaves nothing behind", async () => {
     const { paths, src } = setup();
     writeFileSync(join(src, "big.bin"), Buffer.alloc(11));
     const error = await caught(() => saveUpload(paths, join(src, "big.bin"), { maxBytes: 10 }));
-    expect(isAntlerError(error, ErrorCodes.UPLOAD_INVALID)).toBe(true);
+    expect(isAntlerError(error, RuntimeErrorCodes.UPLOAD_INVALID)).toBe(true);
     expect((error as { details: Record<string, unknown> }).details).toMatchObject({ size: 11, max_bytes: 10 });
     expect(await listUploads(paths)).toEqual([]);
     writeFileSync(join(src, "ok.bin"), Buffer.alloc(10));
@@ -353,7 +354,9 @@ describe("uploads", () => {
     const { paths, src } = setup();
     writeFileSync(join(src, "a.txt"), "a");
     await saveUpload(paths, join(src, "a.txt"), { maxFiles: 1 });
-    expect(isAntlerError(await caught(() => saveUpload(paths, join(src, "a.txt"), { maxFiles: 1 })), ErrorCodes.UPLOAD_INVALID)).toBe(true);
+    expect(
+      isAntlerError(await caught(() => saveUpload(paths, join(src, "a.txt"), { maxFiles: 1 })), RuntimeErrorCodes.UPLOAD_INVALID),
+    ).toBe(true);
   });
 
   it("never overwrites: a taken name gets -1, -2 before the extension", async () => {
@@ -421,11 +424,11 @@ describe("artifacts", () => {
   it("a missing file or a folder is ARTIFACT_NOT_FOUND", async () => {
     const paths = threadPaths(tempDir(), "alice", "t1");
     mkdirSync(join(paths.workspace, "dir"), { recursive: true });
-    expect(isAntlerError(await caught(() => readArtifact(paths, "/mnt/user-data/outputs/none.txt")), ErrorCodes.ARTIFACT_NOT_FOUND)).toBe(
-      true,
-    );
-    expect(isAntlerError(await caught(() => readArtifact(paths, "/mnt/user-data/workspace/dir")), ErrorCodes.ARTIFACT_NOT_FOUND)).toBe(
-      true,
-    );
+    expect(
+      isAntlerError(await caught(() => readArtifact(paths, "/mnt/user-data/outputs/none.txt")), RuntimeErrorCodes.ARTIFACT_NOT_FOUND),
+    ).toBe(true);
+    expect(
+      isAntlerError(await caught(() => readArtifact(paths, "/mnt/user-data/workspace/dir")), RuntimeErrorCodes.ARTIFACT_NOT_FOUND),
+    ).toBe(true);
   });
 });

@@ -69,7 +69,7 @@ function runLine(run: ScheduledRun): string {
 /** `antler schedule add|list|runs|pause|resume|trigger|rm` and `antler scheduler run`. The CLI acts as the operator. */
 export function schedulerCommands(resolve: Resolve): CliCommand[] {
   const ADD =
-    'antler schedule add (--cron "<m h dom mon dow>" [--tz <zone>] | --at <ISO time>) --prompt "<text>" [--name n] [--user id] [--thread id | --fixed-thread] [--model name] [--paused] [--json]';
+    'antler schedule add (--cron "<m h dom mon dow>" [--tz <zone>] | --at <ISO time>) --prompt "<text>" [--name n] [--user id] [--thread id | --fixed-thread] [--model name] [--agent name] [--paused] [--json]';
   return [
     {
       name: "schedule add",
@@ -89,6 +89,7 @@ export function schedulerCommands(resolve: Resolve): CliCommand[] {
             thread: { type: "string", short: "t" },
             "fixed-thread": { type: "boolean" },
             model: { type: "string", short: "m" },
+            agent: { type: "string", short: "a" },
             paused: { type: "boolean" },
             json: { type: "boolean" },
           },
@@ -102,6 +103,7 @@ export function schedulerCommands(resolve: Resolve): CliCommand[] {
           ...((values.tz ?? values.timezone) !== undefined ? { timezone: (values.tz ?? values.timezone) as string } : {}),
           ...(values.name !== undefined ? { name: values.name as string } : {}),
           ...(values.model !== undefined ? { model: values.model as string } : {}),
+          ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
           ...(values.thread !== undefined ? { thread: "fixed" as const, thread_id: values.thread as string } : {}),
           ...(values["fixed-thread"] ? { thread: "fixed" as const } : {}),
           paused: values.paused === true,

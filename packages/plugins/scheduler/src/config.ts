@@ -53,6 +53,7 @@ export const taskInputSchema = z
     thread: z.enum(["new", "fixed"]).default("new").describe("new: a fresh thread per occurrence; fixed: one thread for all."),
     thread_id: z.string().min(1).max(128).optional().describe("The fixed thread (implies thread: fixed); default a new id."),
     model: z.string().min(1).optional(),
+    agent: z.string().min(1).max(64).optional().describe("A custom agent of the task's owner (`antler agents list`) that runs it."),
     context: z.record(z.string(), z.unknown()).optional().describe("Extra runtime context; server-owned keys are refused."),
     paused: z.boolean().default(false),
   })

@@ -69,7 +69,7 @@ export function schedulerRoutes(resolve: (kernel: Kernel) => Scheduler, logger?:
     defineGatewayRoute({
       method: "POST",
       path: "/scheduled-tasks",
-      summary: "Add a scheduled task: { prompt, at | cron, timezone?, name?, thread?, thread_id?, model?, context?, paused? }.",
+      summary: "Add a scheduled task: { prompt, at | cron, timezone?, name?, thread?, thread_id?, model?, agent?, context?, paused? }.",
       body: taskInputSchema,
       handler: (request) =>
         answer(async () => ({ status: 201, body: publicTask(await scheduler(request).add(request.userId, request.body)) })),

@@ -11,7 +11,7 @@ import {
   type Logger,
   outsideTraceContext,
 } from "@antler/kernel";
-import { AntlerClient, INTERNAL_PRINCIPAL, SERVER_OWNED_CONTEXT_KEYS } from "@antler/plugin-runtime";
+import { AntlerClient, INTERNAL_PRINCIPAL, requireCustomAgent, SERVER_OWNED_CONTEXT_KEYS } from "@antler/plugin-runtime";
 import type { Kysely } from "kysely";
 import { type SchedulerConfig, type TaskInput, taskInputSchema } from "./config.js";
 import { SchedulerErrorCodes, schedulerError } from "./errors.js";
@@ -172,6 +172,7 @@ export class Scheduler {
       });
     }
     if (task.model !== undefined) this.kernel.modelConfig(task.model);
+    if (task.agent !== undefined) await requireCustomAgent(this.kernel, { userId: owner, name: task.agent });
     let nextFireAt: Date;
     let runAt: string | null = null;
     if (task.cron !== undefined) {
@@ -203,6 +204,7 @@ export class Scheduler {
       thread_policy: fixed ? "fixed" : "new",
       thread_id: threadId,
       model: task.model ?? null,
+      agent_name: task.agent ?? null,
       context: JSON.stringify(context),
       state: task.paused ? "paused" : "active",
       overlap_policy: "skip",
@@ -803,6 +805,7 @@ export class Scheduler {
       threadId: occurrence.threadId,
       userId: occurrence.task.owner_user_id,
       model: occurrence.task.model ?? undefined,
+      agent: occurrence.task.agent_name ?? undefined,
       context: occurrence.context,
       principal: INTERNAL_PRINCIPAL,
       traceId: occurrence.traceId,

@@ -24,6 +24,8 @@ export type ScheduledTasksTable = {
   thread_policy: ThreadPolicy;
   thread_id: string | null;
   model: string | null;
+  /** A custom agent of the owner that runs each occurrence (its soul, model and tool groups). */
+  agent_name: string | null;
   /** JSON object: extra runtime context given at creation (server-owned keys are refused then). */
   context: string;
   state: TaskState;
@@ -141,6 +143,12 @@ export const schedulerMigrations: readonly Migration[] = [
         .execute();
       await db.schema.createIndex("scheduler_runs_occurrence").on(RUNS_TABLE).columns(["task_id", "occurrence_key"]).unique().execute();
       await db.schema.createIndex("scheduler_runs_task").on(RUNS_TABLE).columns(["task_id", "started_at"]).execute();
+    },
+  },
+  {
+    name: "scheduler/003-task-agent",
+    async up(db) {
+      await db.schema.alterTable(TASKS_TABLE).addColumn("agent_name", "text").execute();
     },
   },
 ];

@@ -147,6 +147,24 @@ describe("firing", () => {
     });
   });
 
+  it("runs a task that names a custom agent as that agent (its soul reaches the model); an unknown agent is refused when the task is added", async () => {
+    const client = new AntlerClient({ kernel: h.kernel });
+    await client.saveAgent("digest", { soul: "You are Digest, you write morning briefs." }, { userId: "alice" });
+    await client.close();
+    const s = track(schedulerFor(h, c));
+    await expect(s.add("bob", { prompt: "brief me", at: "2026-06-01T10:01:00Z", agent: "digest" })).rejects.toMatchObject({
+      code: "ANTLER_ERR_AGENT_NOT_FOUND",
+    });
+    const task = await s.add("alice", { prompt: "brief me", at: "2026-06-01T10:01:00Z", agent: "digest" });
+    expect(task.agent_name).toBe("digest");
+    c.advance(60_000);
+    await s.pollOnce();
+    await s.drain();
+    expect((await s.runs("alice", task.id))[0]?.status).toBe("succeeded");
+    expect(h.model().calls[0]?.messages[0]?.text).toContain("You are Digest, you write morning briefs.");
+    expect(h.contexts[0]).toMatchObject({ agent_name: "digest", non_interactive: true });
+  });
+
   it("control: the same kernel offers ask_clarification to an interactive run, so the check above can fail", async () => {
     const client = new AntlerClient({ kernel: h.kernel });
     try {

@@ -1,5 +1,5 @@
 import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
+import { join } from "node:path";
 import { AntlerError, ErrorCodes, threadPaths } from "@antler/kernel";
 import { execa } from "execa";
 import type { SandboxBackend, SandboxInstance, SandboxRequest } from "./backend.js";
@@ -20,10 +20,35 @@ export interface DockerBackendOptions {
   /** Milliseconds for each CLI call (`docker run` may pull the image); default 120 000. */
   commandTimeoutMs?: number;
   /**
-   * Bind-mounts each thread's host `user-data` folder (under `baseDir`, as the kernel lays it out) at `target`
-   * in the container, so the container and the host see the same uploads, workspace and outputs.
+   * Bind-mounts each thread's host folders (under `baseDir`, as the kernel lays them out) below `root` in the
+   * container (see `threadMounts`), so the container and the host see the same uploads, workspace and outputs.
    */
-  threadMount?: { baseDir: string; target: string };
+  threadMount?: { baseDir: string; root: string };
+}
+
+/** One bind mount of a thread's host folder into its container. */
+export interface ThreadMount {
+  host: string;
+  container: string;
+  readOnly: boolean;
+}
+
+/**
+ * Every host folder a thread's container gets, below `root` (`/mnt` unless `container_root` says otherwise): the
+ * thread's `user-data` (read-write) and its ACP workspace (read-only, at `/mnt/acp-workspace`, where ACP agents
+ * leave their work). A further read-only mount (e.g. `/mnt/skills`) is one more entry here.
+ */
+export function threadMounts(baseDir: string, userId: string, threadId: string, root: string): ThreadMount[] {
+  const paths = threadPaths(baseDir, userId, threadId);
+  return [
+    { host: paths.userData, container: `${root}/user-data`, readOnly: false },
+    { host: join(paths.threadDir, "acp-workspace"), container: `${root}/acp-workspace`, readOnly: true },
+  ];
+}
+
+/** `docker run` arguments of the mounts: `-v <host>:<container>`, with `:ro` for read-only ones. */
+export function mountFlags(mounts: readonly ThreadMount[]): string[] {
+  return mounts.flatMap((m) => ["-v", `${m.host}:${m.container}${m.readOnly ? ":ro" : ""}`]);
 }
 
 /**
@@ -49,19 +74,22 @@ export class DockerBackend implements SandboxBackend {
     this.threadMount = options.threadMount;
   }
 
-  /** `-v host:container` for the thread's user-data, its folders created first so the mount has something to bind. */
-  private async mountArgs(request: SandboxRequest): Promise<string[]> {
+  /** The thread's bind mounts, their host folders created first so each mount has something to bind. */
+  async mountArgs(request: Pick<SandboxRequest, "userId" | "threadId" | "mounts">): Promise<string[]> {
     if (!this.threadMount) return [];
-    const paths = threadPaths(this.threadMount.baseDir, request.userId, request.threadId);
-    await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
-    // Extra mounts (skills) sit under the same root as the thread's user-data: /mnt/skills/x -> <root>/skills/x.
-    const root = dirname(this.threadMount.target);
-    const extra: string[] = [];
-    for (const m of request.mounts ?? []) {
-      await mkdir(m.hostPath, { recursive: true });
-      extra.push("-v", `${m.hostPath}:${root}${m.virtualPath.replace(/^\/mnt/, "")}${m.readOnly ? ":ro" : ""}`);
-    }
-    return ["-v", `${paths.userData}:${this.threadMount.target}`, ...extra];
+    const { baseDir, root } = this.threadMount;
+    const paths = threadPaths(baseDir, request.userId, request.threadId);
+    // Extra mounts (skills) sit under the same root as the thread's folders: /mnt/skills/x -> <root>/skills/x.
+    const extra = (request.mounts ?? []).map((m) => ({
+      host: m.hostPath,
+      container: `${root}${m.virtualPath.replace(/^\/mnt/, "")}`,
+      readOnly: m.readOnly,
+    }));
+    const mounts = [...threadMounts(baseDir, request.userId, request.threadId, root), ...extra];
+    await Promise.all(
+      [paths.workspace, paths.uploads, paths.outputs, ...mounts.map((m) => m.host)].map((dir) => mkdir(dir, { recursive: true })),
+    );
+    return mountFlags(mounts);
   }
 
   /** Throws SANDBOX_UNAVAILABLE unless `docker info` reaches an engine. Only a success is remembered. */

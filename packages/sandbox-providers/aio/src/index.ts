@@ -10,7 +10,16 @@ export * from "./api.js";
 export type { SandboxBackend, SandboxInstance, SandboxMount, SandboxRequest } from "./backend.js";
 export { AioClient, type AioClientOptions, type CallOptions } from "./client.js";
 export { type AioConfig, type AioConfigInput, aioConfigSchema } from "./config.js";
-export { AIO_CONTAINER_PORT, DEFAULT_AIO_IMAGE, DockerBackend, type DockerBackendOptions, parseHostPort } from "./docker.js";
+export {
+  AIO_CONTAINER_PORT,
+  DEFAULT_AIO_IMAGE,
+  DockerBackend,
+  type DockerBackendOptions,
+  mountFlags,
+  parseHostPort,
+  type ThreadMount,
+  threadMounts,
+} from "./docker.js";
 export { type FetchLike, HttpEndpoint, type HttpEndpointOptions, type RequestOptions } from "./http.js";
 export { AioPathMap, type ResolveOptions } from "./paths.js";
 export { type AioPoolStats, type AioProviderOptions, AioSandboxProvider, sandboxIdFor } from "./provider.js";
@@ -64,12 +73,12 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     });
   } else {
-    const target = `${config.container_root ?? "/mnt"}/user-data`;
+    const root = config.container_root ?? "/mnt";
     backend = new DockerBackend({
       image: config.image,
       command: config.docker_command,
       runArgs: config.docker_run_args,
-      ...(mounted ? { threadMount: { baseDir: options.baseDir as string, target } } : {}),
+      ...(mounted ? { threadMount: { baseDir: options.baseDir as string, root } } : {}),
     });
   }
   return new AioSandboxProvider({
@@ -78,6 +87,7 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
     idleTimeoutSeconds: config.idle_timeout_seconds,
     acquireTimeoutSeconds: config.acquire_timeout_seconds,
     requestTimeoutMs: config.request_timeout_seconds * 1000,
+    sharesHostFolders: mounted,
     ...(containerRoot ? { containerRoot } : {}),
     ...(config.sandbox_api_key ? { sandboxApiKey: config.sandbox_api_key } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type AcquireOptions, AntlerError, assertSafeId, ErrorCodes, type SandboxProvider } from "@antler/kernel";
 import type { SandboxBackend, SandboxInstance, SandboxMount } from "./backend.js";
 import { AioClient } from "./client.js";
@@ -24,6 +24,11 @@ export interface AioProviderOptions {
   requestTimeoutMs?: number;
   /** Milliseconds between readiness probes; default 500. */
   readinessIntervalMs?: number;
+  /**
+   * The thread's host folders are the container's own (bind-mounted): its files never need synchronizing, so
+   * its sandboxes report no `generation`. Otherwise every new container is a new generation.
+   */
+  sharesHostFolders?: boolean;
   /** Where failures of background clean-up go (a reaped sandbox the backend could not destroy). */
   logger?: { warn(obj: object, msg?: string): void };
   /** Host folders each user's sandbox shows (the skills plugin's `/mnt/skills/{public,custom}`), passed to the backend. */
@@ -187,6 +192,7 @@ export class AioSandboxProvider implements SandboxProvider {
         client,
         paths: new AioPathMap(this.options.containerRoot ?? context.home_dir),
         homeDir: context.home_dir,
+        ...(this.options.sharesHostFolders ? {} : { generation: `${instance.handle}@${randomUUID()}` }),
       });
       await sandbox.prepareFolders(signal);
       if (generation !== this.generation) {

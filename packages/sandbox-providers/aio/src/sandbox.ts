@@ -26,6 +26,8 @@ export interface AioSandboxOptions {
   paths: AioPathMap;
   /** The container user's home (`GET /v1/sandbox` home_dir): where housekeeping commands run. */
   homeDir: string;
+  /** Set when the container's files live apart from the host folders: a new container is a new generation. */
+  generation?: string;
   /** Seconds one exec HTTP call waits before the sandbox falls back to long-polling `/v1/bash/output`. Default 60. */
   execWaitSeconds?: number;
 }
@@ -43,6 +45,7 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).m
 /** One AIO container seen through the `Sandbox` contract: virtual paths in, virtual paths out. */
 export class AioSandbox implements Sandbox {
   readonly id: string;
+  readonly generation?: string;
   readonly client: AioClient;
   readonly paths: AioPathMap;
   readonly homeDir: string;
@@ -54,6 +57,7 @@ export class AioSandbox implements Sandbox {
     this.paths = options.paths;
     this.homeDir = options.homeDir;
     this.execWaitSeconds = options.execWaitSeconds ?? 60;
+    if (options.generation !== undefined) this.generation = options.generation;
   }
 
   async executeCommand(command: string, options: ExecOptions = {}): Promise<ExecResult> {

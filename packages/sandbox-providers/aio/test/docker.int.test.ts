@@ -1,10 +1,18 @@
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorCodes, threadPaths } from "@antler/kernel";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
-import { type AioSandboxProvider, createAioProvider, DockerBackend, parseHostPort, sandboxIdFor } from "../src/index.js";
+import {
+  type AioSandboxProvider,
+  createAioProvider,
+  DockerBackend,
+  mountFlags,
+  parseHostPort,
+  sandboxIdFor,
+  threadMounts,
+} from "../src/index.js";
 import { FakeAioServer } from "./fake-aio-server.js";
 
 async function engineAnswers(): Promise<boolean> {
@@ -58,7 +66,8 @@ describe("docker backend CLI protocol", () => {
 
   /**
    * A fake AIO server whose sandbox plays the container, and a stand-in CLI that speaks just enough of docker's
-   * command line to start it; a bind mount (`-v host:target`) is played by a symlink at the target.
+   * command line to start it; a bind mount (`-v host:target[:ro]`) is played by a symlink at the target (a
+   * symlink cannot be read-only: that `:ro` is asked for is checked on the arguments).
    */
   async function standInDocker(boxId: string) {
     server = await FakeAioServer.start();
@@ -74,7 +83,7 @@ describe("docker backend CLI protocol", () => {
         `echo "$*" >> '${log}'`,
         'case "$1" in',
         "  info) echo 28.0.0 ;;",
-        '  run) while [ $# -gt 0 ]; do if [ "$1" = "-v" ]; then ln -s "${2%%:*}" "${2#*:}"; shift; fi; shift; done; echo 0123456789abcdef0123 ;;',
+        '  run) while [ $# -gt 0 ]; do if [ "$1" = "-v" ]; then t="${2#*:}"; ln -s "${2%%:*}" "${t%:ro}"; shift; fi; shift; done; echo 0123456789abcdef0123 ;;',
         `  port) echo '127.0.0.1:${new URL(server.url).port}' ;;`,
         "  rm) exit 0 ;;",
         "  *) echo unknown >&2; exit 1 ;;",
@@ -112,7 +121,40 @@ describe("docker backend CLI protocol", () => {
     const host = threadPaths(baseDir, "u1", "t1");
     expect(await readFile(join(host.outputs, "report.md"), "utf8")).toBe("# Findings\n");
     const calls = await callLog();
-    expect(calls.find((c) => c.startsWith("run "))).toContain(`-v ${host.userData}:${box.home}/user-data`);
+    expect(calls.find((c) => c.startsWith("run "))).toContain(`-v ${host.userData}:${box.home}/user-data `);
+  });
+
+  it("mounts the thread's ACP workspace read-only at /mnt/acp-workspace, so the agent reads what an ACP agent left", async () => {
+    const { box, cli, dir: root, calls: callLog } = await standInDocker("docker-acp-box");
+    const baseDir = join(root, "antler-data");
+    const host = threadPaths(baseDir, "u1", "t1");
+    await mkdir(join(host.threadDir, "acp-workspace"), { recursive: true });
+    await writeFile(join(host.threadDir, "acp-workspace", "notes.md"), "left by the ACP agent\n");
+    provider = createAioProvider({ backend: "docker", docker_command: cli, container_root: box.home }, { baseDir });
+
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+
+    expect(await sandbox.readFile("/mnt/acp-workspace/notes.md")).toBe("left by the ACP agent\n");
+    const run = (await callLog()).find((c) => c.startsWith("run ")) ?? "";
+    expect(run).toContain(`-v ${join(host.threadDir, "acp-workspace")}:${box.home}/acp-workspace:ro `);
+    await expect(sandbox.writeFile("/mnt/acp-workspace/x.md", "x")).rejects.toMatchObject({ code: ErrorCodes.SANDBOX_PATH_READ_ONLY });
+    // Mounted folders are the host's own: no generation, so nothing about them waits on a sync.
+    expect(sandbox.generation).toBeUndefined();
+  });
+
+  it("builds one mount per thread folder, only the user-data one writable, below the configured root", () => {
+    const mounts = threadMounts("/data", "u1", "t1", "/mnt");
+    const host = threadPaths("/data", "u1", "t1");
+    expect(mounts).toEqual([
+      { host: host.userData, container: "/mnt/user-data", readOnly: false },
+      { host: join(host.threadDir, "acp-workspace"), container: "/mnt/acp-workspace", readOnly: true },
+    ]);
+    expect(mountFlags(mounts)).toEqual([
+      "-v",
+      `${host.userData}:/mnt/user-data`,
+      "-v",
+      `${join(host.threadDir, "acp-workspace")}:/mnt/acp-workspace:ro`,
+    ]);
   });
 
   it("parses docker port output", () => {

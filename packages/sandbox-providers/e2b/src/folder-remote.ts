@@ -31,6 +31,7 @@ const MAPPED_PREFIX = "/mnt/";
 export function createFolderRemote(options: FolderRemoteOptions): FolderRemote {
   const root = resolve(options.root);
   const live = new Set<string>();
+  const labels = new Map<string, Readonly<Record<string, string>>>();
 
   const attach = (sandboxId: string): RemoteSandbox => {
     const dir = join(root, sandboxId);
@@ -104,8 +105,9 @@ export function createFolderRemote(options: FolderRemoteOptions): FolderRemote {
   };
 
   return {
-    async create() {
+    async create(create) {
       const sandboxId = `folder-${randomUUID().slice(0, 12)}`;
+      labels.set(sandboxId, { ...(create.metadata ?? {}) });
       const dir = join(root, sandboxId);
       await mkdir(dir, { recursive: true });
       await options.template?.(dir);
@@ -119,6 +121,10 @@ export function createFolderRemote(options: FolderRemoteOptions): FolderRemote {
       return attach(sandboxId);
     },
     kill: killById,
+    async find(metadata) {
+      const matches = (id: string) => Object.entries(metadata).every(([k, v]) => labels.get(id)?.[k] === v);
+      return [...live].filter(matches).reverse();
+    },
     sandboxDir: (sandboxId) => join(root, sandboxId),
     liveIds: () => [...live],
   };

@@ -4,6 +4,7 @@ import { E2BSandboxProvider } from "./provider.js";
 
 export { E2B_API_KEY_ENV, type E2BConfig, type E2BConfigInput, e2bConfigSchema } from "./config.js";
 export { createFolderRemote, type FolderRemote, type FolderRemoteOptions } from "./folder-remote.js";
+export { type LedgerEntry, recordSync, SANDBOX_SYNC_LEDGER_FILE } from "./ledger.js";
 export {
   type HostMeta,
   loadManifest,
@@ -29,7 +30,9 @@ export {
   type E2BProviderOptions,
   E2BSandboxProvider,
   e2bSandboxId,
-  MOUNT_UPLOAD_LIMITS,
+  type HostMount,
+  hostMounts,
+  threadMetadata,
 } from "./provider.js";
 export type {
   E2BRemote,

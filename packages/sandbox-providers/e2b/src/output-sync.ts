@@ -3,6 +3,7 @@ import type { Stats } from "node:fs";
 import { lstat, mkdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { dirname, join, posix } from "node:path";
 import { isWithin, type Logger, VIRTUAL_DIRS } from "@antler/kernel";
+import { recordSync } from "./ledger.js";
 import { type HostMeta, loadManifest, type RemoteVersion, type SyncManifest, type SyncManifestEntry, saveManifest } from "./manifest.js";
 import type { RemoteEntry, RemoteSandbox } from "./remote.js";
 
@@ -24,6 +25,8 @@ export interface OutputSyncOptions {
   /** Host folder that receives the files (the thread's `user-data/outputs`). */
   hostDir: string;
   manifestPath: string;
+  /** The thread's sync ledger (`.sandbox-sync.json`); each pass records the generation and hash of what it wrote. */
+  ledgerPath?: string;
   limits: SyncLimits;
   logger?: Logger;
   /** Clock for the deadline; default `Date.now`. */
@@ -241,6 +244,11 @@ export async function syncOutputs(options: OutputSyncOptions): Promise<OutputSyn
 
   const manifest: SyncManifest = { version: 1, sandboxId, files: next };
   await saveManifest(manifestPath, manifest);
+  if (options.ledgerPath !== undefined) {
+    // Every manifest entry's host bytes came from this sandbox: downloaded now or in an earlier pass of it.
+    const synced = Object.fromEntries(Object.entries(next).map(([rel, e]) => [rel, { sha256: e.host.sha256, size: e.host.size }]));
+    await recordSync(options.ledgerPath, { generation: sandboxId, virtualRoot: remoteDir, synced, pruned: report.pruned });
+  }
 
   if (report.dropped.length > 0) {
     logger?.warn(

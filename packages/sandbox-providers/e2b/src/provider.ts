@@ -1,5 +1,4 @@
-import type { Dirent } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import {
   type AcquireOptions,
@@ -12,6 +11,7 @@ import {
   VIRTUAL_DIRS,
 } from "@antler/kernel";
 import { E2B_API_KEY_ENV, type E2BConfig } from "./config.js";
+import { SANDBOX_SYNC_LEDGER_FILE } from "./ledger.js";
 import { SYNC_MANIFEST_FILE } from "./manifest.js";
 import { type OutputSyncReport, type SyncLimits, syncOutputs } from "./output-sync.js";
 import type { E2BRemote, RemoteSandbox } from "./remote.js";
@@ -46,19 +46,59 @@ export interface E2BProviderOptions {
   /** Where to place the config in messages, e.g. `plugins[2].config`. */
   where?: string;
   /**
-   * Host folders each user's sandbox shows at virtual paths (the skills plugin's `/mnt/skills/{public,custom}`):
-   * uploaded into a new sandbox after its bootstrap, bounded by `MOUNT_UPLOAD_LIMITS`. The file tools keep them
-   * read-only.
+   * More host folders each user's sandbox shows at virtual paths (the skills plugin's `/mnt/skills/{public,custom}`):
+   * pushed with the thread's uploads on every acquire (new or changed files only). The file tools keep them read-only.
    */
   mounts?: (userId: string) => ReadonlyArray<{ hostPath: string; virtualPath: string }>;
 }
 
-/** A mount bigger than this is uploaded up to the limit and the rest is logged as left out. */
-export const MOUNT_UPLOAD_LIMITS = { maxFiles: 2000, maxBytes: 64 * 1024 * 1024 };
-
 interface Lease {
   paths: ThreadPaths;
   sandbox: E2BSandbox;
+  /** What was uploaded into this remote sandbox, by remote path: `size:mtimeMs` of the host file then. */
+  pushed: Map<string, string>;
+  /** Serializes pushes, so two acquires of a live sandbox do not upload the same files twice. */
+  pushing: Promise<void>;
+}
+
+/**
+ * Host folders copied into the VM (host → remote, the remote copy read-only by convention): the thread's uploads.
+ * A later read-only mount (e.g. `/mnt/skills`) is one more entry here.
+ */
+export interface HostMount {
+  host: string;
+  remote: string;
+}
+
+export function hostMounts(paths: ThreadPaths): HostMount[] {
+  return [{ host: paths.uploads, remote: VIRTUAL_DIRS.uploads }];
+}
+
+/** Most files and bytes pushed per mount per acquire; the rest waits for the next acquire. */
+const PUSH_MAX_FILES = 1000;
+
+/** Labels stored with each remote sandbox; a restarted provider finds the thread's sandbox by them. */
+export function threadMetadata(paths: { userId: string; threadId: string }): Record<string, string> {
+  return { antler_user: paths.userId, antler_thread: paths.threadId };
+}
+
+/** Regular files under `dir` (symlinks are not followed), with a change stamp, at most `max`. */
+async function listHostFiles(dir: string, max: number): Promise<Array<{ rel: string; stamp: string; host: string }>> {
+  const out: Array<{ rel: string; stamp: string; host: string }> = [];
+  const walk = async (folder: string, rel: string): Promise<void> => {
+    for (const dirent of await readdir(folder, { withFileTypes: true })) {
+      if (out.length >= max) return;
+      const host = join(folder, dirent.name);
+      const childRel = rel === "" ? dirent.name : `${rel}/${dirent.name}`;
+      if (dirent.isDirectory()) await walk(host, childRel);
+      else if (dirent.isFile()) {
+        const info = await stat(host);
+        out.push({ rel: childRel, stamp: `${info.size}:${info.mtimeMs}`, host });
+      }
+    }
+  };
+  await walk(dir, "");
+  return out;
 }
 
 /** The id a thread's sandbox keeps across remote sandboxes (reclaims, replacements, resets): `e2b:<user>/<thread>`. */
@@ -70,7 +110,9 @@ export function e2bSandboxId(userId: string, threadId: string): string {
  * Sandbox provider `e2b`: one remote E2B sandbox per (user, thread).
  *
  * - acquire: the thread's live sandbox; else its parked one, re-bootstrapped (a broken one is killed and
- *   acquisition goes on with a fresh sandbox); else a new one, bootstrapped (failure kills it and raises).
+ *   acquisition goes on with a fresh sandbox); else its running one from before a restart, found by metadata
+ *   (`antler_user`, `antler_thread`) through the E2B API; else a new one, bootstrapped (failure kills it and
+ *   raises). Every acquire uploads new or changed files of the thread's uploads folder into the VM.
  * - release: syncs `/mnt/user-data/outputs` to the host outputs folder, then parks the sandbox (up to
  *   `pool_size`, oldest evicted and killed) or kills it.
  */
@@ -102,7 +144,11 @@ export class E2BSandboxProvider implements SandboxProvider {
     const key = e2bSandboxId(paths.userId, paths.threadId);
     await this.releasing.get(key);
     const live = this.active.get(key);
-    if (live) return live.sandbox;
+    if (live) {
+      // Files the user uploaded while the sandbox was live (a second run on the thread) reach it now.
+      await this.push(live);
+      return live.sandbox;
+    }
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
     const attempt = this.acquireFresh(key, paths, options.signal).finally(() => this.pending.delete(key));
@@ -158,7 +204,7 @@ export class E2BSandboxProvider implements SandboxProvider {
       this.parked.delete(key);
       try {
         await this.bootstrap(parked.sandbox.remote);
-        return this.activate(paths, parked.sandbox);
+        return await this.activate(paths, parked.sandbox, parked.pushed);
       } catch (err) {
         // A parked sandbox can expire or break while it waits; the thread gets a fresh one instead.
         this.logger.warn(
@@ -169,12 +215,15 @@ export class E2BSandboxProvider implements SandboxProvider {
       }
     }
 
+    const found = await this.reattach(remote, paths, signal);
+    if (found) return this.activate(paths, new E2BSandbox(key, found), new Map());
+
     let created: RemoteSandbox;
     try {
       created = await remote.create({
         template: this.options.config.template,
         timeoutMs: this.options.config.timeout_seconds * 1000,
-        metadata: { antler_user: paths.userId, antler_thread: paths.threadId },
+        metadata: threadMetadata(paths),
         signal,
       });
     } catch (err) {
@@ -186,7 +235,6 @@ export class E2BSandboxProvider implements SandboxProvider {
     }
     try {
       await this.bootstrap(created);
-      await this.uploadMounts(created, paths.userId);
     } catch (err) {
       await this.kill(created, "failed bootstrap");
       throw new AntlerError(
@@ -200,44 +248,69 @@ export class E2BSandboxProvider implements SandboxProvider {
         },
       );
     }
-    return this.activate(paths, new E2BSandbox(key, created));
+    return this.activate(paths, new E2BSandbox(key, created), new Map());
   }
 
-  private activate(paths: ThreadPaths, sandbox: E2BSandbox): E2BSandbox {
-    this.active.set(sandbox.id, { paths, sandbox });
+  /**
+   * The thread's running sandbox from before a restart (or from another process), found by its metadata through
+   * the E2B API, connected and re-bootstrapped; `null` when there is none or none answers (it is then left to
+   * expire: it may still be someone's live lease).
+   */
+  private async reattach(remote: E2BRemote, paths: ThreadPaths, signal: AbortSignal | undefined): Promise<RemoteSandbox | null> {
+    let ids: string[];
+    try {
+      ids = await remote.find(threadMetadata(paths), { signal });
+    } catch (err) {
+      this.logger.warn(
+        { thread_id: paths.threadId, err: (err as Error)?.message },
+        "e2b: listing sandboxes by metadata failed; creating one",
+      );
+      return null;
+    }
+    for (const id of ids) {
+      try {
+        const connected = await remote.connect(id, { timeoutMs: this.options.config.timeout_seconds * 1000, signal });
+        await this.bootstrap(connected);
+        this.logger.info({ sandboxId: id, thread_id: paths.threadId }, "e2b: reattached to the thread's running sandbox");
+        return connected;
+      } catch (err) {
+        this.logger.warn({ sandboxId: id, err: (err as Error)?.message }, "e2b: a sandbox listed for this thread could not be reattached");
+      }
+    }
+    return null;
+  }
+
+  private async activate(paths: ThreadPaths, sandbox: E2BSandbox, pushed: Map<string, string>): Promise<E2BSandbox> {
+    const lease: Lease = { paths, sandbox, pushed, pushing: Promise.resolve() };
+    await this.push(lease);
+    this.active.set(sandbox.id, lease);
     return sandbox;
   }
 
-  /** Copies each mount's regular files (never following links) to its virtual path in the remote sandbox. */
-  private async uploadMounts(remote: RemoteSandbox, userId: string): Promise<void> {
-    let files = 0;
-    let bytes = 0;
-    for (const mount of this.options.mounts?.(userId) ?? []) {
-      const walk = async (dir: string, rel: string): Promise<void> => {
-        let entries: Dirent[];
+  /** Uploads new or changed files of the host mounts into the VM. A failure is logged; the next acquire retries. */
+  private push(lease: Lease): Promise<void> {
+    const run = lease.pushing.then(async () => {
+      const extra = (this.options.mounts?.(lease.paths.userId) ?? []).map((m) => ({ host: m.hostPath, remote: m.virtualPath }));
+      for (const mount of [...hostMounts(lease.paths), ...extra]) {
+        let files: Array<{ rel: string; stamp: string; host: string }>;
         try {
-          entries = await readdir(dir, { withFileTypes: true });
-        } catch {
-          return; // a mount that does not exist (no custom skills yet) uploads nothing
+          files = await listHostFiles(mount.host, PUSH_MAX_FILES);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+          throw err;
         }
-        for (const entry of entries) {
-          const path = join(dir, entry.name);
-          const target = posix.join(mount.virtualPath, rel, entry.name);
-          if (entry.isDirectory()) await walk(path, posix.join(rel, entry.name));
-          else if (entry.isFile()) {
-            const content = await readFile(path);
-            if (files + 1 > MOUNT_UPLOAD_LIMITS.maxFiles || bytes + content.length > MOUNT_UPLOAD_LIMITS.maxBytes) {
-              this.logger.warn({ path: target }, "e2b: mount upload limit reached; file left out");
-              continue;
-            }
-            files++;
-            bytes += content.length;
-            await remote.writeFile(target, content);
-          }
+        for (const file of files) {
+          const remotePath = posix.join(mount.remote, file.rel);
+          if (lease.pushed.get(remotePath) === file.stamp) continue;
+          await lease.sandbox.remote.writeFile(remotePath, new Uint8Array(await readFile(file.host)));
+          lease.pushed.set(remotePath, file.stamp);
         }
-      };
-      await walk(mount.hostPath, "");
-    }
+      }
+    });
+    lease.pushing = run.catch((err: unknown) => {
+      this.logger.warn({ sandboxId: lease.sandbox.id, err: (err as Error)?.message }, "e2b: uploading host files into the sandbox failed");
+    });
+    return lease.pushing;
   }
 
   private async bootstrap(remote: RemoteSandbox): Promise<void> {
@@ -280,6 +353,7 @@ export class E2BSandboxProvider implements SandboxProvider {
       remote: lease.sandbox.remote,
       hostDir: lease.paths.outputs,
       manifestPath: join(lease.paths.threadDir, SYNC_MANIFEST_FILE),
+      ledgerPath: join(lease.paths.threadDir, SANDBOX_SYNC_LEDGER_FILE),
       limits,
       logger: this.logger,
       ...(this.options.now ? { now: this.options.now } : {}),

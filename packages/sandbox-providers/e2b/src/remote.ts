@@ -81,4 +81,6 @@ export interface E2BRemote {
   connect(sandboxId: string, options?: RemoteConnectOptions): Promise<RemoteSandbox>;
   /** Ends a remote sandbox by id. True when it existed. */
   kill(sandboxId: string): Promise<boolean>;
+  /** Ids of the running remote sandboxes whose metadata has every given key and value, newest first. */
+  find(metadata: Readonly<Record<string, string>>, options?: { signal?: AbortSignal | undefined }): Promise<string[]>;
 }

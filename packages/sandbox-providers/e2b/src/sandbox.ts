@@ -34,6 +34,11 @@ export class E2BSandbox implements Sandbox {
   readonly id: string;
   readonly remote: RemoteSandbox;
 
+  /** The remote sandbox behind the thread-stable id: a replacement VM is a new generation. */
+  get generation(): string {
+    return this.remote.sandboxId;
+  }
+
   /** `id` is thread-stable (`e2b:<user>/<thread>`); the remote sandbox behind it can change. */
   constructor(id: string, remote: RemoteSandbox) {
     this.id = id;
@@ -189,7 +194,7 @@ export class E2BSandbox implements Sandbox {
     if (normalized === skills || normalized.startsWith(`${skills}/`)) return normalized;
     throw new AntlerError(ErrorCodes.PATH_UNSAFE, `path ${JSON.stringify(virtualPath)} is outside ${VIRTUAL_ROOT}`, {
       where: this.id,
-      hint: `The e2b provider serves ${Object.values(VIRTUAL_DIRS).join(", ")}; and /mnt/skills (read-only) when the skills plugin is loaded.`,
+      hint: `The e2b provider serves ${Object.values(VIRTUAL_DIRS).join(", ")}, and /mnt/skills (read-only) when the skills plugin is loaded.`,
     });
   }
 

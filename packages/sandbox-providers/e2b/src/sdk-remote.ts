@@ -47,6 +47,19 @@ export function createSdkRemote(options: SdkRemoteOptions): E2BRemote {
     kill(sandboxId) {
       return Sandbox.kill(sandboxId, connection);
     },
+    async find(metadata, find) {
+      // GET /v2/sandboxes?metadata=<k=v&...>&state=running, following the x-next-token pages.
+      const pages = Sandbox.list({
+        ...connection,
+        query: { metadata: { ...metadata }, state: ["running"] },
+        ...(find?.signal !== undefined ? { signal: find.signal } : {}),
+      });
+      const found: Array<{ id: string; startedAt: number }> = [];
+      while (pages.hasNext) {
+        for (const info of await pages.nextItems()) found.push({ id: info.sandboxId, startedAt: info.startedAt.getTime() });
+      }
+      return found.sort((a, b) => b.startedAt - a.startedAt).map((f) => f.id);
+    },
   };
 }
 

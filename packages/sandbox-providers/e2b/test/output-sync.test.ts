@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import {
   loadManifest,
   type OutputSyncOptions,
   type RemoteSandbox,
+  SANDBOX_SYNC_LEDGER_FILE,
   type SyncLimits,
   syncOutputs,
 } from "../src/index.js";
@@ -326,5 +328,30 @@ describe("syncOutputs over a real folder", () => {
 
     expect(report.unsafe).toEqual(["link.txt"]);
     expect(await readFile(outside, "utf8")).toBe("untouched");
+  });
+
+  it("records each synced file's generation and SHA-256 in the thread's ledger, keeping an earlier generation's files", async () => {
+    const ledgerPath = join(root, "thread", SANDBOX_SYNC_LEDGER_FILE);
+    const first = await newSandbox();
+    await put(first, "a.txt", "from the first VM");
+    await put(first, "gone.txt", "deleted later");
+    await sync(first, { ledgerPath });
+    await first.remove(`${OUT}/gone.txt`);
+    await sync(first, { ledgerPath });
+
+    // The VM is replaced: the new one makes b.txt and knows nothing of a.txt, whose host copy stays.
+    const second = await newSandbox();
+    await put(second, "b.txt", "from the second VM");
+    await sync(second, { ledgerPath });
+
+    const ledger = JSON.parse(await readFile(ledgerPath, "utf8"));
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    expect(ledger).toEqual({
+      version: 1,
+      files: {
+        [`${OUT}/a.txt`]: { sha256: sha("from the first VM"), size: 17, generation: first.sandboxId },
+        [`${OUT}/b.txt`]: { sha256: sha("from the second VM"), size: 18, generation: second.sandboxId },
+      },
+    });
   });
 });

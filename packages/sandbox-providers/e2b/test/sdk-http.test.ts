@@ -1,17 +1,19 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isAntlerError } from "@antler/kernel";
+import { isAntlerError, threadPaths } from "@antler/kernel";
 import { captureLogs } from "@antler/kernel/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BOOTSTRAP_COMMAND, createSdkRemote, E2BSandboxProvider, e2bConfigSchema } from "../src/index.js";
 
 /**
- * A loopback stand-in for the E2B control plane (api.e2b.app): the routes the SDK calls for create, connect,
- * getInfo and kill, answered with the shapes of E2B's OpenAPI schema. The in-sandbox API (envd, Connect RPC)
- * is not emulated: any request to it is recorded and refused.
+ * A loopback stand-in for E2B: the control plane (api.e2b.app) routes the SDK calls for create, list, connect,
+ * getInfo and kill, answered with the shapes of E2B's OpenAPI schema; and of the in-sandbox API (envd) the parts
+ * Antler uses at acquire: `process.Process/Start` (Connect server streaming, JSON codec), answering every command
+ * with exit 0, and the file upload `POST /files` (multipart), whose files land in a per-sandbox map. envd can be
+ * switched off, and then refuses everything.
  */
 interface Recorded {
   method: string;
@@ -24,6 +26,10 @@ interface ControlPlane {
   url: string;
   requests: Recorded[];
   live: Set<string>;
+  /** Files written into each sandbox through envd, by sandbox id and path. */
+  files: Map<string, Map<string, Buffer>>;
+  /** When false, every envd request is refused with 501. */
+  envdUp: boolean;
   /** Replaces the answer to `POST /v2/sandboxes` once. */
   failNextCreate(status: number, body: unknown): void;
   close(): Promise<void>;
@@ -40,14 +46,18 @@ async function startControlPlane(): Promise<ControlPlane> {
   const requests: Recorded[] = [];
   const live = new Set<string>();
   const templates = new Map<string, string>();
+  const metadataOf = new Map<string, Record<string, string>>();
+  const files = new Map<string, Map<string, Buffer>>();
+  const envd = { up: true };
   let created = 0;
   let nextCreateFailure: { status: number; body: unknown } | null = null;
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks).toString("utf8");
+    req.on("end", async () => {
+      const rawBytes = Buffer.concat(chunks);
+      const raw = rawBytes.toString("utf8");
       let body: unknown = raw;
       // Control-plane bodies are plain JSON; envd's Connect streaming bodies are enveloped and stay raw text.
       if (raw && String(req.headers["content-type"] ?? "").startsWith("application/json")) body = JSON.parse(raw) as unknown;
@@ -70,7 +80,70 @@ async function startControlPlane(): Promise<ControlPlane> {
         const templateID = String((body as { templateID?: unknown }).templateID ?? "base");
         live.add(id);
         templates.set(id, templateID);
+        metadataOf.set(id, { ...((body as { metadata?: Record<string, string> }).metadata ?? {}) });
         return json(201, sandboxJson(id, templateID));
+      }
+      if (req.method === "GET" && path === "/v2/sandboxes") {
+        if (!authorized) return json(401, { code: 401, message: "Invalid API key" });
+        // `metadata` is itself a query string of URI-encoded pairs, as the SDK sends it.
+        const query = new URL(req.url ?? "/", "http://x").searchParams;
+        const wanted = Object.fromEntries(
+          [...new URLSearchParams(query.get("metadata") ?? "")].map(([k, v]) => [decodeURIComponent(k), decodeURIComponent(v)]),
+        );
+        const states = query.getAll("state");
+        const listed = [...live]
+          .filter((id) => Object.entries(wanted).every(([k, v]) => metadataOf.get(id)?.[k] === v))
+          .filter(() => states.length === 0 || states.includes("running"))
+          .map((id) => ({
+            sandboxID: id,
+            templateID: templates.get(id) ?? "base",
+            clientID: "loopback-client",
+            startedAt: "2025-01-01T00:00:00.000Z",
+            endAt: "2025-01-01T00:30:00.000Z",
+            cpuCount: 2,
+            memoryMB: 512,
+            diskSizeMB: 1024,
+            metadata: metadataOf.get(id) ?? {},
+            state: "running",
+            envdVersion: "0.2.4",
+          }));
+        return json(200, listed);
+      }
+      const sandboxOfEnvd = String(req.headers["e2b-sandbox-id"] ?? "");
+      if (envd.up && sandboxOfEnvd !== "" && live.has(sandboxOfEnvd)) {
+        if (req.method === "POST" && path === "/process.Process/Start") {
+          // Connect server streaming: enveloped JSON messages (flags byte, big-endian length), then end-of-stream.
+          const frame = (flags: number, message: unknown): Buffer => {
+            const payload = Buffer.from(JSON.stringify(message));
+            const head = Buffer.alloc(5);
+            head.writeUInt8(flags, 0);
+            head.writeUInt32BE(payload.length, 1);
+            return Buffer.concat([head, payload]);
+          };
+          res.writeHead(200, { "content-type": "application/connect+json" });
+          res.end(
+            Buffer.concat([
+              frame(0, { event: { start: { pid: 42 } } }),
+              frame(0, { event: { end: { exitCode: 0, exited: true, status: "exit status 0" } } }),
+              frame(2, {}),
+            ]),
+          );
+          return;
+        }
+        if (req.method === "POST" && path === "/files") {
+          const query = new URL(req.url ?? "/", "http://x").searchParams;
+          const form = await new Response(rawBytes, { headers: { "content-type": String(req.headers["content-type"]) } }).formData();
+          const store = files.get(sandboxOfEnvd) ?? new Map<string, Buffer>();
+          files.set(sandboxOfEnvd, store);
+          const written: unknown[] = [];
+          for (const value of form.getAll("file")) {
+            const file = value as File;
+            const target = query.get("path") ?? file.name;
+            store.set(target, Buffer.from(await file.arrayBuffer()));
+            written.push({ name: target.split("/").pop(), type: "file", path: target });
+          }
+          return json(200, written);
+        }
       }
       if (connectMatch && req.method === "POST") {
         const id = connectMatch[1] as string;
@@ -110,6 +183,13 @@ async function startControlPlane(): Promise<ControlPlane> {
     url: `http://127.0.0.1:${port}`,
     requests,
     live,
+    files,
+    get envdUp() {
+      return envd.up;
+    },
+    set envdUp(value: boolean) {
+      envd.up = value;
+    },
     failNextCreate(status, body) {
       nextCreateFailure = { status, body };
     },
@@ -225,13 +305,14 @@ describe("E2BSandboxProvider over real HTTP", () => {
 
   it("kills the sandbox over HTTP when the bootstrap cannot run, then raises", async () => {
     const p = provider({ api_key: API_KEY, template: "antler-tmpl", timeout_seconds: 300 });
+    plane.envdUp = false;
 
     const err = await p.acquire("t1", { userId: "u1" }).catch((e: unknown) => e);
 
     expect(isAntlerError(err, "ANTLER_ERR_SANDBOX_UNAVAILABLE")).toBe(true);
     expect(String((err as Error).message)).toMatch(/bootstrap/);
     const methods = plane.requests.map((r) => `${r.method} ${r.path}`);
-    const create = plane.requests.find((r) => r.path === "/v2/sandboxes");
+    const create = plane.requests.find((r) => r.method === "POST" && r.path === "/v2/sandboxes");
     expect(create?.body).toMatchObject({ templateID: "antler-tmpl", timeout: 300, metadata: { antler_user: "u1", antler_thread: "t1" } });
     // The bootstrap went to envd (refused here), carrying the sandbox's envd token...
     const envd = plane.requests.find((r) => r.path.startsWith("/process.Process/"));
@@ -243,5 +324,54 @@ describe("E2BSandboxProvider over real HTTP", () => {
     // ...and the unusable sandbox was killed afterwards.
     expect(methods.indexOf("DELETE /sandboxes/isbx1loop")).toBeGreaterThan(methods.indexOf(`${envd?.method} ${envd?.path}`));
     expect(plane.live.size).toBe(0);
+  });
+
+  it("uploads the thread's uploads into the VM over envd's file API at acquire, and new ones on the next acquire", async () => {
+    const p = provider({ api_key: API_KEY });
+    const paths = threadPaths(join(root, "base"), "u1", "t1");
+    await mkdir(join(paths.uploads, "data"), { recursive: true });
+    await writeFile(join(paths.uploads, "report.pdf"), Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff]));
+    await writeFile(join(paths.uploads, "data", "table.csv"), "a,b\n1,2\n");
+
+    const sandbox = await p.acquire("t1", { userId: "u1" });
+
+    const vm = plane.files.get("isbx1loop");
+    expect(vm?.get("/mnt/user-data/uploads/report.pdf")).toEqual(Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff]));
+    expect(vm?.get("/mnt/user-data/uploads/data/table.csv")?.toString()).toBe("a,b\n1,2\n");
+    const uploads = plane.requests.filter((r) => r.method === "POST" && r.path === "/files");
+    expect(uploads).toHaveLength(2);
+    expect(uploads[0]?.headers["x-access-token"]).toBe(ENVD_TOKEN);
+    expect(String(uploads[0]?.headers["content-type"])).toMatch(/^multipart\/form-data/);
+
+    // A file uploaded while the sandbox is live reaches it on the next acquire; unchanged ones are not sent again.
+    await writeFile(join(paths.uploads, "later.txt"), "arrived later");
+    expect(await p.acquire("t1", { userId: "u1" })).toBe(sandbox);
+    expect(vm?.get("/mnt/user-data/uploads/later.txt")?.toString()).toBe("arrived later");
+    expect(plane.requests.filter((r) => r.method === "POST" && r.path === "/files")).toHaveLength(3);
+  });
+
+  it("finds the thread's running sandbox again after a restart, by metadata, instead of creating another", async () => {
+    const before = provider({ api_key: API_KEY });
+    const first = await before.acquire("t1", { userId: "u1" });
+    expect(first.generation).toBe("isbx1loop");
+    // Another thread's sandbox is running too; it must not be picked up.
+    await before.acquire("t2", { userId: "u1" });
+    // The process restarts: the old provider is gone without a release, the VMs keep running.
+    providers.splice(providers.indexOf(before), 1);
+
+    const after = provider({ api_key: API_KEY });
+    const again = await after.acquire("t1", { userId: "u1" });
+
+    expect(again.id).toBe("e2b:u1/t1");
+    expect(again.generation).toBe("isbx1loop");
+    expect(plane.requests.filter((r) => r.method === "POST" && r.path === "/v2/sandboxes")).toHaveLength(2);
+    const list = plane.requests.filter((r) => r.method === "GET" && r.path === "/v2/sandboxes").pop();
+    expect(list?.headers["x-api-key"]).toBe(API_KEY);
+    const connect = plane.requests.filter((r) => r.path === "/v2/sandboxes/isbx1loop/connect");
+    expect(connect).toHaveLength(1);
+    // Re-bootstrapped before use: the last envd command went to the reattached sandbox.
+    const lastStart = plane.requests.filter((r) => r.path === "/process.Process/Start").pop();
+    expect(lastStart?.headers["e2b-sandbox-id"]).toBe("isbx1loop");
+    expect(plane.live).toEqual(new Set(["isbx1loop", "isbx2loop"]));
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { type CliIO, DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
-import { AntlerClient } from "../client/client.js";
+import { AntlerClient, type RunCallOptions } from "../client/client.js";
 import { TurnRenderer, type TurnSummary } from "./render.js";
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -10,7 +10,13 @@ const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text
 function runOptions(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
-    options: { config: { type: "string", short: "c" }, thread: { type: "string", short: "t" }, model: { type: "string", short: "m" } },
+    options: {
+      config: { type: "string", short: "c" },
+      thread: { type: "string", short: "t" },
+      model: { type: "string", short: "m" },
+      agent: { type: "string", short: "a" },
+      bootstrap: { type: "boolean" },
+    },
     allowPositionals: true,
     strict: true,
   });
@@ -18,6 +24,8 @@ function runOptions(args: string[]) {
     configPath: values.config,
     threadId: values.thread,
     model: values.model,
+    agent: values.agent,
+    bootstrap: values.bootstrap === true,
     prompt: positionals.join(" ").trim(),
   };
 }
@@ -25,13 +33,13 @@ function runOptions(args: string[]) {
 async function streamTurn(
   client: AntlerClient,
   prompt: string,
-  options: { threadId: string | undefined; model: string | undefined },
+  options: Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap">,
   io: CliIO,
 ) {
   const renderer = new TurnRenderer(io.stdout);
   let summary: TurnSummary;
   try {
-    for await (const event of client.stream(prompt, { threadId: options.threadId, model: options.model })) renderer.handle(event);
+    for await (const event of client.stream(prompt, options)) renderer.handle(event);
   } finally {
     summary = renderer.finish();
   }
@@ -72,7 +80,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
 
 /** `antler chat`: turns read from stdin, one thread, until /exit. */
 export async function chatCommand(args: string[], io: CliIO): Promise<number> {
-  const options = runOptions(args);
+  const { prompt: _, configPath: __, ...options } = runOptions(args);
   const client = new AntlerClient({ kernel: io.kernel });
   const threadId = options.threadId ?? randomUUID();
   const rl = createInterface({ input: io.stdin ?? process.stdin, output: io.stdout, terminal: false });
@@ -82,12 +90,52 @@ export async function chatCommand(args: string[], io: CliIO): Promise<number> {
     for await (const line of rl) {
       const prompt = line.trim();
       if (prompt === "/exit" || prompt === "/quit") break;
-      if (prompt) await streamTurn(client, prompt, { threadId, model: options.model }, io);
+      if (prompt) await streamTurn(client, prompt, { ...options, threadId }, io);
       io.stdout.write("> ");
     }
     return 0;
   } finally {
     rl.close();
+    await client.close();
+  }
+}
+
+/** `antler agents list|show|rm`: the custom agents of a user (default: the CLI's user). */
+export async function agentsCommand(action: "list" | "show" | "rm", args: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { config: { type: "string", short: "c" }, user: { type: "string", short: "u" }, json: { type: "boolean" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const name = positionals[0];
+  if (action !== "list" && !name) {
+    write(io.stderr, `antler agents ${action}: name the agent, e.g. antler agents ${action} research-helper (see antler agents list)`);
+    return 2;
+  }
+  const client = new AntlerClient({ kernel: io.kernel, userId: values.user });
+  try {
+    if (action === "list") {
+      const { agents } = await client.listAgents();
+      if (values.json) write(io.stdout, JSON.stringify({ agents }, null, 2));
+      else if (agents.length === 0) write(io.stdout, "No custom agents. Create one with: antler chat --agent <name> --bootstrap");
+      else for (const a of agents) write(io.stdout, `${a.name.padEnd(24)} ${a.scope.padEnd(6)} ${a.model ?? "-"}  ${a.description}`);
+    } else if (action === "show") {
+      const agent = await client.getAgent(name as string);
+      if (values.json) write(io.stdout, JSON.stringify(agent, null, 2));
+      else {
+        write(io.stdout, `${agent.name} (${agent.scope})${agent.description ? `: ${agent.description}` : ""}`);
+        write(io.stdout, `model: ${agent.model ?? "default"}`);
+        write(io.stdout, `tool groups: ${agent.tool_groups?.join(", ") ?? "all"}`);
+        write(io.stdout, `skills: ${agent.skills?.join(", ") ?? "all enabled"}`);
+        write(io.stdout, `\n${agent.soul}`);
+      }
+    } else {
+      await client.deleteAgent(name as string);
+      write(io.stdout, `Deleted agent ${name}.`);
+    }
+    return 0;
+  } finally {
     await client.close();
   }
 }

@@ -32,6 +32,7 @@ import {
   soulSection,
 } from "../agents.js";
 import { runtimeConfig, subagentsEnabled } from "../config.js";
+import { RuntimeErrorCodes } from "../errors.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
 import {
@@ -447,7 +448,7 @@ export class AntlerClient {
       }
     }
     // stream() always ends with `end` or throws; reaching here means the consumer contract broke.
-    throw new AntlerError(ErrorCodes.STATE_CONFLICT, "the run ended without an end event");
+    throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, "the run ended without an end event");
   }
 
   /** Creates a thread for the user (a fresh UUID without `threadId`). Trace ids are never kept in thread metadata. */
@@ -458,7 +459,7 @@ export class AntlerClient {
     const existing = await threads.get(userId, threadId);
     if (existing) {
       if (options.ifExists === "raise") {
-        throw new AntlerError(ErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(threadId)} already exists`, {
+        throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(threadId)} already exists`, {
           hint: 'Use another thread_id, or if_exists: "do_nothing" to get the existing thread.',
         });
       }
@@ -748,7 +749,7 @@ export class AntlerClient {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads } = await this.openStorage();
     if (!(await threads.get(userId, assertSafeId("thread", threadId)))) {
-      throw new AntlerError(ErrorCodes.ARTIFACT_NOT_FOUND, `no artifact ${virtualPath} in thread ${threadId}`, {
+      throw new AntlerError(RuntimeErrorCodes.ARTIFACT_NOT_FOUND, `no artifact ${virtualPath} in thread ${threadId}`, {
         hint: "Check the thread id and the path.",
       });
     }
@@ -846,7 +847,7 @@ function resolveLeaseTimings(input: AntlerClientOptions["runLeases"] = {}): { he
 
 function requireRun(record: RunRecord | null, threadId: string, runId: string): RunRecord {
   if (!record || record.thread_id !== threadId) {
-    throw new AntlerError(ErrorCodes.RUN_NOT_FOUND, `run ${JSON.stringify(runId)} not found in thread ${JSON.stringify(threadId)}`, {
+    throw new AntlerError(RuntimeErrorCodes.RUN_NOT_FOUND, `run ${JSON.stringify(runId)} not found in thread ${JSON.stringify(threadId)}`, {
       hint: "List the thread's runs (GET /api/threads/{id}/runs) to see their ids.",
     });
   }
@@ -854,7 +855,7 @@ function requireRun(record: RunRecord | null, threadId: string, runId: string): 
 }
 
 function alreadyEnded(runId: string, status: RunStatus): AntlerError {
-  return new AntlerError(ErrorCodes.STATE_CONFLICT, `run ${runId} already ended with status ${status}`, {
+  return new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `run ${runId} already ended with status ${status}`, {
     hint: "Only running runs can be cancelled.",
     details: { status },
   });

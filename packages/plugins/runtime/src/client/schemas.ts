@@ -184,6 +184,10 @@ export const runCreateRequestSchema = z
       .object({ configurable: jsonObject.optional(), context: jsonObject.optional(), metadata: jsonObject.optional() })
       .loose()
       .optional(),
+    /** A custom agent of the caller (`GET /api/agents`); with `is_bootstrap`, the name of the agent being created. */
+    agent_name: z.string().min(1).max(64).optional(),
+    /** A bootstrap run: the model designs a new custom agent with the user and saves it with `setup_agent`. */
+    is_bootstrap: z.boolean().optional(),
     /** `reject` (default): 409 THREAD_BUSY if the thread has a run; `enqueue`: wait its turn; `interrupt`: cancel it and run. */
     multitask_strategy: multitaskStrategySchema.optional(),
     /** Accepted for LangGraph compatibility; Antler always streams values, messages-tuple, custom and end. */
@@ -232,6 +236,24 @@ export const modelInfoSchema = z.object({
 });
 
 export const modelsListResponseSchema = z.object({ models: z.array(modelInfoSchema) });
+
+// ---------------------------------------------------------------- custom agents
+
+export const agentSummarySchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  model: z.string().nullable(),
+  tool_groups: z.array(z.string()).nullable(),
+  skills: z.array(z.string()).nullable(),
+  scope: z.enum(["user", "shared"]),
+});
+
+/** `GET /api/agents` and `client.listAgents`. */
+export const agentsListResponseSchema = z.object({ agents: z.array(agentSummarySchema) });
+/** `GET`/`PUT /api/agents/{name}`, `client.getAgent` and `client.saveAgent`. */
+export const agentDetailsSchema = agentSummarySchema.extend({ soul: z.string() });
+/** `DELETE /api/agents/{name}` and `client.deleteAgent`. */
+export const agentDeleteResponseSchema = z.object({ name: z.string(), deleted: z.literal(true) });
 
 // ---------------------------------------------------------------- misc
 

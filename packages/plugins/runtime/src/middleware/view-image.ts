@@ -1,15 +1,20 @@
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { type MiddlewareSpec, resolveVirtualPath, threadPaths } from "@antler/kernel";
+import { type MiddlewareSpec, threadPaths, type VIRTUAL_DIRS } from "@antler/kernel";
 import { HumanMessage, type MessageContent } from "@langchain/core/messages";
 import type { ViewedImage } from "../state.js";
+import { type LiveSandboxLookup, liveSandbox, rereadThreadFile, type ThreadFileRead } from "../tools/sandbox-files.js";
 import { runIdentity } from "./thread-data.js";
+
+/** Every folder of the thread: the tool decided what may be viewed; this only shows it. */
+const VIEWABLE: readonly (keyof typeof VIRTUAL_DIRS)[] = ["workspace", "uploads", "outputs"];
 
 export interface ViewImageOptions {
   /** Data folder holding `users/<user>/threads/<thread>/user-data`. */
   baseDir: string;
   /** Images larger than this are not sent (providers cap image size well below it). Default 20 MiB. */
   maxImageBytes?: number | undefined;
+  /** Finds the run's live sandbox: images viewed from it are shown from it while its generation lives. */
+  sandbox?: LiveSandboxLookup | undefined;
 }
 
 type ContentBlocks = Exclude<MessageContent, string>;
@@ -25,7 +30,7 @@ function viewedImagesOf(value: unknown): [string, ViewedImage][] {
  */
 export async function viewedImagesMessage(
   images: readonly [string, ViewedImage][],
-  resolveHost: (virtualPath: string) => string,
+  read: (virtualPath: string, info: ViewedImage) => Promise<ThreadFileRead>,
   maxImageBytes: number,
 ): Promise<HumanMessage> {
   const shown: string[] = [];
@@ -37,14 +42,20 @@ export async function viewedImagesMessage(
       skipped.push(`${virtualPath}: not an image (${mime || "unknown type"})`);
       continue;
     }
-    let bytes: Buffer;
+    let result: ThreadFileRead;
     try {
-      bytes = await readFile(resolveHost(virtualPath));
+      result = await read(virtualPath, info);
     } catch {
+      result = { ok: false, kind: "unreadable", reason: "" };
+    }
+    if (!result.ok) {
       // Only the virtual path goes into the note: the host path is the server's business.
-      skipped.push(`${virtualPath}: could not be read`);
+      if (result.kind === "too_large") skipped.push(`${virtualPath}: too large to show (${result.size} bytes)`);
+      else if (result.kind === "unverified") skipped.push(`${virtualPath}: ${result.reason}`);
+      else skipped.push(`${virtualPath}: could not be read`);
       continue;
     }
+    const bytes = result.bytes;
     if (bytes.length > maxImageBytes) {
       skipped.push(`${virtualPath}: too large to show (${bytes.length} bytes)`);
       continue;
@@ -75,11 +86,15 @@ export function viewImageMiddleware(options: ViewImageOptions): MiddlewareSpec {
       const images = viewedImagesOf(request.state.viewed_images);
       if (images.length === 0) return handler(request);
       const { userId, threadId } = runIdentity(request.runtime);
-      const resolveHost = (virtualPath: string): string => {
+      const live = liveSandbox(options.sandbox, request.state, request.runtime.context);
+      const read = async (virtualPath: string, info: ViewedImage): Promise<ThreadFileRead> => {
         if (!threadId) throw new Error("no thread id in this run");
-        return resolveVirtualPath(threadPaths(options.baseDir, userId, threadId), virtualPath);
+        const paths = threadPaths(options.baseDir, userId, threadId);
+        const generation = typeof info.generation === "string" ? info.generation : undefined;
+        // The size limit is applied by the caller, with its own note; read a little past it to tell.
+        return rereadThreadFile({ paths, virtualPath, allowed: VIEWABLE, live, generation, maxBytes: maxImageBytes + 1 });
       };
-      const message = await viewedImagesMessage(images, resolveHost, maxImageBytes);
+      const message = await viewedImagesMessage(images, read, maxImageBytes);
       return handler({ ...request, messages: [...request.messages, message] });
     },
     afterModel(state) {

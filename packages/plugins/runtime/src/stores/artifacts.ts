@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { extname } from "node:path";
-import { AntlerError, ErrorCodes, resolveVirtualPath, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import { AntlerError, resolveVirtualPath, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import { RuntimeErrorCodes } from "../errors.js";
 
 const MIME_BY_EXTENSION: Readonly<Record<string, string>> = {
   ".md": "text/markdown",
@@ -40,7 +41,7 @@ export async function readArtifact(paths: ThreadPaths, virtualPath: string): Pro
   const hostPath = resolveVirtualPath(paths, virtualPath, ["outputs", "workspace", "uploads"]);
   const info = await stat(hostPath).catch(() => null);
   if (!info?.isFile()) {
-    throw new AntlerError(ErrorCodes.ARTIFACT_NOT_FOUND, `no file at ${virtualPath}`, {
+    throw new AntlerError(RuntimeErrorCodes.ARTIFACT_NOT_FOUND, `no file at ${virtualPath}`, {
       where: `thread ${paths.threadId}`,
       hint: `Artifacts are files under ${VIRTUAL_DIRS.outputs}, ${VIRTUAL_DIRS.workspace} or ${VIRTUAL_DIRS.uploads}; list the folder to see what exists.`,
       details: { virtual_path: virtualPath, ...(info ? { kind: "directory" } : {}) },

@@ -1,5 +1,6 @@
-import { type AntlerDatabase, AntlerError, ErrorCodes, type Migration, redactSecrets } from "@antler/kernel";
+import { type AntlerDatabase, AntlerError, type Migration, redactSecrets } from "@antler/kernel";
 import { type Kysely, sql } from "kysely";
+import { RuntimeErrorCodes } from "../errors.js";
 
 export const RUNS_TABLE = "antler_runs";
 
@@ -498,7 +499,7 @@ function isUniqueViolation(error: unknown): boolean {
 /** The coded refusal of a run on a busy thread (strategy `reject`). */
 export function threadBusyError(threadId: string, held: ThreadHolder | null): AntlerError {
   const by = held ? `run ${held.run_id} is ${held.status === "running" ? "running" : "queued"} on it` : "another run holds it";
-  return new AntlerError(ErrorCodes.THREAD_BUSY, `thread ${JSON.stringify(threadId)} is busy: ${by}`, {
+  return new AntlerError(RuntimeErrorCodes.THREAD_BUSY, `thread ${JSON.stringify(threadId)} is busy: ${by}`, {
     hint: 'Wait for that run to end, cancel it (POST /api/threads/{id}/runs/{run_id}/cancel), or send multitask_strategy "enqueue" to queue behind it or "interrupt" to cancel it and run.',
     details: { thread_id: threadId, running_run_id: held?.run_id ?? null, holder_status: held?.status ?? null },
   });

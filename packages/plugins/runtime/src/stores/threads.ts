@@ -1,5 +1,6 @@
-import { type AntlerDatabase, AntlerError, assertSafeId, ErrorCodes, type Migration } from "@antler/kernel";
+import { type AntlerDatabase, AntlerError, assertSafeId, type Migration } from "@antler/kernel";
 import type { Kysely } from "kysely";
+import { RuntimeErrorCodes } from "../errors.js";
 
 export const THREADS_TABLE = "antler_threads";
 
@@ -127,7 +128,7 @@ export function createThreadStore(database: AntlerDatabase, options: ThreadStore
     async require(userId, threadId) {
       const record = await get(userId, threadId);
       if (!record) {
-        throw new AntlerError(ErrorCodes.THREAD_NOT_FOUND, `thread ${JSON.stringify(threadId)} not found`, {
+        throw new AntlerError(RuntimeErrorCodes.THREAD_NOT_FOUND, `thread ${JSON.stringify(threadId)} not found`, {
           where: `user ${JSON.stringify(userId)}`,
           hint: "Create the thread first (or check the thread id); threads are visible only to the user who owns them.",
         });

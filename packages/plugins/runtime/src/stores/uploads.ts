@@ -1,7 +1,8 @@
 import { constants } from "node:fs";
 import { copyFile, mkdir, readdir, stat, unlink } from "node:fs/promises";
 import { extname, join } from "node:path";
-import { AntlerError, ErrorCodes, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import { AntlerError, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import { RuntimeErrorCodes } from "../errors.js";
 import { mimeTypeFor } from "./artifacts.js";
 import { conversionRecordName, readConversionRecord } from "./document-conversion.js";
 
@@ -57,7 +58,11 @@ function withSuffix(name: string, n: number): string {
 }
 
 function uploadInvalid(message: string, sourcePath: string, hint: string, details: Record<string, unknown> = {}): AntlerError {
-  return new AntlerError(ErrorCodes.UPLOAD_INVALID, message, { where: sourcePath, hint, details: { source: sourcePath, ...details } });
+  return new AntlerError(RuntimeErrorCodes.UPLOAD_INVALID, message, {
+    where: sourcePath,
+    hint,
+    details: { source: sourcePath, ...details },
+  });
 }
 
 /**

@@ -18,6 +18,15 @@ export {
   renderClarificationText,
 } from "./ask-clarification.js";
 export { createPresentFilesTool, PRESENT_FILES_TOOL_NAME, presentFilesSchema } from "./present-files.js";
+export {
+  type LiveSandboxLookup,
+  loadSyncLedger,
+  readThreadFile,
+  rereadThreadFile,
+  SANDBOX_SYNC_LEDGER_FILE,
+  type SyncLedgerEntry,
+  type ThreadFileRead,
+} from "./sandbox-files.js";
 export { createSetupAgentTool, SETUP_AGENT_TOOL_NAME, setupAgentSchema } from "./setup-agent.js";
 export type { BuiltinToolOptions } from "./tool-runtime.js";
 export { createUpdateAgentTool, UPDATE_AGENT_TOOL_NAME, updateAgentSchema } from "./update-agent.js";

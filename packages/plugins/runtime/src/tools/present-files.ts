@@ -1,11 +1,11 @@
-import { stat } from "node:fs/promises";
 import { posix } from "node:path";
-import { type AntlerTool, resolveVirtualPath, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
+import { type AntlerTool, type Sandbox, type ThreadPaths, VIRTUAL_DIRS } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
-import { type BuiltinToolOptions, describeError, readRunContext, resolveThreadScope, toolRefusal, toolReply } from "./tool-runtime.js";
+import { type LiveSandboxLookup, liveSandbox, probeThreadFile } from "./sandbox-files.js";
+import { type BuiltinToolOptions, readRunContext, resolveThreadScope, toolRefusal, toolReply } from "./tool-runtime.js";
 
 export const PRESENT_FILES_TOOL_NAME = "present_files";
 
@@ -32,31 +32,21 @@ const DESCRIPTION = [
 
 type Check = { ok: true; virtualPath: string } | { ok: false; virtualPath: string; reason: string };
 
-async function checkPresentable(paths: ThreadPaths, virtualPath: string): Promise<Check> {
+async function checkPresentable(paths: ThreadPaths, virtualPath: string, live: Sandbox | undefined): Promise<Check> {
   if (!virtualPath.startsWith("/")) {
     return { ok: false, virtualPath, reason: `not an absolute path; use ${VIRTUAL_DIRS.outputs}/<name>` };
   }
-  let host: string;
-  try {
-    host = resolveVirtualPath(paths, virtualPath, ["outputs"]);
-  } catch (err) {
-    // resolveVirtualPath refuses `..` escapes, other folders and symlinks whose target leaves outputs alike.
-    return { ok: false, virtualPath, reason: describeError(err) };
-  }
-  try {
-    const info = await stat(host);
-    if (!info.isFile()) return { ok: false, virtualPath, reason: "is not a regular file (a folder or a device)" };
-  } catch {
-    return { ok: false, virtualPath, reason: "does not exist" };
-  }
-  return { ok: true, virtualPath: posix.resolve(virtualPath) };
+  const resolved = posix.resolve(virtualPath);
+  // A file made this turn in a remote sandbox is there, not yet on the host (outputs sync back at release).
+  const probe = await probeThreadFile({ paths, virtualPath: resolved, allowed: ["outputs"], live });
+  return probe.ok ? { ok: true, virtualPath: resolved } : { ok: false, virtualPath, reason: probe.reason };
 }
 
 /**
  * `present_files`: adds files of the thread's outputs folder to the `artifacts` state, which the UI lists as
  * attachments. All paths are checked before anything is presented, so a refused call changes nothing.
  */
-export function createPresentFilesTool(options: BuiltinToolOptions): AntlerTool {
+export function createPresentFilesTool(options: BuiltinToolOptions & { sandbox?: LiveSandboxLookup | undefined }): AntlerTool {
   const { baseDir } = options;
   return defineTool({
     name: PRESENT_FILES_TOOL_NAME,
@@ -66,7 +56,8 @@ export function createPresentFilesTool(options: BuiltinToolOptions): AntlerTool 
       const scope = resolveThreadScope(baseDir, readRunContext(runtime));
       if (!scope.ok) return toolRefusal(runtime, PRESENT_FILES_TOOL_NAME, `Cannot present files: ${scope.reason}`);
 
-      const checks = await Promise.all(filepaths.map((p) => checkPresentable(scope.paths, p)));
+      const live = liveSandbox(options.sandbox, runtime.state, runtime.context);
+      const checks = await Promise.all(filepaths.map((p) => checkPresentable(scope.paths, p, live)));
       const refused = checks.filter((c): c is Extract<Check, { ok: false }> => !c.ok);
       if (refused.length > 0) {
         const lines = refused.map((c) => `- ${JSON.stringify(c.virtualPath)}: ${c.reason}`);

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { open } from "node:fs/promises";
 import { posix } from "node:path";
-import { type AntlerTool, resolveVirtualPath, VIRTUAL_DIRS } from "@antler/kernel";
+import { type AntlerTool, VIRTUAL_DIRS } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
-import { type BuiltinToolOptions, describeError, readRunContext, resolveThreadScope, toolRefusal, toolReply } from "./tool-runtime.js";
+import { type LiveSandboxLookup, liveSandbox, readThreadFile } from "./sandbox-files.js";
+import { type BuiltinToolOptions, readRunContext, resolveThreadScope, toolRefusal, toolReply } from "./tool-runtime.js";
 
 export const VIEW_IMAGE_TOOL_NAME = "view_image";
 export const DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -19,11 +19,18 @@ export interface ViewedImageEntry {
   size: number;
   /** Hex SHA-256 of the bytes that were checked, so whoever loads them later can tell if they changed. */
   sha256: string;
+  /**
+   * The sandbox generation the bytes came from (live, or synchronized from it). Until that generation is gone the
+   * image is shown from it; after, only from a synchronized host copy that still has the recorded SHA-256.
+   */
+  generation?: string;
 }
 
 export interface ViewImageToolOptions extends BuiltinToolOptions {
   /** Largest image accepted, in bytes. Default 10 MB. */
   maxBytes?: number;
+  /** Finds the run's live sandbox, so images made in a remote sandbox this turn can be viewed at once. */
+  sandbox?: LiveSandboxLookup | undefined;
 }
 
 /** The image format of some bytes, from their signature; the file name is not trusted. */
@@ -66,44 +73,27 @@ export function createViewImageTool(options: ViewImageToolOptions): AntlerTool {
       if (!scope.ok) return refuse(scope.reason);
       if (!image_path.startsWith("/")) return refuse(`not an absolute path; use a path under ${ALLOWED_LIST}.`);
 
-      let host: string;
-      try {
-        host = resolveVirtualPath(scope.paths, image_path, ALLOWED_DIRS);
-      } catch (err) {
-        return refuse(`${describeError(err)}. Only images under ${ALLOWED_LIST} can be viewed.`);
+      const virtualPath = posix.resolve(image_path);
+      const live = liveSandbox(options.sandbox, runtime.state, runtime.context);
+      const read = await readThreadFile({ paths: scope.paths, virtualPath, allowed: ALLOWED_DIRS, live, maxBytes });
+      if (!read.ok) {
+        if (read.kind === "too_large")
+          return refuse(`the file is ${read.size} bytes; the limit is ${maxBytes} bytes (${maxMb}). Make a smaller copy first.`);
+        if (read.kind === "not_file" && /folder/.test(read.reason)) return refuse("it is a folder, not an image file.");
+        if (read.kind === "outside") return refuse(`${read.reason.replace(/\.$/, "")}. Only images under ${ALLOWED_LIST} can be viewed.`);
+        return refuse(read.reason);
       }
-
-      let bytes: Buffer;
-      try {
-        // Size and bytes come from one open handle, so a file swapped between the check and the read is not read past the cap.
-        const handle = await open(host, "r");
-        try {
-          const info = await handle.stat();
-          if (!info.isFile()) return refuse("it is not a regular file.");
-          if (info.size === 0) return refuse("the file is empty.");
-          if (info.size > maxBytes)
-            return refuse(`the file is ${info.size} bytes; the limit is ${maxBytes} bytes (${maxMb}). Make a smaller copy first.`);
-          bytes = await handle.readFile();
-        } finally {
-          await handle.close();
-        }
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") return refuse("the file does not exist. Check the path (list the folder first).");
-        if (code === "EISDIR") return refuse("it is a folder, not an image file.");
-        return refuse(`the file could not be read (${describeError(err)}).`);
-      }
-      if (bytes.length > maxBytes) return refuse(`the file grew past the limit of ${maxBytes} bytes while it was read.`);
+      const bytes = read.bytes;
 
       const mimeType = sniffImageType(bytes);
       if (mimeType === undefined) {
         return refuse("the file is not a PNG, JPEG, GIF or WebP image (judged by its content, not its name).");
       }
-      const virtualPath = posix.resolve(image_path);
       const entry: ViewedImageEntry = {
         mime_type: mimeType,
         size: bytes.length,
         sha256: createHash("sha256").update(bytes).digest("hex"),
+        ...(read.generation !== undefined ? { generation: read.generation } : {}),
       };
       const message = toolReply(
         runtime,

@@ -1,0 +1,80 @@
+import type { ScriptFunction } from "@antler/kernel/testing";
+import { agentDeleteResponseSchema, agentDetailsSchema, agentsListResponseSchema } from "@antler/plugin-runtime";
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { BOB_KEY, startTestGateway } from "./fixtures.js";
+
+function conforms<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const wire = JSON.parse(JSON.stringify(value)) as unknown;
+  const parsed = schema.parse(wire);
+  expect(parsed).toEqual(wire);
+  return parsed;
+}
+
+const echo: ScriptFunction = () => ({ text: "ok" });
+
+describe("custom agents over HTTP", () => {
+  it("PUT, GET, list and DELETE /api/agents match the client's methods, and the route list shows them", async () => {
+    const gw = await startTestGateway({ script: echo });
+    const put = await gw.call("/api/agents/quill", {
+      method: "PUT",
+      json: { soul: "You are Quill.", description: "Research", tool_groups: ["web"] },
+    });
+    expect(put.status).toBe(200);
+    const saved = conforms(agentDetailsSchema, await put.json());
+    expect(saved).toEqual(conforms(agentDetailsSchema, await gw.client.getAgent("quill", { userId: "alice" })));
+    expect(conforms(agentDetailsSchema, await (await gw.call("/api/agents/quill")).json())).toEqual(saved);
+    const list = conforms(agentsListResponseSchema, await (await gw.call("/api/agents")).json());
+    expect(list).toEqual(conforms(agentsListResponseSchema, await gw.client.listAgents({ userId: "alice" })));
+    expect(list.agents.map((a) => a.name)).toEqual(["quill"]);
+    const deleted = await gw.call("/api/agents/quill", { method: "DELETE" });
+    expect(conforms(agentDeleteResponseSchema, await deleted.json())).toEqual({ name: "quill", deleted: true });
+    await gw.client.saveAgent("other", { soul: "x" }, { userId: "alice" });
+    conforms(agentDeleteResponseSchema, await gw.client.deleteAgent("other", { userId: "alice" }));
+
+    const routes = ((await (await gw.call("/api")).json()) as { routes: Array<{ method: string; path: string }> }).routes;
+    for (const r of ["GET /api/agents", "GET /api/agents/:name", "PUT /api/agents/:name", "DELETE /api/agents/:name"]) {
+      expect(routes.map((x) => `${x.method} ${x.path}`)).toContain(r);
+    }
+  });
+
+  it("another user's agent is 404 to read, run or delete, and a bad name or body is a 400 that says why", async () => {
+    const gw = await startTestGateway({ script: echo });
+    await gw.call("/api/agents/quill", { method: "PUT", json: { soul: "You are Quill." } });
+    const asBob = { key: BOB_KEY };
+    expect((await gw.call("/api/agents/quill", asBob)).status).toBe(404);
+    expect((await gw.call("/api/agents/quill", { ...asBob, method: "DELETE" })).status).toBe(404);
+    expect(await (await gw.call("/api/agents", asBob)).json()).toEqual({ agents: [] });
+    await gw.call("/api/threads", { ...asBob, method: "POST", json: { thread_id: "tb" } });
+    const run = await gw.call("/api/threads/tb/runs/wait", { ...asBob, method: "POST", json: { message: "hi", agent_name: "quill" } });
+    expect(run.status).toBe(404);
+    expect(((await run.json()) as { error: { code: string } }).error.code).toBe("ANTLER_ERR_AGENT_NOT_FOUND");
+
+    const badName = await gw.call("/api/agents/..%2Fbob", { method: "PUT", json: { soul: "x" } });
+    expect(badName.status).toBe(400);
+    expect(((await badName.json()) as { error: { hint: string } }).error.hint).toContain("lowercase letters");
+    const badBody = await gw.call("/api/agents/ok", { method: "PUT", json: { soul: "x", modle: "m" } });
+    expect(badBody.status).toBe(400);
+    const badModel = await gw.call("/api/agents/ok", { method: "PUT", json: { soul: "x", model: "nope" } });
+    expect(badModel.status).toBe(400);
+    expect(((await badModel.json()) as { error: { message: string } }).error.message).toContain('"nope"');
+  });
+
+  it("a run body's agent_name runs that agent: its soul reaches the model", async () => {
+    const systemPrompts: string[] = [];
+    const gw = await startTestGateway({
+      script: (messages) => {
+        systemPrompts.push(messages[0]?.getType() === "system" ? (messages[0]?.text ?? "") : "");
+        return { text: "ok" };
+      },
+    });
+    await gw.call("/api/agents/quill", { method: "PUT", json: { soul: "You are Quill, from HTTP." } });
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t1" } });
+    expect((await gw.call("/api/threads/t1/runs/wait", { method: "POST", json: { message: "hi" } })).status).toBe(200);
+    const run = await gw.call("/api/threads/t1/runs/wait", { method: "POST", json: { message: "hi", agent_name: "quill" } });
+    expect(run.status).toBe(200);
+    expect(systemPrompts).toHaveLength(2);
+    expect(systemPrompts[0]).not.toContain("You are Quill, from HTTP.");
+    expect(systemPrompts[1]).toContain("You are Quill, from HTTP.");
+  });
+});

@@ -1,0 +1,94 @@
+import { type AntlerDatabase, runMigrations } from "@antler/kernel";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { MemoryStore, memoryMigrations } from "../src/index.js";
+
+const alice = { userId: "alice", agentName: "" };
+const bob = { userId: "bob", agentName: "" };
+const aliceChef = { userId: "alice", agentName: "chef" };
+
+/** The store's behaviour on one database; run against SQLite (unit) and PostgreSQL (integration). */
+export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; cleanup(): Promise<void> }>): void {
+  let opened: { database: AntlerDatabase; cleanup(): Promise<void> };
+  let store: MemoryStore;
+
+  beforeEach(async () => {
+    opened = await open();
+    await runMigrations(opened.database, memoryMigrations(opened.database.dialect));
+    store = new MemoryStore(opened.database);
+  });
+
+  afterEach(async () => {
+    await opened.database.close();
+    await opened.cleanup();
+  });
+
+  const fact = (content: string, extra: Partial<{ category: string; confidence: number }> = {}) => ({
+    content,
+    category: extra.category ?? "context",
+    confidence: extra.confidence ?? 0.8,
+    source: "manual",
+  });
+
+  it("applies its migrations once: a second run finds nothing to do", async () => {
+    expect(await runMigrations(opened.database, memoryMigrations(opened.database.dialect))).toEqual([]);
+  });
+
+  it("finds the facts that share words with the query, most relevant first, and only in the caller's scope", async () => {
+    await store.insertFacts(alice, [
+      fact("Writes backend services in TypeScript"),
+      fact("Has a dog named Biscuit"),
+      fact("Is learning TypeScript generics slowly"),
+    ]);
+    await store.insertFacts(bob, [fact("Writes backend services in TypeScript too")]);
+    await store.insertFacts(aliceChef, [fact("Backend of the kitchen uses TypeScript")]);
+    const hits = await store.search(alice, "Which language for the new backend in TypeScript?", { limit: 10 });
+    // Both query words beat one of them; the dog shares none.
+    expect(hits.map((h) => h.content)).toEqual(["Writes backend services in TypeScript", "Is learning TypeScript generics slowly"]);
+    expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? Number.POSITIVE_INFINITY);
+    expect((await store.search(bob, "typescript", { limit: 10 })).map((h) => h.content)).toEqual([
+      "Writes backend services in TypeScript too",
+    ]);
+    expect((await store.search(aliceChef, "typescript", { limit: 10 })).map((h) => h.content)).toEqual([
+      "Backend of the kitchen uses TypeScript",
+    ]);
+    expect(await store.search(alice, "what is the", { limit: 10 })).toEqual([]);
+  });
+
+  it("matches word forms (stemming) and treats query punctuation as text, not search syntax", async () => {
+    await store.insertFacts(alice, [fact("Goes hiking in the Alps every summer")]);
+    expect((await store.search(alice, "any hikes planned?", { limit: 5 })).map((h) => h.content)).toEqual([
+      "Goes hiking in the Alps every summer",
+    ]);
+    for (const nasty of ['alps" OR scope:*', "alps) AND NOT (x", "alps' ; drop table memory_facts; --", "alps:* | !x & (y"]) {
+      expect((await store.search(alice, nasty, { limit: 5 })).map((h) => h.content)).toEqual(["Goes hiking in the Alps every summer"]);
+    }
+  });
+
+  it("keeps the full-text index in step with updates and deletes", async () => {
+    const [created] = await store.insertFacts(alice, [fact("Lives in Berlin")]);
+    const id = created?.id as string;
+    await store.updateFact(alice, id, { content: "Lives in Lisbon" });
+    expect(await store.search(alice, "Berlin", { limit: 5 })).toEqual([]);
+    expect((await store.search(alice, "Lisbon", { limit: 5 })).map((h) => h.id)).toEqual([id]);
+    expect(await store.updateFact(bob, id, { content: "stolen" })).toBeUndefined();
+    expect(await store.deleteFacts(bob, [id])).toBe(0);
+    expect(await store.deleteFacts(alice, [id])).toBe(1);
+    expect(await store.search(alice, "Lisbon", { limit: 5 })).toEqual([]);
+  });
+
+  it("filters by category and evicts the least confident facts beyond the limit", async () => {
+    await store.insertFacts(alice, [
+      fact("Likes green tea", { category: "preference", confidence: 0.9 }),
+      fact("Tea ceremony course next month", { category: "goal", confidence: 0.75 }),
+      fact("Maybe allergic to tea", { category: "context", confidence: 0.5 }),
+    ]);
+    expect((await store.search(alice, "tea", { limit: 5, category: "goal" })).map((h) => h.content)).toEqual([
+      "Tea ceremony course next month",
+    ]);
+    expect(await store.evictBeyond(alice, 2)).toBe(1);
+    expect((await store.listFacts(alice)).map((f) => f.content).sort()).toEqual(["Likes green tea", "Tea ceremony course next month"]);
+    await store.clear(alice);
+    expect(await store.countFacts(alice)).toBe(0);
+    expect(await store.search(alice, "tea", { limit: 5 })).toEqual([]);
+  });
+}

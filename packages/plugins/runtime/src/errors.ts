@@ -1,0 +1,20 @@
+/**
+ * The runtime's error codes, in the kernel's `ANTLER_ERR_*` shape: threads, runs, uploads, artifacts and custom
+ * agents are the runtime's concepts, so their codes live here (the gateway maps them to HTTP statuses).
+ */
+export const RuntimeErrorCodes = Object.freeze({
+  /** A write that conflicts with what is stored (a thread that exists with `if_exists: raise`, ...). */
+  STATE_CONFLICT: "ANTLER_ERR_STATE_CONFLICT",
+  /** A run was refused because another run holds its thread (multitask strategy `reject`). */
+  THREAD_BUSY: "ANTLER_ERR_THREAD_BUSY",
+  UPLOAD_INVALID: "ANTLER_ERR_UPLOAD_INVALID",
+  ARTIFACT_NOT_FOUND: "ANTLER_ERR_ARTIFACT_NOT_FOUND",
+  THREAD_NOT_FOUND: "ANTLER_ERR_THREAD_NOT_FOUND",
+  RUN_NOT_FOUND: "ANTLER_ERR_RUN_NOT_FOUND",
+  /** No such custom agent for this user (another user's agent is indistinguishable on purpose). */
+  AGENT_NOT_FOUND: "ANTLER_ERR_AGENT_NOT_FOUND",
+  /** A bad agent name, or an agent config.yaml that does not validate. */
+  AGENT_INVALID: "ANTLER_ERR_AGENT_INVALID",
+  /** Creating an agent that exists, or changing one that ships with the distribution. */
+  AGENT_CONFLICT: "ANTLER_ERR_AGENT_CONFLICT",
+});
