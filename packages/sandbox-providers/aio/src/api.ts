@@ -263,6 +263,8 @@ export const provisionerCreateRequestSchema = z.object({
   thread_id: z.string().min(1),
   user_id: z.string().min(1),
   image: z.string().min(1).optional(),
+  /** Host folders to show at virtual paths (`/mnt/skills/...`); the provisioner maps them into its container layout. */
+  mounts: z.array(z.object({ host_path: z.string().min(1), container_path: z.string().min(1), read_only: z.boolean() })).optional(),
 });
 export type ProvisionerCreateRequest = z.input<typeof provisionerCreateRequestSchema>;
 

@@ -1,3 +1,11 @@
+/** A host folder the container should show at a virtual path (`/mnt/skills/public`, ...). */
+export interface SandboxMount {
+  hostPath: string;
+  /** Where the agent sees it; the backend places it at the matching path of its container layout. */
+  virtualPath: string;
+  readOnly: boolean;
+}
+
 /** What a backend is asked for: one AIO container for one (user, thread) lease. */
 export interface SandboxRequest {
   /** Deterministic per (user, thread), so a create retry or a second process finds the same sandbox. */
@@ -6,6 +14,8 @@ export interface SandboxRequest {
   threadId: string;
   /** Covers the acquire deadline and the caller's cancellation. */
   signal: AbortSignal;
+  /** Extra read-only folders for this user (skills); empty when nothing else is mounted. */
+  mounts?: readonly SandboxMount[];
 }
 
 /** A started container: where its AIO API answers, plus what the backend needs to destroy it. */

@@ -75,11 +75,17 @@ export class DockerBackend implements SandboxBackend {
   }
 
   /** The thread's bind mounts, their host folders created first so each mount has something to bind. */
-  async mountArgs(request: Pick<SandboxRequest, "userId" | "threadId">): Promise<string[]> {
+  async mountArgs(request: Pick<SandboxRequest, "userId" | "threadId" | "mounts">): Promise<string[]> {
     if (!this.threadMount) return [];
     const { baseDir, root } = this.threadMount;
     const paths = threadPaths(baseDir, request.userId, request.threadId);
-    const mounts = threadMounts(baseDir, request.userId, request.threadId, root);
+    // Extra mounts (skills) sit under the same root as the thread's folders: /mnt/skills/x -> <root>/skills/x.
+    const extra = (request.mounts ?? []).map((m) => ({
+      host: m.hostPath,
+      container: `${root}${m.virtualPath.replace(/^\/mnt/, "")}`,
+      readOnly: m.readOnly,
+    }));
+    const mounts = [...threadMounts(baseDir, request.userId, request.threadId, root), ...extra];
     await Promise.all(
       [paths.workspace, paths.uploads, paths.outputs, ...mounts.map((m) => m.host)].map((dir) => mkdir(dir, { recursive: true })),
     );

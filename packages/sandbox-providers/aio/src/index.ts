@@ -1,5 +1,5 @@
-import { AntlerError, definePlugin, ErrorCodes } from "@antler/kernel";
-import type { SandboxBackend } from "./backend.js";
+import { AntlerError, definePlugin, ErrorCodes, type Token } from "@antler/kernel";
+import type { SandboxBackend, SandboxMount } from "./backend.js";
 import { type AioConfigInput, aioConfigSchema } from "./config.js";
 import { DockerBackend } from "./docker.js";
 import type { FetchLike } from "./http.js";
@@ -7,7 +7,7 @@ import { AioSandboxProvider } from "./provider.js";
 import { ProvisionerBackend } from "./provisioner.js";
 
 export * from "./api.js";
-export type { SandboxBackend, SandboxInstance, SandboxRequest } from "./backend.js";
+export type { SandboxBackend, SandboxInstance, SandboxMount, SandboxRequest } from "./backend.js";
 export { AioClient, type AioClientOptions, type CallOptions } from "./client.js";
 export { type AioConfig, type AioConfigInput, aioConfigSchema } from "./config.js";
 export {
@@ -36,7 +36,15 @@ export interface CreateAioProviderOptions {
   pollIntervalMs?: number;
   /** Antler's data folder; the docker backend mounts thread folders from here (`mount_thread_data`). */
   baseDir?: string;
+  /** Host folders each user's sandbox shows read-only (the skills plugin's mounts). */
+  mounts?: (userId: string) => readonly SandboxMount[];
 }
+
+/** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
+const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: string } }> = Object.freeze({
+  key: Symbol.for("@antler/sandbox/skill-mounts"),
+  name: "sandbox.skill-mounts",
+});
 
 /** Builds the `aio` provider from plugin config (validated here, defaults applied). Does no I/O. */
 export function createAioProvider(input: AioConfigInput, options: CreateAioProviderOptions = {}): AioSandboxProvider {
@@ -85,6 +93,7 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pollIntervalMs !== undefined ? { readinessIntervalMs: options.pollIntervalMs } : {}),
+    ...(options.mounts ? { mounts: options.mounts } : {}),
   });
 }
 
@@ -96,7 +105,15 @@ const aioSandboxPlugin = definePlugin({
   description: "Sandbox provider `aio`: AIO sandbox containers from a provisioner or local Docker, with a warm pool and per-thread leases.",
   configSchema: aioConfigSchema,
   setup(ctx) {
-    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir }));
+    const mounts = (userId: string): SandboxMount[] => {
+      const skills = ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
+      if (!skills) return [];
+      return [
+        { hostPath: skills.public, virtualPath: "/mnt/skills/public", readOnly: true },
+        { hostPath: skills.custom, virtualPath: "/mnt/skills/custom", readOnly: true },
+      ];
+    };
+    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir, mounts }));
   },
 });
 

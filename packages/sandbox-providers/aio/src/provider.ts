@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type AcquireOptions, AntlerError, assertSafeId, ErrorCodes, type SandboxProvider } from "@antler/kernel";
-import type { SandboxBackend, SandboxInstance } from "./backend.js";
+import type { SandboxBackend, SandboxInstance, SandboxMount } from "./backend.js";
 import { AioClient } from "./client.js";
 import type { FetchLike } from "./http.js";
 import { AioPathMap } from "./paths.js";
@@ -31,6 +31,8 @@ export interface AioProviderOptions {
   sharesHostFolders?: boolean;
   /** Where failures of background clean-up go (a reaped sandbox the backend could not destroy). */
   logger?: { warn(obj: object, msg?: string): void };
+  /** Host folders each user's sandbox shows (the skills plugin's `/mnt/skills/{public,custom}`), passed to the backend. */
+  mounts?: (userId: string) => readonly SandboxMount[];
 }
 
 interface Lease {
@@ -176,7 +178,8 @@ export class AioSandboxProvider implements SandboxProvider {
       // The id is fixed per (user, thread): a delete of the previous sandbox that is still under way (an idle
       // reap just as the user returns) would otherwise remove the new one, or clash with it by name.
       await this.destroying.get(sandboxId)?.catch(() => undefined);
-      instance = await this.backend.create({ sandboxId, userId, threadId, signal });
+      const mounts = this.options.mounts?.(userId) ?? [];
+      instance = await this.backend.create({ sandboxId, userId, threadId, signal, ...(mounts.length > 0 ? { mounts } : {}) });
       const client = new AioClient({
         baseUrl: instance.baseUrl,
         ...(this.options.fetch ? { fetch: this.options.fetch } : {}),

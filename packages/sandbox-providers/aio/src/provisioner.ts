@@ -79,6 +79,9 @@ export class ProvisionerBackend implements SandboxBackend {
         thread_id: request.threadId,
         user_id: request.userId,
         ...(this.image ? { image: this.image } : {}),
+        ...(request.mounts?.length
+          ? { mounts: request.mounts.map((m) => ({ host_path: m.hostPath, container_path: m.virtualPath, read_only: m.readOnly })) }
+          : {}),
       },
       request.signal,
     );

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, realpathSync } from "node:fs";
-import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { appendFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -206,7 +206,7 @@ export class FakeAioServer {
         send(res, 409, { detail: `sandbox ${sandboxId} belongs to another thread` });
         return;
       }
-      box ??= await this.makeSandbox(sandboxId, b.thread_id, b.user_id);
+      box ??= await this.makeSandbox(sandboxId, b.thread_id, b.user_id, Array.isArray(b.mounts) ? b.mounts : []);
       send(res, 200, this.describe(box, true));
       return;
     }
@@ -245,9 +245,20 @@ export class FakeAioServer {
     };
   }
 
-  private async makeSandbox(id: string, threadId: string, userId: string): Promise<FakeSandbox> {
+  /**
+   * `mounts` as a provisioner's container would show them: each host folder appears at its virtual path's place
+   * in the container layout (`/mnt/skills/x` -> `<home>/skills/x`). A copy stands in for the bind mount.
+   */
+  private async makeSandbox(id: string, threadId: string, userId: string, mounts: unknown[] = []): Promise<FakeSandbox> {
     const home = join(this.root, id, "home", "gem");
     await mkdir(home, { recursive: true });
+    for (const mount of mounts) {
+      const m = asRecord(mount);
+      if (typeof m.host_path !== "string" || typeof m.container_path !== "string" || !m.container_path.startsWith("/mnt/")) continue;
+      const target = join(home, m.container_path.slice("/mnt/".length));
+      await mkdir(target, { recursive: true });
+      await cp(m.host_path, target, { recursive: true }).catch(() => undefined);
+    }
     const box: FakeSandbox = { id, threadId, userId, home, sessions: new Map(), pendingPolls: this.options.pendingPolls ?? 0 };
     this.sandboxes.set(id, box);
     return box;

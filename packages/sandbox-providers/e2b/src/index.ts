@@ -1,4 +1,4 @@
-import { definePlugin } from "@antler/kernel";
+import { definePlugin, type Token } from "@antler/kernel";
 import { e2bConfigSchema } from "./config.js";
 import { E2BSandboxProvider } from "./provider.js";
 
@@ -48,6 +48,12 @@ export type {
 export { E2BSandbox, globToRegExp } from "./sandbox.js";
 export { createSdkRemote, type SdkRemoteOptions } from "./sdk-remote.js";
 
+/** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
+const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: string } }> = Object.freeze({
+  key: Symbol.for("@antler/sandbox/skill-mounts"),
+  name: "sandbox.skill-mounts",
+});
+
 /** Sandbox provider `e2b`: remote E2B micro-VMs, with bounded, manifest-based output sync on release. */
 const e2bSandboxPlugin = definePlugin({
   name: "@antler/sandbox-e2b",
@@ -64,6 +70,15 @@ const e2bSandboxPlugin = definePlugin({
         baseDir: ctx.paths.baseDir,
         logger: ctx.logger,
         where: `plugins[${ctx.plugin.name}].config`,
+        mounts: (userId) => {
+          const skills = ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
+          return skills
+            ? [
+                { hostPath: skills.public, virtualPath: "/mnt/skills/public" },
+                { hostPath: skills.custom, virtualPath: "/mnt/skills/custom" },
+              ]
+            : [];
+        },
       }),
     );
   },

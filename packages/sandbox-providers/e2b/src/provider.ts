@@ -45,6 +45,11 @@ export interface E2BProviderOptions {
   now?: () => number;
   /** Where to place the config in messages, e.g. `plugins[2].config`. */
   where?: string;
+  /**
+   * More host folders each user's sandbox shows at virtual paths (the skills plugin's `/mnt/skills/{public,custom}`):
+   * pushed with the thread's uploads on every acquire (new or changed files only). The file tools keep them read-only.
+   */
+  mounts?: (userId: string) => ReadonlyArray<{ hostPath: string; virtualPath: string }>;
 }
 
 interface Lease {
@@ -285,7 +290,8 @@ export class E2BSandboxProvider implements SandboxProvider {
   /** Uploads new or changed files of the host mounts into the VM. A failure is logged; the next acquire retries. */
   private push(lease: Lease): Promise<void> {
     const run = lease.pushing.then(async () => {
-      for (const mount of hostMounts(lease.paths)) {
+      const extra = (this.options.mounts?.(lease.paths.userId) ?? []).map((m) => ({ host: m.hostPath, remote: m.virtualPath }));
+      for (const mount of [...hostMounts(lease.paths), ...extra]) {
         let files: Array<{ rel: string; stamp: string; host: string }>;
         try {
           files = await listHostFiles(mount.host, PUSH_MAX_FILES);

@@ -11,6 +11,7 @@ import {
   isAntlerError,
   READ_ONLY_ROOTS,
   type ReadOptions,
+  SANDBOX_VIRTUAL_ROOTS,
   type Sandbox,
   VIRTUAL_DIRS,
   VIRTUAL_ROOT,
@@ -188,9 +189,12 @@ export class E2BSandbox implements Sandbox {
       throw new AntlerError(ErrorCodes.SANDBOX_PATH_READ_ONLY, `${normalized} is read-only`, { where: this.id });
     }
     if (normalized === VIRTUAL_ROOT || normalized.startsWith(`${VIRTUAL_ROOT}/`)) return normalized;
+    // Skills are uploaded to /mnt/skills when the skills plugin is loaded; reads only (writes were refused above).
+    const skills = SANDBOX_VIRTUAL_ROOTS.skills;
+    if (normalized === skills || normalized.startsWith(`${skills}/`)) return normalized;
     throw new AntlerError(ErrorCodes.PATH_UNSAFE, `path ${JSON.stringify(virtualPath)} is outside ${VIRTUAL_ROOT}`, {
       where: this.id,
-      hint: `The e2b provider serves ${Object.values(VIRTUAL_DIRS).join(", ")}; skills and ACP mounts are not available in it.`,
+      hint: `The e2b provider serves ${Object.values(VIRTUAL_DIRS).join(", ")}, and /mnt/skills (read-only) when the skills plugin is loaded.`,
     });
   }
 

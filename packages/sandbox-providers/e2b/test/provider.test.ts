@@ -223,3 +223,34 @@ runSandboxConformance({
     conformanceRoot = null;
   },
 });
+
+describe("E2BSandboxProvider mounts (skills)", () => {
+  it("uploads each user's mount folders into a new sandbox; they read back under /mnt/skills and refuse writes", async () => {
+    const publicDir = join(root, "skills", "public");
+    const customOf = (user: string) => join(root, "custom", user);
+    await mkdir(join(publicDir, "report-writing"), { recursive: true });
+    await writeFile(join(publicDir, "report-writing", "SKILL.md"), "---\nname: report-writing\n---\npublic body\n");
+    await mkdir(join(customOf("alice"), "tidy-notes", "templates"), { recursive: true });
+    await writeFile(join(customOf("alice"), "tidy-notes", "templates", "summary.md"), "# alice's template\n");
+    const provider = new E2BSandboxProvider({
+      config: e2bConfigSchema.parse({}),
+      baseDir,
+      logger: captureLogs().logger,
+      remote: folder,
+      mounts: (user) => [
+        { hostPath: publicDir, virtualPath: "/mnt/skills/public" },
+        { hostPath: customOf(user), virtualPath: "/mnt/skills/custom" },
+      ],
+    });
+    providers.push(provider);
+    const alice = await provider.acquire("t1", { userId: "alice" });
+    expect(await alice.readFile("/mnt/skills/public/report-writing/SKILL.md")).toContain("public body");
+    expect(await alice.readFile("/mnt/skills/custom/tidy-notes/templates/summary.md")).toBe("# alice's template\n");
+    await expect(alice.writeFile("/mnt/skills/custom/tidy-notes/SKILL.md", "x")).rejects.toMatchObject({
+      code: "ANTLER_ERR_SANDBOX_PATH_READ_ONLY",
+    });
+    const bob = await provider.acquire("t1", { userId: "bob" });
+    expect(await bob.readFile("/mnt/skills/public/report-writing/SKILL.md")).toContain("public body");
+    await expect(bob.readFile("/mnt/skills/custom/tidy-notes/templates/summary.md")).rejects.toThrow();
+  });
+});

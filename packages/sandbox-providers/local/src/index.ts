@@ -1,4 +1,4 @@
-import { definePlugin } from "@antler/kernel";
+import { definePlugin, type Token } from "@antler/kernel";
 import { z } from "zod";
 import { LocalSandboxProvider } from "./provider.js";
 
@@ -15,6 +15,12 @@ export const localSandboxConfigSchema = z.object({
 });
 
 export type LocalSandboxConfig = z.output<typeof localSandboxConfigSchema>;
+
+/** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
+const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: string } }> = Object.freeze({
+  key: Symbol.for("@antler/sandbox/skill-mounts"),
+  name: "sandbox.skill-mounts",
+});
 
 /**
  * Sandbox provider `local`: commands run on the host in the thread's folders. NOT an isolation boundary; the
@@ -37,6 +43,7 @@ export default definePlugin({
         maxSandboxes: ctx.config.max_sandboxes,
         shell: ctx.config.shell,
         defaultTimeoutMs: sandbox.bash_command_timeout_seconds * 1000,
+        skillMounts: (userId) => ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId),
       }),
     );
   },

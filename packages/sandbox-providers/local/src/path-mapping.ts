@@ -2,6 +2,9 @@ import { lstat, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { AntlerError, ErrorCodes, isWithin, SANDBOX_VIRTUAL_ROOTS, VIRTUAL_ROOT } from "@antler/kernel";
 
+const SKILLS_PUBLIC = `${SANDBOX_VIRTUAL_ROOTS.skills}/public`;
+const SKILLS_CUSTOM = `${SANDBOX_VIRTUAL_ROOTS.skills}/custom`;
+
 /** Longest virtual path accepted, in characters (PATH_MAX on Linux). */
 export const MAX_PATH_LENGTH = 4096;
 
@@ -14,6 +17,10 @@ export interface LocalSandboxHostDirs {
   readonly outputs: string;
   /** Behind read-only `/mnt/skills`. */
   readonly skills: string;
+  /** Behind read-only `/mnt/skills/public` when skills are mounted (the distribution's public skills). */
+  readonly skillsPublic?: string | undefined;
+  /** Behind read-only `/mnt/skills/custom` when skills are mounted (the user's own skills). */
+  readonly skillsCustom?: string | undefined;
   /** Behind read-only `/mnt/acp-workspace`. */
   readonly acpWorkspace: string;
 }
@@ -71,10 +78,15 @@ export class SandboxPathMap {
     private readonly sandboxId: string,
     readonly dirs: LocalSandboxHostDirs,
   ) {
+    // The skill mounts come before /mnt/skills itself: the first root a path falls under wins.
+    const skillMounts: RootMapping[] = [];
+    if (dirs.skillsPublic) skillMounts.push({ virtual: SKILLS_PUBLIC, host: dirs.skillsPublic, readOnly: true, exactOnly: false });
+    if (dirs.skillsCustom) skillMounts.push({ virtual: SKILLS_CUSTOM, host: dirs.skillsCustom, readOnly: true, exactOnly: false });
     this.roots = [
       { virtual: SANDBOX_VIRTUAL_ROOTS.workspace, host: dirs.workspace, readOnly: false, exactOnly: false },
       { virtual: SANDBOX_VIRTUAL_ROOTS.uploads, host: dirs.uploads, readOnly: false, exactOnly: false },
       { virtual: SANDBOX_VIRTUAL_ROOTS.outputs, host: dirs.outputs, readOnly: false, exactOnly: false },
+      ...skillMounts,
       { virtual: SANDBOX_VIRTUAL_ROOTS.skills, host: dirs.skills, readOnly: true, exactOnly: false },
       { virtual: SANDBOX_VIRTUAL_ROOTS.acpWorkspace, host: dirs.acpWorkspace, readOnly: true, exactOnly: false },
       { virtual: VIRTUAL_ROOT, host: dirs.userData, readOnly: true, exactOnly: true },
@@ -82,6 +94,7 @@ export class SandboxPathMap {
     this.commandReplacements = new Map([
       [VIRTUAL_ROOT, dirs.userData],
       [SANDBOX_VIRTUAL_ROOTS.skills, dirs.skills],
+      ...skillMounts.map((r): [string, string] => [r.virtual, r.host]),
       [SANDBOX_VIRTUAL_ROOTS.acpWorkspace, dirs.acpWorkspace],
     ]);
     this.commandPattern = SandboxPathMap.boundedPattern([...this.commandReplacements.keys()]);

@@ -1,5 +1,5 @@
 import { mkdir } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type AcquireOptions, AntlerError, ErrorCodes, type Sandbox, type SandboxProvider, threadPaths } from "@antler/kernel";
 import { SandboxPathMap } from "./path-mapping.js";
 import { killProcessGroup } from "./process-group.js";
@@ -14,6 +14,11 @@ export interface LocalSandboxProviderOptions {
   shell?: string;
   /** Host folder behind read-only `/mnt/skills`. Default `<baseDir>/skills`. */
   skillsDir?: string;
+  /**
+   * The user's skill folders (`@antler/plugin-skills` provides them): `/mnt/skills/public` and `/mnt/skills/custom`
+   * map to them, read-only, and `/mnt/skills` to the folder holding `custom`. Undefined keeps `skillsDir`.
+   */
+  skillMounts?: (userId: string) => { public: string; custom: string } | undefined;
   /** Timeout for commands that pass none, in ms. Default 600 000 (`sandbox.bash_command_timeout_seconds`). */
   defaultTimeoutMs?: number;
   /** Output kept per stream, in characters; past it the command is killed. Default 16 MiB. */
@@ -39,6 +44,7 @@ export class LocalSandboxProvider implements SandboxProvider {
   private readonly maxSandboxes: number;
   private readonly shell: string;
   private readonly skillsDir: string;
+  private readonly skillMounts: LocalSandboxProviderOptions["skillMounts"];
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputChars: number;
   private readonly env: Readonly<Record<string, string | undefined>>;
@@ -58,6 +64,7 @@ export class LocalSandboxProvider implements SandboxProvider {
     }
     this.shell = options.shell ?? "/bin/bash";
     this.skillsDir = resolve(options.skillsDir ?? join(this.baseDir, "skills"));
+    this.skillMounts = options.skillMounts;
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 600_000;
     this.maxOutputChars = options.maxOutputChars ?? 16 * 1024 * 1024;
     this.env = options.env ?? process.env;
@@ -89,12 +96,14 @@ export class LocalSandboxProvider implements SandboxProvider {
       return existing;
     }
     await Promise.all([paths.workspace, paths.uploads, paths.outputs].map((dir) => mkdir(dir, { recursive: true })));
+    const skills = this.skillMounts?.(paths.userId);
     const map = new SandboxPathMap(id, {
       userData: paths.userData,
       workspace: paths.workspace,
       uploads: paths.uploads,
       outputs: paths.outputs,
-      skills: this.skillsDir,
+      skills: skills ? dirname(resolve(skills.custom)) : this.skillsDir,
+      ...(skills ? { skillsPublic: resolve(skills.public), skillsCustom: resolve(skills.custom) } : {}),
       acpWorkspace: join(paths.threadDir, "acp-workspace"),
     });
     await map.learnRealPaths();
