@@ -5,26 +5,40 @@ import { DockerBackend } from "./docker.js";
 import type { FetchLike } from "./http.js";
 import { AioSandboxProvider } from "./provider.js";
 import { ProvisionerBackend } from "./provisioner.js";
+import { TeardownLeases } from "./teardown-lease.js";
 
 export * from "./api.js";
-export type { SandboxBackend, SandboxInstance, SandboxRequest } from "./backend.js";
+export {
+  type DiscoveredSandbox,
+  type NetworkSettings,
+  policyLabelOf,
+  type SandboxBackend,
+  type SandboxInstance,
+  type SandboxRequest,
+} from "./backend.js";
 export { AioClient, type AioClientOptions, type CallOptions } from "./client.js";
 export { type AioConfig, type AioConfigInput, aioConfigSchema } from "./config.js";
 export {
   AIO_CONTAINER_PORT,
   DEFAULT_AIO_IMAGE,
+  DEFAULT_SIDECAR_IMAGE,
   DockerBackend,
   type DockerBackendOptions,
+  dockerNames,
   mountFlags,
   parseHostPort,
   type ThreadMount,
   threadMounts,
 } from "./docker.js";
+export { SidecarEgressControl } from "./egress.js";
 export { type FetchLike, HttpEndpoint, type HttpEndpointOptions, type RequestOptions } from "./http.js";
 export { AioPathMap, type ResolveOptions } from "./paths.js";
-export { type AioPoolStats, type AioProviderOptions, AioSandboxProvider, sandboxIdFor } from "./provider.js";
+export { type AioAcquireOptions, type AioPoolStats, type AioProviderOptions, AioSandboxProvider, sandboxIdFor } from "./provider.js";
 export { ProvisionerBackend, type ProvisionerBackendOptions, ProvisionerClient, type ProvisionerClientOptions } from "./provisioner.js";
 export { AioSandbox, type AioSandboxOptions } from "./sandbox.js";
+export type { EgressDenial } from "./sidecar/denials.js";
+export { type EgressPolicy, type EgressPolicyInput, egressPolicySchema } from "./sidecar/policy.js";
+export { TeardownLeases, type TeardownLeasesTable, teardownLeaseMigrations } from "./teardown-lease.js";
 
 const PLUGIN_NAME = "@antler/sandbox-aio";
 const WHERE = `plugins[${PLUGIN_NAME}].config`;
@@ -36,6 +50,9 @@ export interface CreateAioProviderOptions {
   pollIntervalMs?: number;
   /** Antler's data folder; the docker backend mounts thread folders from here (`mount_thread_data`). */
   baseDir?: string;
+  /** The cross-instance teardown lease store; the plugin opens it in the kernel's SQL store. */
+  teardownLeases?: () => Promise<TeardownLeases>;
+  instanceId?: string;
 }
 
 /** Builds the `aio` provider from plugin config (validated here, defaults applied). Does no I/O. */
@@ -70,6 +87,8 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
       image: config.image,
       command: config.docker_command,
       runArgs: config.docker_run_args,
+      sidecarImage: config.sidecar_image,
+      ...(config.relay_secret ? { relaySecret: config.relay_secret } : {}),
       ...(mounted ? { threadMount: { baseDir: options.baseDir as string, root } } : {}),
     });
   }
@@ -80,6 +99,10 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
     acquireTimeoutSeconds: config.acquire_timeout_seconds,
     requestTimeoutMs: config.request_timeout_seconds * 1000,
     sharesHostFolders: mounted,
+    network: config.network,
+    orphanGraceSeconds: config.orphan_grace_seconds,
+    ...(options.teardownLeases ? { teardownLeases: options.teardownLeases } : {}),
+    ...(options.instanceId ? { instanceId: options.instanceId } : {}),
     ...(containerRoot ? { containerRoot } : {}),
     ...(config.sandbox_api_key ? { sandboxApiKey: config.sandbox_api_key } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -96,7 +119,8 @@ const aioSandboxPlugin = definePlugin({
   description: "Sandbox provider `aio`: AIO sandbox containers from a provisioner or local Docker, with a warm pool and per-thread leases.",
   configSchema: aioConfigSchema,
   setup(ctx) {
-    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir }));
+    const teardownLeases = () => TeardownLeases.open((migrations) => ctx.storage.openDatabase({ migrations }));
+    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir, teardownLeases }));
   },
 });
 
