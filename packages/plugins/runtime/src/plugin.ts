@@ -1,5 +1,6 @@
 import {
   type AntlerTool,
+  DEFAULT_USER_ID,
   type DefaultSlotName,
   definePlugin,
   KERNEL_VERSION,
@@ -10,6 +11,7 @@ import {
   type ToolEntry,
 } from "@antler/kernel";
 import { runtimeConfig, runtimeConfigSections } from "./config.js";
+import { drainKey, SandboxReadDrain } from "./tools/read-drain.js";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");
@@ -120,12 +122,20 @@ function liveSandboxLookup(ctx: PluginContext): (sandboxId: string) => Sandbox |
 /** present_files always; view_image for vision models; setup_agent in bootstrap runs; update_agent for custom agents. */
 function addBuiltinTools(ctx: PluginContext): void {
   const baseDir = ctx.paths.baseDir;
+  // Stage `first`: before the sandbox plugin's run-end release, a cancelled run's live-sandbox reads finish.
+  const readDrain = new SandboxReadDrain();
+  ctx.hooks.runEnd.tap(
+    async (run) => {
+      if (run.threadId !== undefined) await readDrain.drain(drainKey(run.userId ?? DEFAULT_USER_ID, run.threadId));
+    },
+    { stage: "first" },
+  );
   const modelNames = () => ctx.kernelConfig.models.map((m) => m.name);
   let tools: Promise<Record<"presentFiles" | "viewImage" | "setupAgent" | "updateAgent", AntlerTool>> | undefined;
   const builtin = () =>
     (tools ??= import("./tools/index.js").then((t: Tools) => ({
       presentFiles: t.createPresentFilesTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
-      viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
+      viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx), drain: readDrain }),
       setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
       updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
     })));
