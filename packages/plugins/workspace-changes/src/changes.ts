@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { ScannedFile, ScanOutcome } from "./scan.js";
 
@@ -44,7 +44,16 @@ function virtualPath(key: string, roots: Record<string, string>): string {
 
 async function cached(scan: Done, file: ScannedFile): Promise<string | undefined> {
   if (!scan.cacheDir || !file.text_cache) return undefined;
-  return readFile(join(scan.cacheDir, file.text_cache), "utf8").catch(() => undefined);
+  const { offset, length } = file.text_cache;
+  const handle = await open(join(scan.cacheDir, "texts.bin"), "r").catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, offset);
+    return buffer.toString("utf8");
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Compares a start and an end scan into a `workspace_changes` record. */

@@ -8,8 +8,8 @@ export interface ScannedFile {
   size: number;
   mtime_ms: number;
   sha256: string;
-  /** Text scans: the file's content copied into the scan's cache folder under this name (text files under the cap). */
-  text_cache?: string;
+  /** Text scans: where the file's content was copied in the scan's cache file (text files under the cap). */
+  text_cache?: { offset: number; length: number };
 }
 
 export interface ScanLimits {
@@ -75,6 +75,9 @@ const { roots, includeText, cacheDir, limits } = workerData;
 const started = Date.now();
 const files = {};
 let count = 0, bytes = 0, truncated;
+// One cache file per scan, appended to through one descriptor: a copy per file would cost an open and a close each.
+const cacheFd = includeText ? fs.openSync(path.join(cacheDir, "texts.bin"), "w") : undefined;
+let cacheOffset = 0;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 function walk(rootName, dir, rel) {
   let entries;
@@ -97,15 +100,16 @@ function walk(rootName, dir, rel) {
     const key = rootName + "/" + r;
     const entry = { size: data.length, mtime_ms: st.mtimeMs, sha256: crypto.createHash("sha256").update(data).digest("hex") };
     if (includeText && data.length <= limits.textCapBytes && !data.includes(0)) {
-      const name = crypto.createHash("sha256").update(key).digest("hex").slice(0, 32) + ".txt";
-      fs.writeFileSync(path.join(cacheDir, name), data);
-      entry.text_cache = name;
+      fs.writeSync(cacheFd, data);
+      entry.text_cache = { offset: cacheOffset, length: data.length };
+      cacheOffset += data.length;
     }
     files[key] = entry;
     if (limits.delayPerFileMs > 0) Atomics.wait(pause, 0, 0, limits.delayPerFileMs);
   }
 }
 for (const [name, dir] of Object.entries(roots)) walk(name, dir, "");
+if (cacheFd !== undefined) fs.closeSync(cacheFd);
 parentPort.postMessage({ files, truncated, count, bytes, durationMs: Date.now() - started });
 `;
 
