@@ -57,7 +57,7 @@ async function recordedRun(i) {
   const changes = await recorder.finish("u", "t");
   const ms = performance.now() - t;
   delay.disable();
-  if (!changes || changes.added.length !== 1) throw new Error("recorder bench: the record is not what the run did");
+  if (changes?.added.length !== 1) throw new Error("recorder bench: the record is not what the run did");
   return { ms, maxDelayMs: delay.max / 1e6 };
 }
 
