@@ -11,7 +11,6 @@ import {
   type ToolEntry,
 } from "@antler/kernel";
 import { runtimeConfig, runtimeConfigSections } from "./config.js";
-import { drainKey, SandboxReadDrain } from "./tools/read-drain.js";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");
@@ -122,23 +121,27 @@ function liveSandboxLookup(ctx: PluginContext): (sandboxId: string) => Sandbox |
 /** present_files always; view_image for vision models; setup_agent in bootstrap runs; update_agent for custom agents. */
 function addBuiltinTools(ctx: PluginContext): void {
   const baseDir = ctx.paths.baseDir;
-  // Stage `first`: before the sandbox plugin's run-end release, a cancelled run's live-sandbox reads finish.
-  const readDrain = new SandboxReadDrain();
+  // Stage `first`: before the sandbox plugin's run-end release, a cancelled run's live-sandbox reads finish. The
+  // drain comes with the lazily loaded tools; until they load, no read can be under way.
+  let readDrain: import("./tools/read-drain.js").SandboxReadDrain | undefined;
   ctx.hooks.runEnd.tap(
     async (run) => {
-      if (run.threadId !== undefined) await readDrain.drain(drainKey(run.userId ?? DEFAULT_USER_ID, run.threadId));
+      if (run.threadId !== undefined) await readDrain?.drain(`${run.userId ?? DEFAULT_USER_ID}\u0000${run.threadId}`);
     },
     { stage: "first" },
   );
   const modelNames = () => ctx.kernelConfig.models.map((m) => m.name);
   let tools: Promise<Record<"presentFiles" | "viewImage" | "setupAgent" | "updateAgent", AntlerTool>> | undefined;
   const builtin = () =>
-    (tools ??= import("./tools/index.js").then((t: Tools) => ({
-      presentFiles: t.createPresentFilesTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
-      viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx), drain: readDrain }),
-      setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
-      updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
-    })));
+    (tools ??= import("./tools/index.js").then((t: Tools) => {
+      readDrain = new t.SandboxReadDrain();
+      return {
+        presentFiles: t.createPresentFilesTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
+        viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx), drain: readDrain }),
+        setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
+        updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
+      };
+    }));
   const models = ctx.kernelConfig.models;
   const isVision = (modelName: string | undefined) =>
     models.find((m) => m.name === (modelName ?? ctx.kernelConfig.default_model ?? models[0]?.name))?.supports_vision === true;
