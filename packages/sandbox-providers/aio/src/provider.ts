@@ -232,10 +232,15 @@ export class AioSandboxProvider implements SandboxProvider {
     return [...this.unfinishedTeardowns];
   }
 
-  private leases$(): Promise<TeardownLeases> | undefined {
-    if (!this.options.teardownLeases) return undefined;
-    this.leaseStore ??= this.options.teardownLeases();
-    return this.leaseStore;
+  private async leases$(): Promise<TeardownLeases | undefined> {
+    const open = this.options.teardownLeases;
+    if (!open) return undefined;
+    this.leaseStore ??= retryWhileBusy(open);
+    // A failed open is not remembered: the next teardown tries again.
+    return this.leaseStore.catch((error: unknown) => {
+      this.leaseStore = undefined;
+      throw error;
+    });
   }
 
   /**
@@ -268,7 +273,8 @@ export class AioSandboxProvider implements SandboxProvider {
     this.reserved.add(sandboxId);
     const store = await this.leases$();
     try {
-      if (store && !(await store.tryAcquire(sandboxId, this.instanceId, (this.options.teardownLeaseSeconds ?? 120) * 1000))) {
+      const ttlMs = (this.options.teardownLeaseSeconds ?? 120) * 1000;
+      if (store && !(await retryWhileBusy(() => store.tryAcquire(sandboxId, this.instanceId, ttlMs)))) {
         throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, `another instance is tearing down sandbox ${sandboxId}`, {
           hint: "Acquire again in a moment; the other instance replaces it.",
           details: { sandboxId },
@@ -428,6 +434,22 @@ export class AioSandboxProvider implements SandboxProvider {
 
   private warn(lease: Lease, error: unknown, msg: string): void {
     this.options.logger?.warn({ err: error, sandboxId: lease.sandbox.id }, msg);
+  }
+}
+
+/**
+ * SQLite answers "database is locked" while another process (a second gateway on the same file) holds the write
+ * lock, e.g. during its migrations; that is a wait, not a verdict on the lease.
+ */
+async function retryWhileBusy<T>(fn: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      const busy = /database is locked|SQLITE_BUSY/i.test(String((error as Error)?.message ?? error));
+      if (!busy || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1000)));
+    }
   }
 }
 
