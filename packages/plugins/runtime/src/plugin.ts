@@ -1,5 +1,6 @@
 import {
   type AntlerTool,
+  DEFAULT_USER_ID,
   type DefaultSlotName,
   definePlugin,
   KERNEL_VERSION,
@@ -120,15 +121,27 @@ function liveSandboxLookup(ctx: PluginContext): (sandboxId: string) => Sandbox |
 /** present_files always; view_image for vision models; setup_agent in bootstrap runs; update_agent for custom agents. */
 function addBuiltinTools(ctx: PluginContext): void {
   const baseDir = ctx.paths.baseDir;
+  // Stage `first`: before the sandbox plugin's run-end release, a cancelled run's live-sandbox reads finish. The
+  // drain comes with the lazily loaded tools; until they load, no read can be under way.
+  let readDrain: import("./tools/read-drain.js").SandboxReadDrain | undefined;
+  ctx.hooks.runEnd.tap(
+    async (run) => {
+      if (run.threadId !== undefined) await readDrain?.drain(`${run.userId ?? DEFAULT_USER_ID}\u0000${run.threadId}`);
+    },
+    { stage: "first" },
+  );
   const modelNames = () => ctx.kernelConfig.models.map((m) => m.name);
   let tools: Promise<Record<"presentFiles" | "viewImage" | "setupAgent" | "updateAgent", AntlerTool>> | undefined;
   const builtin = () =>
-    (tools ??= import("./tools/index.js").then((t: Tools) => ({
-      presentFiles: t.createPresentFilesTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
-      viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
-      setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
-      updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
-    })));
+    (tools ??= import("./tools/index.js").then((t: Tools) => {
+      readDrain = new t.SandboxReadDrain();
+      return {
+        presentFiles: t.createPresentFilesTool({ baseDir, sandbox: liveSandboxLookup(ctx) }),
+        viewImage: t.createViewImageTool({ baseDir, sandbox: liveSandboxLookup(ctx), drain: readDrain }),
+        setupAgent: t.createSetupAgentTool({ baseDir, modelNames }),
+        updateAgent: t.createUpdateAgentTool({ baseDir, modelNames }),
+      };
+    }));
   const models = ctx.kernelConfig.models;
   const isVision = (modelName: string | undefined) =>
     models.find((m) => m.name === (modelName ?? ctx.kernelConfig.default_model ?? models[0]?.name))?.supports_vision === true;

@@ -10,6 +10,15 @@ export { BASH_TOOL_NAME, type BashToolOptions, bashSchema, createBashTool, forma
 export { type SandboxPluginConfig, type SandboxToolLimits, sandboxPluginConfigSchema, toolLimits } from "./config.js";
 export { countOccurrences, createStrReplaceTool, createWriteFileTool, strReplaceSchema, writeFileSchema } from "./edit-tools.js";
 export {
+  denialClarification,
+  EGRESS_REQUEST_KEY,
+  type EgressRequest,
+  egressOf,
+  isApproval,
+  type SandboxEgress,
+  type SandboxEgressDenial,
+} from "./egress.js";
+export {
   createGlobTool,
   createGrepTool,
   createLsTool,

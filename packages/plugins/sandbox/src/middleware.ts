@@ -2,6 +2,15 @@ import type { Logger, MiddlewareFactory, MiddlewareSpec, ToolCallRequestOf } fro
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand, Overwrite } from "@langchain/langgraph";
 import { BASH_TOOL_NAME, hostBashRefusalText } from "./bash-tool.js";
+import {
+  denialClarification,
+  drainAndDeny,
+  EGRESS_REQUEST_KEY,
+  type EgressRequest,
+  egressOf,
+  egressRequestField,
+  isApproval,
+} from "./egress.js";
 import { READ_STAMPS_KEY, readStampsField } from "./read-stamps.js";
 import { acquireError, type SandboxLease, type SandboxRegistry } from "./registry.js";
 import { errorText, scopeOf } from "./tool-session.js";
@@ -51,7 +60,7 @@ export function createSandboxMiddlewareSpec(
   const { registry } = options;
   const spec: MiddlewareSpec = {
     name: SANDBOX_MIDDLEWARE_NAME,
-    state: { [READ_STAMPS_KEY]: readStampsField },
+    state: { [READ_STAMPS_KEY]: readStampsField, [EGRESS_REQUEST_KEY]: egressRequestField },
     async wrapToolCall(request, handler) {
       const name = request.toolCall.name;
       // `bash` is left out of the agent when host bash is off; a model that calls it anyway gets the reason.
@@ -68,7 +77,32 @@ export function createSandboxMiddlewareSpec(
         // This middleware sits outside ToolErrorHandling; a throw here would end the run instead of the call.
         return errorMessage(request, errorText(acquireError(err)));
       }
-      const result = await handler(request);
+      let result = await handler(request);
+      // Egress denials of a restricted sandbox: interactive runs surface the oldest unsurfaced one as a
+      // clarification (beforeModel ends the turn with it); runs that cannot ask drain them and deny.
+      const egress = egressOf(lease.sandbox);
+      if (egress) {
+        const context = request.runtime.context as { non_interactive?: unknown } | undefined;
+        if (build.subagent || context?.non_interactive === true) {
+          await drainAndDeny(egress, options.logger, build.subagent ? "subagent run" : "non-interactive run");
+        } else {
+          const denial = await egress.claimOldestDenial().catch((err: unknown) => {
+            options.logger?.warn({ err }, "could not read the sandbox's egress denials");
+            return undefined;
+          });
+          if (denial) {
+            const ask: EgressRequest = {
+              status: "pending",
+              host: denial.host,
+              port: denial.port,
+              reason: denial.reason,
+              denial_id: denial.id,
+              tool_call_id: request.toolCall.id ?? "",
+            };
+            result = withStateUpdate(result, [[EGRESS_REQUEST_KEY, ask]]);
+          }
+        }
+      }
       const sandboxId = lease.sandbox.id;
       const recorded = (request.state.sandbox as { sandbox_id?: string } | undefined)?.sandbox_id;
       // One call per lease and graph writes the id: parallel calls of a step all see the state from before the
@@ -87,6 +121,35 @@ export function createSandboxMiddlewareSpec(
   if (build.subagent) return spec;
   return {
     ...spec,
+    // A denial claimed after a tool call ends the turn as a clarification; the model does not run again first.
+    beforeModel: {
+      canJumpTo: ["end"],
+      hook: (state) => {
+        const ask = (state as Record<string, unknown>)[EGRESS_REQUEST_KEY] as EgressRequest | null | undefined;
+        if (ask?.status !== "pending") return undefined;
+        return { messages: denialClarification(ask), [EGRESS_REQUEST_KEY]: { ...ask, status: "asked" }, jumpTo: "end" } as never;
+      },
+    },
+    // The user's answer: an approval updates the sandbox's policy. The tool is never re-run; the model sees the
+    // answer and retries if it wants to.
+    async beforeAgent(state, runtime) {
+      const ask = (state as Record<string, unknown>)[EGRESS_REQUEST_KEY] as EgressRequest | null | undefined;
+      if (ask?.status !== "asked") return undefined;
+      const scope = scopeOf(runtime);
+      const messages = ((state as { messages?: unknown[] }).messages ?? []) as Array<{ getType?: () => string; content?: unknown }>;
+      const last = [...messages].reverse().find((m) => m.getType?.() === "human");
+      const reply = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+      if (!scope || !isApproval(reply)) return { [EGRESS_REQUEST_KEY]: { ...ask, status: "denied" } } as never;
+      try {
+        const lease = await registry.acquire(scope, runtime.signal);
+        await egressOf(lease.sandbox)?.approve(ask.host, ask.port);
+        options.logger?.info({ host: ask.host, port: ask.port, thread_id: scope.threadId }, "egress approved by the user");
+        return { [EGRESS_REQUEST_KEY]: { ...ask, status: "approved" } } as never;
+      } catch (err) {
+        options.logger?.warn({ err, host: ask.host }, "could not apply an egress approval");
+        return { [EGRESS_REQUEST_KEY]: { ...ask, status: "denied" } } as never;
+      }
+    },
     async afterAgent(_state, runtime) {
       const scope = scopeOf(runtime);
       if (scope) await registry.releaseAfterAgent(scope);

@@ -1,3 +1,4 @@
+import type { EgressPolicy } from "./sidecar/policy.js";
 /** A host folder the container should show at a virtual path (`/mnt/skills/public`, ...). */
 export interface SandboxMount {
   hostPath: string;
@@ -16,6 +17,33 @@ export interface SandboxRequest {
   signal: AbortSignal;
   /** Extra read-only folders for this user (skills); empty when nothing else is mounted. */
   mounts?: readonly SandboxMount[];
+  /** Network mode and egress policy; absent = open. */
+  network?: NetworkSettings;
+}
+
+/** `open`: the container has the engine's default network. `restricted`: internal network plus an egress sidecar. */
+export interface NetworkSettings {
+  mode: "open" | "restricted";
+  /** Required for `restricted`; its label fences reuse. */
+  policy?: EgressPolicy;
+}
+
+/** The label a sandbox carries for its network settings: the policy's label, or `open`. */
+export function policyLabelOf(network: NetworkSettings | undefined): string {
+  return network?.mode === "restricted" ? (network.policy?.label ?? "default") : "open";
+}
+
+/** A sandbox found on the backend (after a restart, or made by another instance). Finding one changes nothing. */
+export interface DiscoveredSandbox {
+  sandboxId: string;
+  /** The sandbox container's id. */
+  handle: string;
+  networkMode: "open" | "restricted";
+  policyLabel: string;
+  /** Epoch ms the sandbox was created (its label); 0 when unknown. */
+  createdAt: number;
+  /** Restricted sandboxes: what the relay token was derived from. */
+  nonce?: string;
 }
 
 /** A started container: where its AIO API answers, plus what the backend needs to destroy it. */
@@ -24,6 +52,11 @@ export interface SandboxInstance {
   baseUrl: string;
   /** Backend-specific handle (the provisioner's id, a Docker container id). */
   handle: string;
+  /** Headers every AIO API call needs (the sidecar relay's token). */
+  headers?: Record<string, string>;
+  network?: { mode: "open" | "restricted"; label: string };
+  /** Restricted sandboxes: the sidecar's control API (denials, policy) at `baseUrl`. */
+  relay?: { token: string };
 }
 
 /**
@@ -35,4 +68,12 @@ export interface SandboxBackend {
   /** Starts (or finds) the container; resolves once its base URL is known, not necessarily ready. */
   create(request: SandboxRequest): Promise<SandboxInstance>;
   destroy(instance: SandboxInstance): Promise<void>;
+  /** Read-only: the sandbox with this id, if the backend has one. */
+  discover?(sandboxId: string, signal?: AbortSignal): Promise<DiscoveredSandbox | undefined>;
+  /** Read-only: every Antler sandbox the backend has. */
+  enumerate?(signal?: AbortSignal): Promise<DiscoveredSandbox[]>;
+  /** An instance for a discovered sandbox this process can talk to, or undefined (e.g. its relay token cannot be derived). */
+  adopt?(found: DiscoveredSandbox, signal?: AbortSignal): Promise<SandboxInstance | undefined>;
+  /** Removes the sandbox and everything that belongs to it (sidecar, networks). Throws when anything is left. */
+  teardown?(sandboxId: string): Promise<void>;
 }

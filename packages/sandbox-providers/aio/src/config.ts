@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { DEFAULT_AIO_IMAGE } from "./docker.js";
+import { DEFAULT_AIO_IMAGE, DEFAULT_SIDECAR_IMAGE } from "./docker.js";
+import { egressPolicySchema } from "./sidecar/policy.js";
 
 /** `plugins[i].config` of `@antler/sandbox-aio`. */
 export const aioConfigSchema = z
@@ -31,6 +32,27 @@ export const aioConfigSchema = z
       ),
     docker_command: z.string().min(1).default("docker").describe("Docker-compatible CLI for the docker backend."),
     docker_run_args: z.array(z.string()).default([]).describe("Extra `docker run` arguments (e.g. --memory=2g)."),
+    network: z
+      .strictObject({
+        mode: z
+          .enum(["open", "restricted"])
+          .default("open")
+          .describe("restricted: internal network only, egress through a per-sandbox sidecar."),
+        policy: egressPolicySchema.optional().describe("What a restricted sandbox may reach; required for restricted."),
+      })
+      .default({ mode: "open" })
+      .describe("Docker backend: the sandbox's network."),
+    sidecar_image: z.string().min(1).default(DEFAULT_SIDECAR_IMAGE).describe("Image of the egress sidecar (sidecar/Dockerfile)."),
+    relay_secret: z
+      .string()
+      .min(16)
+      .optional()
+      .describe("Secret the sidecar relay tokens derive from; set it ($ENV_NAME) so a restarted gateway can reuse restricted sandboxes."),
+    orphan_grace_seconds: z
+      .number()
+      .min(0)
+      .default(300)
+      .describe("A found sandbox of another policy or network mode is replaced only when older than this."),
   })
   .superRefine((config, ctx) => {
     if (config.backend === "provisioner" && !config.provisioner_url) {
@@ -39,6 +61,16 @@ export const aioConfigSchema = z
         path: ["provisioner_url"],
         message: "backend: provisioner needs provisioner_url (e.g. http://provisioner:8002)",
       });
+    }
+    if (config.network.mode === "restricted" && !config.network.policy) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["network", "policy"],
+        message: "network.mode restricted needs a policy, e.g. { label: research, allow: [pypi.org, '*.pythonhosted.org'] }",
+      });
+    }
+    if (config.network.mode === "restricted" && config.backend === "provisioner") {
+      ctx.addIssue({ code: "custom", path: ["network", "mode"], message: "restricted network mode needs the docker backend" });
     }
   });
 

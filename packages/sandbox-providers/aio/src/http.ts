@@ -13,6 +13,8 @@ export interface HttpEndpointOptions {
   timeoutMs?: number;
   /** Sent as `Authorization: Bearer <key>`. */
   apiKey?: string;
+  /** Sent with every request (the sidecar relay's token header). */
+  headers?: Record<string, string>;
   /** Names the service in errors, e.g. `AIO sandbox` or `sandbox provisioner`. */
   service?: string;
   /** The config path errors point at, e.g. `plugins[aio].config.provisioner_url`. */
@@ -40,6 +42,7 @@ export class HttpEndpoint {
   private readonly fetchImpl: FetchLike;
   private readonly timeoutMs: number;
   private readonly apiKey: string | undefined;
+  private readonly extraHeaders: Record<string, string>;
   private readonly where: string | undefined;
 
   constructor(options: HttpEndpointOptions) {
@@ -61,6 +64,7 @@ export class HttpEndpoint {
     this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.apiKey = options.apiKey;
+    this.extraHeaders = options.headers ?? {};
     this.service = options.service ?? "sandbox";
     this.where = options.where;
   }
@@ -94,7 +98,7 @@ export class HttpEndpoint {
     const method = options.method ?? (options.body === undefined ? "GET" : "POST");
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);
-    const headers = new Headers({ accept });
+    const headers = new Headers({ ...this.extraHeaders, accept });
     if (options.body !== undefined) headers.set("content-type", "application/json");
     if (this.apiKey) headers.set("authorization", `Bearer ${this.apiKey}`);
     const traceId = getCurrentTraceId();

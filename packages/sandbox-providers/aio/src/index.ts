@@ -5,26 +5,41 @@ import { DockerBackend } from "./docker.js";
 import type { FetchLike } from "./http.js";
 import { AioSandboxProvider } from "./provider.js";
 import { ProvisionerBackend } from "./provisioner.js";
+import { TeardownLeases } from "./teardown-lease.js";
 
 export * from "./api.js";
-export type { SandboxBackend, SandboxInstance, SandboxMount, SandboxRequest } from "./backend.js";
+export {
+  type DiscoveredSandbox,
+  type NetworkSettings,
+  policyLabelOf,
+  type SandboxBackend,
+  type SandboxInstance,
+  type SandboxMount,
+  type SandboxRequest,
+} from "./backend.js";
 export { AioClient, type AioClientOptions, type CallOptions } from "./client.js";
 export { type AioConfig, type AioConfigInput, aioConfigSchema } from "./config.js";
 export {
   AIO_CONTAINER_PORT,
   DEFAULT_AIO_IMAGE,
+  DEFAULT_SIDECAR_IMAGE,
   DockerBackend,
   type DockerBackendOptions,
+  dockerNames,
   mountFlags,
   parseHostPort,
   type ThreadMount,
   threadMounts,
 } from "./docker.js";
+export { SidecarEgressControl } from "./egress.js";
 export { type FetchLike, HttpEndpoint, type HttpEndpointOptions, type RequestOptions } from "./http.js";
 export { AioPathMap, type ResolveOptions } from "./paths.js";
-export { type AioPoolStats, type AioProviderOptions, AioSandboxProvider, sandboxIdFor } from "./provider.js";
+export { type AioAcquireOptions, type AioPoolStats, type AioProviderOptions, AioSandboxProvider, sandboxIdFor } from "./provider.js";
 export { ProvisionerBackend, type ProvisionerBackendOptions, ProvisionerClient, type ProvisionerClientOptions } from "./provisioner.js";
 export { AioSandbox, type AioSandboxOptions } from "./sandbox.js";
+export type { EgressDenial } from "./sidecar/denials.js";
+export { type EgressPolicy, type EgressPolicyInput, egressPolicySchema } from "./sidecar/policy.js";
+export { TeardownLeases, type TeardownLeasesTable, teardownLeaseMigrations } from "./teardown-lease.js";
 
 const PLUGIN_NAME = "@antler/sandbox-aio";
 const WHERE = `plugins[${PLUGIN_NAME}].config`;
@@ -38,6 +53,9 @@ export interface CreateAioProviderOptions {
   baseDir?: string;
   /** Host folders each user's sandbox shows read-only (the skills plugin's mounts). */
   mounts?: (userId: string) => readonly SandboxMount[];
+  /** The cross-instance teardown lease store; the plugin opens it in the kernel's SQL store. */
+  teardownLeases?: () => Promise<TeardownLeases>;
+  instanceId?: string;
 }
 
 /** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
@@ -78,6 +96,8 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
       image: config.image,
       command: config.docker_command,
       runArgs: config.docker_run_args,
+      sidecarImage: config.sidecar_image,
+      ...(config.relay_secret ? { relaySecret: config.relay_secret } : {}),
       ...(mounted ? { threadMount: { baseDir: options.baseDir as string, root } } : {}),
     });
   }
@@ -88,6 +108,10 @@ export function createAioProvider(input: AioConfigInput, options: CreateAioProvi
     acquireTimeoutSeconds: config.acquire_timeout_seconds,
     requestTimeoutMs: config.request_timeout_seconds * 1000,
     sharesHostFolders: mounted,
+    network: config.network,
+    orphanGraceSeconds: config.orphan_grace_seconds,
+    ...(options.teardownLeases ? { teardownLeases: options.teardownLeases } : {}),
+    ...(options.instanceId ? { instanceId: options.instanceId } : {}),
     ...(containerRoot ? { containerRoot } : {}),
     ...(config.sandbox_api_key ? { sandboxApiKey: config.sandbox_api_key } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -113,7 +137,8 @@ const aioSandboxPlugin = definePlugin({
         { hostPath: skills.custom, virtualPath: "/mnt/skills/custom", readOnly: true },
       ];
     };
-    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir, mounts }));
+    const teardownLeases = () => TeardownLeases.open((migrations) => ctx.storage.openDatabase({ migrations }));
+    ctx.sandbox.addProvider(createAioProvider(ctx.config, { logger: ctx.logger, baseDir: ctx.paths.baseDir, mounts, teardownLeases }));
   },
 });
 

@@ -1,11 +1,25 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type AcquireOptions, AntlerError, assertSafeId, ErrorCodes, type SandboxProvider } from "@antler/kernel";
-import type { SandboxBackend, SandboxInstance, SandboxMount } from "./backend.js";
+import {
+  type DiscoveredSandbox,
+  type NetworkSettings,
+  policyLabelOf,
+  type SandboxBackend,
+  type SandboxInstance,
+  type SandboxMount,
+} from "./backend.js";
 import { AioClient } from "./client.js";
+import { SidecarEgressControl } from "./egress.js";
 import type { FetchLike } from "./http.js";
 import { AioPathMap } from "./paths.js";
 import { AioSandbox } from "./sandbox.js";
+import type { TeardownLeases } from "./teardown-lease.js";
 import { sleep } from "./wait.js";
+
+/** `acquire` options of this provider: the kernel's, plus the request's network settings (default the provider's). */
+export interface AioAcquireOptions extends AcquireOptions {
+  network?: NetworkSettings;
+}
 
 export interface AioProviderOptions {
   backend: SandboxBackend;
@@ -29,6 +43,19 @@ export interface AioProviderOptions {
    * its sandboxes report no `generation`. Otherwise every new container is a new generation.
    */
   sharesHostFolders?: boolean;
+  /** Network mode and egress policy of requests that name none; default open. */
+  network?: NetworkSettings;
+  /**
+   * A sandbox found on the backend that this process does not hold (made before a restart, or by another
+   * instance) and cannot reuse is replaced only once it is older than this. Default 300.
+   */
+  orphanGraceSeconds?: number;
+  /** The cross-instance teardown lease store (the kernel's SQL store); without it only the local reservation applies. */
+  teardownLeases?: () => Promise<TeardownLeases>;
+  /** How long a teardown lease holds before another instance may take it over; default 120. */
+  teardownLeaseSeconds?: number;
+  /** Names this provider instance in teardown leases; default a random id. */
+  instanceId?: string;
   /** Where failures of background clean-up go (a reaped sandbox the backend could not destroy). */
   logger?: { warn(obj: object, msg?: string): void };
   /** Host folders each user's sandbox shows (the skills plugin's `/mnt/skills/{public,custom}`), passed to the backend. */
@@ -71,13 +98,20 @@ export class AioSandboxProvider implements SandboxProvider {
   /** Bumped by reset/close so creations that finish afterwards are destroyed instead of leased. */
   private generation = 0;
   private closed = false;
+  /** Sandboxes this process is tearing down right now (the local reservation). */
+  private readonly reserved = new Set<string>();
+  /** Teardowns that failed midway; the next sweep retries them. */
+  private readonly unfinishedTeardowns = new Set<string>();
+  private leaseStore: Promise<TeardownLeases> | undefined;
+  readonly instanceId: string;
 
   constructor(options: AioProviderOptions) {
     this.backend = options.backend;
     this.options = options;
+    this.instanceId = options.instanceId ?? `aio-provider-${randomUUID()}`;
   }
 
-  async acquire(threadId: string, options: AcquireOptions): Promise<AioSandbox> {
+  async acquire(threadId: string, options: AioAcquireOptions): Promise<AioSandbox> {
     if (this.closed) {
       throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, "the aio sandbox provider is closed", {
         hint: "Acquire from the provider of the running kernel.",
@@ -88,7 +122,8 @@ export class AioSandboxProvider implements SandboxProvider {
     const key = leaseKey(userId, threadId);
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const attempt = this.obtain(key, userId, threadId, options.signal).finally(() => this.pending.delete(key));
+    const network = options.network ?? this.options.network ?? { mode: "open" };
+    const attempt = this.obtain(key, userId, threadId, network, options.signal).finally(() => this.pending.delete(key));
     this.pending.set(key, attempt);
     return attempt;
   }
@@ -148,10 +183,27 @@ export class AioSandboxProvider implements SandboxProvider {
     return { active, warm };
   }
 
-  private async obtain(key: string, userId: string, threadId: string, signal: AbortSignal | undefined): Promise<AioSandbox> {
+  private async obtain(
+    key: string,
+    userId: string,
+    threadId: string,
+    network: NetworkSettings,
+    signal: AbortSignal | undefined,
+  ): Promise<AioSandbox> {
     const existing = this.leases.get(key);
-    if (existing?.state === "active") return existing.sandbox;
-    if (existing) {
+    // Policy labels fence reuse: a sandbox made for another policy or network mode is never handed out.
+    if (existing && !sameNetwork(existing.instance, network)) {
+      if (existing.state === "active") {
+        throw new AntlerError(
+          ErrorCodes.SANDBOX_UNAVAILABLE,
+          `the sandbox of thread ${threadId} is in use with network policy "${existing.instance.network?.label ?? "open"}", not "${policyLabelOf(network)}"`,
+          { hint: "Wait for the thread's current run to end, then acquire again." },
+        );
+      }
+      await this.destroy(existing).catch((e: unknown) => this.warn(existing, e, "could not destroy a warm AIO sandbox of another policy"));
+    } else if (existing?.state === "active") {
+      return existing.sandbox;
+    } else if (existing) {
       clearTimeout(existing.idleTimer);
       existing.idleTimer = undefined;
       existing.state = "active";
@@ -164,10 +216,128 @@ export class AioSandboxProvider implements SandboxProvider {
         if (signal?.aborted) throw error;
       }
     }
-    return this.create(key, userId, threadId, signal);
+    return this.create(key, userId, threadId, network, signal);
   }
 
-  private async create(key: string, userId: string, threadId: string, callerSignal: AbortSignal | undefined): Promise<AioSandbox> {
+  /** Read-only: the sandboxes the backend has (after a restart, or another instance's). Nothing is changed. */
+  async enumerate(signal?: AbortSignal): Promise<DiscoveredSandbox[]> {
+    return this.backend.enumerate ? this.backend.enumerate(signal) : [];
+  }
+
+  /** Retries teardowns that failed midway (a network that could not be removed). Never throws; what is left is logged. */
+  async sweep(): Promise<void> {
+    for (const sandboxId of [...this.unfinishedTeardowns]) {
+      try {
+        await this.replaceFound(sandboxId, undefined);
+        this.unfinishedTeardowns.delete(sandboxId);
+      } catch (error) {
+        this.options.logger?.warn({ err: error, sandboxId }, "an AIO sandbox teardown is still unfinished; retrying on the next sweep");
+      }
+    }
+  }
+
+  /** Teardowns that failed midway and wait for the next sweep (diagnostics and tests). */
+  unfinished(): string[] {
+    return [...this.unfinishedTeardowns];
+  }
+
+  private async leases$(): Promise<TeardownLeases | undefined> {
+    const open = this.options.teardownLeases;
+    if (!open) return undefined;
+    this.leaseStore ??= retryWhileBusy(open);
+    // A failed open is not remembered: the next teardown tries again.
+    return this.leaseStore.catch((error: unknown) => {
+      this.leaseStore = undefined;
+      throw error;
+    });
+  }
+
+  /**
+   * Tears down a sandbox this process found but does not hold: only from the acquire path (or the sweep retrying
+   * it), only after the orphan grace, under the local reservation and the cross-instance teardown lease.
+   */
+  private async replaceFound(sandboxId: string, found: DiscoveredSandbox | undefined): Promise<void> {
+    if (!this.backend.teardown) return;
+    if (found) {
+      const graceMs = (this.options.orphanGraceSeconds ?? 300) * 1000;
+      const age = Date.now() - found.createdAt;
+      if (age < graceMs) {
+        throw new AntlerError(
+          ErrorCodes.SANDBOX_UNAVAILABLE,
+          `sandbox ${sandboxId} exists with network mode ${found.networkMode} and policy "${found.policyLabel}", which this request cannot reuse, ` +
+            `and is ${Math.round(age / 1000)} s old; it is replaced only after the orphan grace of ${graceMs / 1000} s`,
+          {
+            where: "plugins[@antler/sandbox-aio].config.orphan_grace_seconds",
+            hint: `Another gateway may still use it. Retry in ${Math.ceil((graceMs - age) / 1000)} s.`,
+            details: { sandboxId, retryAfterSeconds: Math.ceil((graceMs - age) / 1000) },
+          },
+        );
+      }
+    }
+    if (this.reserved.has(sandboxId)) {
+      throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, `sandbox ${sandboxId} is being torn down by this process`, {
+        hint: "Acquire again in a moment.",
+      });
+    }
+    this.reserved.add(sandboxId);
+    const store = await this.leases$();
+    try {
+      const ttlMs = (this.options.teardownLeaseSeconds ?? 120) * 1000;
+      if (store && !(await retryWhileBusy(() => store.tryAcquire(sandboxId, this.instanceId, ttlMs)))) {
+        throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, `another instance is tearing down sandbox ${sandboxId}`, {
+          hint: "Acquire again in a moment; the other instance replaces it.",
+          details: { sandboxId },
+        });
+      }
+      try {
+        await this.backend.teardown(sandboxId);
+      } catch (error) {
+        this.unfinishedTeardowns.add(sandboxId);
+        throw error;
+      }
+      // The lease row stays until it expires: an instance that lost the race must not replace the replacement.
+    } finally {
+      this.reserved.delete(sandboxId);
+    }
+  }
+
+  /** A sandbox the backend already has: reused when its network matches and this process can reach it, else replaced. */
+  private async reuseOrReplace(sandboxId: string, network: NetworkSettings, signal: AbortSignal): Promise<SandboxInstance | undefined> {
+    if (!this.backend.discover) return undefined;
+    const found = await this.backend.discover(sandboxId, signal);
+    if (!found) return undefined;
+    if (found.networkMode === network.mode && found.policyLabel === policyLabelOf(network) && this.backend.adopt) {
+      const instance = await this.backend.adopt(found, signal).catch(() => undefined);
+      if (instance) {
+        const probe = this.clientFor(instance);
+        const alive = await probe.context({ signal, timeoutMs: 5_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (alive) return instance;
+      }
+    }
+    await this.replaceFound(sandboxId, found);
+    return undefined;
+  }
+
+  private clientFor(instance: SandboxInstance): AioClient {
+    return new AioClient({
+      baseUrl: instance.baseUrl,
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+      ...(this.options.sandboxApiKey ? { apiKey: this.options.sandboxApiKey } : {}),
+      ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
+      ...(instance.headers ? { headers: instance.headers } : {}),
+    });
+  }
+
+  private async create(
+    key: string,
+    userId: string,
+    threadId: string,
+    network: NetworkSettings,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<AioSandbox> {
     const generation = this.generation;
     const timeoutSeconds = this.options.acquireTimeoutSeconds ?? 120;
     const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
@@ -179,13 +349,11 @@ export class AioSandboxProvider implements SandboxProvider {
       // reap just as the user returns) would otherwise remove the new one, or clash with it by name.
       await this.destroying.get(sandboxId)?.catch(() => undefined);
       const mounts = this.options.mounts?.(userId) ?? [];
-      instance = await this.backend.create({ sandboxId, userId, threadId, signal, ...(mounts.length > 0 ? { mounts } : {}) });
-      const client = new AioClient({
-        baseUrl: instance.baseUrl,
-        ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
-        ...(this.options.sandboxApiKey ? { apiKey: this.options.sandboxApiKey } : {}),
-        ...(this.options.requestTimeoutMs !== undefined ? { timeoutMs: this.options.requestTimeoutMs } : {}),
-      });
+      await this.sweep();
+      instance =
+        (await this.reuseOrReplace(sandboxId, network, signal)) ??
+        (await this.backend.create({ sandboxId, userId, threadId, signal, network, ...(mounts.length > 0 ? { mounts } : {}) }));
+      const client = this.clientFor(instance);
       const context = await this.waitReady(client, signal, timeoutSeconds);
       const sandbox = new AioSandbox({
         id: `aio:${sandboxId}`,
@@ -193,6 +361,9 @@ export class AioSandboxProvider implements SandboxProvider {
         paths: new AioPathMap(this.options.containerRoot ?? context.home_dir),
         homeDir: context.home_dir,
         ...(this.options.sharesHostFolders ? {} : { generation: `${instance.handle}@${randomUUID()}` }),
+        ...(instance.relay
+          ? { egress: new SidecarEgressControl(instance.baseUrl, instance.relay.token, this.options.fetch, policyLabelOf(network)) }
+          : {}),
       });
       await sandbox.prepareFolders(signal);
       if (generation !== this.generation) {
@@ -258,7 +429,11 @@ export class AioSandboxProvider implements SandboxProvider {
     if (this.leases.get(lease.key) === lease) this.leases.delete(lease.key);
     if (this.byId.get(lease.sandbox.id) === lease) this.byId.delete(lease.sandbox.id);
     const sandboxId = lease.instance.sandboxId;
-    const gone = this.backend.destroy(lease.instance);
+    const gone = this.backend.destroy(lease.instance).catch((error: unknown) => {
+      // A teardown that failed midway (a network left) is retried by the next sweep, and said so.
+      if (lease.instance.network?.mode === "restricted") this.unfinishedTeardowns.add(sandboxId);
+      throw error;
+    });
     this.destroying.set(sandboxId, gone);
     try {
       await gone;
@@ -270,6 +445,28 @@ export class AioSandboxProvider implements SandboxProvider {
   private warn(lease: Lease, error: unknown, msg: string): void {
     this.options.logger?.warn({ err: error, sandboxId: lease.sandbox.id }, msg);
   }
+}
+
+/**
+ * SQLite answers "database is locked" while another process (a second gateway on the same file) holds the write
+ * lock, e.g. during its migrations; that is a wait, not a verdict on the lease.
+ */
+async function retryWhileBusy<T>(fn: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      const busy = /database is locked|SQLITE_BUSY/i.test(String((error as Error)?.message ?? error));
+      if (!busy || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1000)));
+    }
+  }
+}
+
+function sameNetwork(instance: SandboxInstance, network: NetworkSettings): boolean {
+  const mode = instance.network?.mode ?? "open";
+  const label = instance.network?.label ?? "open";
+  return mode === network.mode && label === policyLabelOf(network);
 }
 
 function leaseKey(userId: string, threadId: string): string {

@@ -17,6 +17,7 @@ import {
 } from "@antler/kernel";
 import type { BashExecResult, CommandStatus, FileWriteRequest } from "./api.js";
 import type { AioClient } from "./client.js";
+import type { SidecarEgressControl } from "./egress.js";
 import type { AioPathMap } from "./paths.js";
 
 export interface AioSandboxOptions {
@@ -28,6 +29,8 @@ export interface AioSandboxOptions {
   homeDir: string;
   /** Set when the container's files live apart from the host folders: a new container is a new generation. */
   generation?: string;
+  /** Restricted sandboxes: denials and approvals through the sidecar. */
+  egress?: SidecarEgressControl;
   /** Seconds one exec HTTP call waits before the sandbox falls back to long-polling `/v1/bash/output`. Default 60. */
   execWaitSeconds?: number;
 }
@@ -46,6 +49,8 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).m
 export class AioSandbox implements Sandbox {
   readonly id: string;
   readonly generation?: string;
+  /** Present on restricted sandboxes: the sidecar's denials and the policy approvals. */
+  readonly egress?: SidecarEgressControl;
   readonly client: AioClient;
   readonly paths: AioPathMap;
   readonly homeDir: string;
@@ -58,6 +63,7 @@ export class AioSandbox implements Sandbox {
     this.homeDir = options.homeDir;
     this.execWaitSeconds = options.execWaitSeconds ?? 60;
     if (options.generation !== undefined) this.generation = options.generation;
+    if (options.egress !== undefined) this.egress = options.egress;
   }
 
   async executeCommand(command: string, options: ExecOptions = {}): Promise<ExecResult> {

@@ -86,6 +86,7 @@ describe("docker backend CLI protocol", () => {
         '  run) while [ $# -gt 0 ]; do if [ "$1" = "-v" ]; then t="${2#*:}"; ln -s "${2%%:*}" "${t%:ro}"; shift; fi; shift; done; echo 0123456789abcdef0123 ;;',
         `  port) echo '127.0.0.1:${new URL(server.url).port}' ;;`,
         "  rm) exit 0 ;;",
+        "  ps) exit 0 ;;",
         "  *) echo unknown >&2; exit 1 ;;",
         "esac",
         "",
@@ -104,8 +105,14 @@ describe("docker backend CLI protocol", () => {
     const calls = await callLog();
     const name = `antler-aio-${sandboxIdFor("u1", "t1")}`;
     expect(calls[0]).toBe("info --format {{.ServerVersion}}");
-    expect(calls[1]).toBe(`rm -f ${name}`);
+    // Discovery is a read-only `docker ps`; nothing is removed before the run (no sandbox was found).
+    expect(calls[1]).toMatch(
+      new RegExp(
+        `^ps -a --filter label=antler.sandbox=aio --filter label=antler.role=sandbox --filter label=antler.sandbox_id=${sandboxIdFor("u1", "t1")} `,
+      ),
+    );
     expect(calls[2]).toMatch(new RegExp(`^run -d --rm --name ${name} .*-p 127\\.0\\.0\\.1::8080 .*--memory=1g example/aio:1\\.2$`));
+    expect(calls[2]).toContain("--label antler.network_mode=open --label antler.policy_label=open");
     // No data folder given (code use without a kernel): nothing is mounted.
     expect(calls[2]).not.toContain(" -v ");
     expect(calls[3]).toBe("port 0123456789abcdef0123 8080/tcp");

@@ -18,6 +18,7 @@ export {
   renderClarificationText,
 } from "./ask-clarification.js";
 export { createPresentFilesTool, PRESENT_FILES_TOOL_NAME, presentFilesSchema } from "./present-files.js";
+export { drainKey, SandboxReadDrain } from "./read-drain.js";
 export {
   type LiveSandboxLookup,
   loadSyncLedger,

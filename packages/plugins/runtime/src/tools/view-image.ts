@@ -5,8 +5,9 @@ import { defineTool } from "@antler/kernel/authoring";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
+import { drainKey, type SandboxReadDrain } from "./read-drain.js";
 import { type LiveSandboxLookup, liveSandbox, readThreadFile } from "./sandbox-files.js";
-import { type BuiltinToolOptions, readRunContext, resolveThreadScope, toolRefusal, toolReply } from "./tool-runtime.js";
+import { type BuiltinToolOptions, readRunContext, resolveThreadScope, runUserId, toolRefusal, toolReply } from "./tool-runtime.js";
 
 export const VIEW_IMAGE_TOOL_NAME = "view_image";
 export const DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -31,6 +32,8 @@ export interface ViewImageToolOptions extends BuiltinToolOptions {
   maxBytes?: number;
   /** Finds the run's live sandbox, so images made in a remote sandbox this turn can be viewed at once. */
   sandbox?: LiveSandboxLookup | undefined;
+  /** Reads of the live sandbox register here, so a cancelled run's end waits for them before the sandbox is released. */
+  drain?: SandboxReadDrain | undefined;
 }
 
 /** The image format of some bytes, from their signature; the file name is not trusted. */
@@ -69,13 +72,17 @@ export function createViewImageTool(options: ViewImageToolOptions): AntlerTool {
     schema: viewImageSchema,
     async run({ image_path }, runtime: ToolRuntime) {
       const refuse = (why: string) => toolRefusal(runtime, VIEW_IMAGE_TOOL_NAME, `Cannot view ${JSON.stringify(image_path)}: ${why}`);
-      const scope = resolveThreadScope(baseDir, readRunContext(runtime));
+      const runContext = readRunContext(runtime);
+      const scope = resolveThreadScope(baseDir, runContext);
       if (!scope.ok) return refuse(scope.reason);
       if (!image_path.startsWith("/")) return refuse(`not an absolute path; use a path under ${ALLOWED_LIST}.`);
 
       const virtualPath = posix.resolve(image_path);
       const live = liveSandbox(options.sandbox, runtime.state, runtime.context);
-      const read = await readThreadFile({ paths: scope.paths, virtualPath, allowed: ALLOWED_DIRS, live, maxBytes });
+      const reading = readThreadFile({ paths: scope.paths, virtualPath, allowed: ALLOWED_DIRS, live, maxBytes });
+      const read = await (live && options.drain && runContext.thread_id !== undefined
+        ? options.drain.track(drainKey(runUserId(runContext), runContext.thread_id), reading)
+        : reading);
       if (!read.ok) {
         if (read.kind === "too_large")
           return refuse(`the file is ${read.size} bytes; the limit is ${maxBytes} bytes (${maxMb}). Make a smaller copy first.`);
