@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
 import { AntlerClient, TurnRenderer } from "@antler/plugin-runtime";
 import { startNotesSite } from "./notes-site.mjs";
-import { PROMPT } from "./session.mjs";
+import { AGENT, PROMPT } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // config.yaml starts the MCP server from this folder's node_modules (stdio servers run in the thread workspace).
@@ -18,9 +18,10 @@ const site = await startNotesSite();
 const client = await AntlerClient.create({ configPath: join(here, "config.yaml") });
 try {
   const threadId = `demo-${randomUUID().slice(0, 8)}`;
-  console.log(`Antler research assistant (offline: cassette model)\n\n> ${PROMPT}\n`);
+  const agent = await client.getAgent(AGENT);
+  console.log(`Antler research assistant (offline: cassette model), agent "${agent.name}": ${agent.description}\n\n> ${PROMPT}\n`);
   const renderer = new TurnRenderer(process.stdout);
-  for await (const event of client.stream(PROMPT, { threadId })) renderer.handle(event);
+  for await (const event of client.stream(PROMPT, { threadId, agent: AGENT })) renderer.handle(event);
   const turn = renderer.finish();
   if (turn.artifacts.length === 0) throw new Error("the agent presented no files");
   const paths = threadPaths(client.kernel.paths.baseDir, DEFAULT_USER_ID, threadId);

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { NOTES_SITE_URL, startNotesSite } from "../notes-site.mjs";
-import { PROMPT, REPORT } from "../session.mjs";
+import { AGENT, PROMPT, REPORT } from "../session.mjs";
 
 const here = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.env.RESEARCH_ASSISTANT_DIR = here;
@@ -103,7 +103,7 @@ const client = await AntlerClient.create({
   plugins: [scriptedModelsPlugin({ scripted: steps })],
 });
 try {
-  const answer = await client.chat(PROMPT, { threadId: "recording" });
+  const answer = await client.chat(PROMPT, { threadId: "recording", agent: AGENT });
   console.log(`recorded ${steps.length} exchanges; final answer: ${answer}`);
 } finally {
   await client.close();

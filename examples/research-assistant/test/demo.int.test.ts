@@ -15,6 +15,10 @@ describe.skipIf(!built)("the offline demo (skipped when the packages are not bui
       env: { PATH: process.env.PATH ?? "" },
       timeout: 60_000,
     });
+    // The cassette matches requests by content, so replaying it at all proves that the research-analyst agent's
+    // soul and the /report-writing skill's body reached the model, as when it was recorded.
+    expect(stdout).toContain('agent "research-analyst": Turns research notes');
+    expect(stdout).toContain("> /report-writing Write a short report");
     expect(stdout).toContain("✓ bash(");
     expect(stdout).toContain('✓ everything_get-sum({"a":7,"b":3})');
     expect(stdout).toContain('✓ web_fetch({"url":"http://127.0.0.1:47115/guide"})');
