@@ -1,13 +1,16 @@
-// Per-turn overhead of the skills middleware with 50 installed skills (public and custom), against the default
-// pipeline measured in the same run (interleaved in small batches). Run after a build:
+// Per-turn overhead of the skills middleware with 50 installed skills (public and custom), and of skills plus memory
+// (middleware mode: relevant facts injected each turn, extraction queued after it), against the default pipeline
+// measured in the same run (interleaved in small batches). Target (issue 14): skills + memory ≤ 1.05×. Run after a build:
 //   node packages/plugins/skills/bench/skills.bench.mjs
 // Machines here are noisy: read the ratio, not the absolute milliseconds.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { ScriptedChatModel } from "@antler/kernel/testing";
+import { createTestKernel, ScriptedChatModel, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { MemoryService, memoryMiddleware, memorySectionSchema } from "@antler/plugin-memory";
 import { createAntlerAgent } from "@antler/plugin-runtime";
+import sqlitePlugin from "@antler/plugin-storage-sqlite";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
@@ -44,6 +47,31 @@ const add = tool(({ a, b }) => String(a + b), {
   schema: z.object({ a: z.number(), b: z.number() }),
 });
 
+// Memory on SQLite with 1,000 facts for the benchmark user. The extraction model answers "no facts"; the debounce is
+// longer than the benchmark, so extractions stay queued (off the turn's path, as in production) until close.
+// BENCH_NO_INJECT=1 turns injection off, to tell the lookup's share from the extraction queue's.
+const kernel = await createTestKernel({
+  plugins: [sqlitePlugin, scriptedModelsPlugin({ extractor: { respond: () => ({ text: '{"facts":[]}' }) } })],
+  config: { base_dir: baseDir, storage: { backend: "sqlite" }, models: [{ name: "extractor", provider: "scripted" }] },
+  cwd: root,
+});
+const memory = new MemoryService({
+  kernel,
+  config: memorySectionSchema.parse({ debounce_ms: 3_600_000, injection_enabled: process.env.BENCH_NO_INJECT !== "1" }),
+  logger: kernel.logger,
+});
+const store = await memory.store();
+const topics = ["typescript", "kubernetes", "sourdough", "marathons", "lisbon", "invoices", "guitar", "roadmap"];
+await store.insertFacts(
+  { userId: "bench", agentName: "" },
+  Array.from({ length: 1000 }, (_, i) => ({
+    content: `Works on ${topics[i % 8]} and ${topics[(i * 3) % 8]} item ${i}`,
+    category: "context",
+    confidence: 0.8,
+    source: "bench",
+  })),
+);
+
 const agent = (extraMiddleware = []) =>
   createAntlerAgent({ model: new ScriptedChatModel(script), tools: [add], baseDir, extraMiddleware }).agent;
 const cases = [
@@ -51,6 +79,13 @@ const cases = [
   {
     name: "default pipeline + skills (50 installed)",
     agent: agent([{ spec: skillsMiddleware({ catalog, deferred: false }), plugin: "@antler/plugin-skills" }]),
+  },
+  {
+    name: "default pipeline + skills (50) + memory (1,000 facts)",
+    agent: agent([
+      { spec: skillsMiddleware({ catalog, deferred: false }), plugin: "@antler/plugin-skills" },
+      { spec: memoryMiddleware(memory, kernel.logger), plugin: "@antler/plugin-memory" },
+    ]),
   },
 ];
 
@@ -60,7 +95,7 @@ async function msPerTurn(a, turns) {
   for (let i = 0; i < turns; i++) {
     const thread = `pool-${n++ % 25}`;
     await a.invoke(
-      { messages: [new HumanMessage("What is 1 + 2?")] },
+      { messages: [new HumanMessage("What is 1 + 2 in typescript?")] },
       { configurable: { thread_id: thread }, context: { thread_id: thread, user_id: "bench" } },
     );
   }
@@ -71,8 +106,11 @@ for (const c of cases) await msPerTurn(c.agent, 30);
 const samples = cases.map(() => []);
 for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / 10); r++)
   for (const [i, c] of cases.entries()) samples[i].push(await msPerTurn(c.agent, 10));
-const [base, skills] = samples.map(median);
+const medians = samples.map(median);
 console.log("| case | ms per turn (median) | ratio |\n|---|---|---|");
-console.log(`| ${cases[0].name} | ${base.toFixed(2)} | 1.00× |`);
-console.log(`| ${cases[1].name} | ${skills.toFixed(2)} | ${(skills / base).toFixed(3)}× |`);
+for (const [i, c] of cases.entries()) console.log(`| ${c.name} | ${medians[i].toFixed(2)} | ${(medians[i] / medians[0]).toFixed(3)}× |`);
+const ratio = medians[2] / medians[0];
+console.log(`target skills + memory ≤ 1.05×: ${ratio <= 1.05 ? "met" : "NOT met"} (${ratio.toFixed(3)}×)`);
+await memory.close();
+await kernel.close();
 rmSync(root, { recursive: true, force: true });
