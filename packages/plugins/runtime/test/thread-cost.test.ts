@@ -82,6 +82,7 @@ describe("an idle thread's checkpoint holds only what was set", () => {
     const stored = Object.keys(tuple?.checkpoint.channel_values ?? {}).filter((k) => !k.startsWith("__") && !k.includes(":"));
     // token_usage is the one thread field this turn wrote; title, thread_data, todos, artifacts ... were not.
     expect(stored.sort()).toEqual(["messages", "token_usage"]);
+    expect(JSON.stringify(tuple?.checkpoint.channel_values)).not.toContain('"undefined"');
     const state = (await (agent as unknown as { getState(c: unknown): Promise<{ values: Record<string, unknown> }> }).getState({
       configurable: { thread_id: "idle" },
     })) as { values: Record<string, unknown> };
