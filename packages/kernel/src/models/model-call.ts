@@ -86,10 +86,6 @@ class ModelCallContextChatModel extends BaseChatModel {
     return this.wrapped.getLsParams(options);
   }
 
-  private fail(error: unknown): unknown {
-    return toModelCallError(error, this.modelName, this.options);
-  }
-
   override bindTools(
     tools: BindToolsInput[],
     kwargs?: Partial<BaseChatModelCallOptions>,
@@ -107,7 +103,7 @@ class ModelCallContextChatModel extends BaseChatModel {
     try {
       return await this.target.invoke(input, options);
     } catch (error) {
-      throw this.fail(error);
+      throw toModelCallError(error, this.modelName, this.options);
     }
   }
 
@@ -118,7 +114,7 @@ class ModelCallContextChatModel extends BaseChatModel {
     try {
       for await (const chunk of await this.target.stream(input, options)) yield chunk;
     } catch (error) {
-      throw this.fail(error);
+      throw toModelCallError(error, this.modelName, this.options);
     }
   }
 
@@ -129,7 +125,7 @@ class ModelCallContextChatModel extends BaseChatModel {
       const message = await this.target.invoke(messages, options);
       return { generations: [{ text: message.text, message }] };
     } catch (error) {
-      throw this.fail(error);
+      throw toModelCallError(error, this.modelName, this.options);
     }
   }
 
@@ -145,7 +141,7 @@ class ModelCallContextChatModel extends BaseChatModel {
         await runManager?.handleLLMNewToken(chunk.text, undefined, undefined, undefined, undefined, { chunk: generation });
       }
     } catch (error) {
-      throw this.fail(error);
+      throw toModelCallError(error, this.modelName, this.options);
     }
   }
 }

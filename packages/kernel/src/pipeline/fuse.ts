@@ -305,9 +305,11 @@ function fuseModelWrappers(
       }
     }
     let lastAi: AIMessage | undefined;
+    let modelReply: AIMessage | undefined;
     const call = async (index: number, req: ModelCallRequest): Promise<AIMessage | Command> => {
       const wrap = wraps[index];
       const result = wrap ? await wrap(req, (next) => call(index + 1, next)) : await handler(req);
+      if (!wrap && AIMessage.isInstance(result)) modelReply = result;
       if (isCommand(result)) {
         commands.push(result);
         // Outer hooks see the AI message, as LangChain does for separate middlewares.
@@ -326,9 +328,10 @@ function fuseModelWrappers(
       if (update) commands.push(new Command({ update }));
     }
     if (commands.length === 0 && !rewrite) return top;
-    // The framework adds the base model's reply itself; leading with the final AI message (same id) makes a
-    // replacement by an inner hook win.
-    return mergeCommands(commands, reducers, [...(rewrite ?? []), ...(lastAi ? [lastAi] : [])]);
+    // The framework writes the model's latest reply itself. Only a different final AI message (a hook's
+    // replacement) leads the update, so that it wins; repeating the same one would write it twice.
+    const lead = lastAi && (rewrite || lastAi !== modelReply) ? [lastAi] : [];
+    return mergeCommands(commands, reducers, [...(rewrite ?? []), ...lead]);
   };
 }
 

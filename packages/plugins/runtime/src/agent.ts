@@ -14,6 +14,7 @@ import type { CompiledPipeline } from "@antler/kernel/pipeline";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, type ReactAgent } from "langchain";
+import { useSparseChannels } from "./channels.js";
 import { callGraphDirectly } from "./direct.js";
 import { clarificationMiddleware } from "./middleware/clarification.js";
 import { danglingToolCallMiddleware } from "./middleware/dangling-tool-call.js";
@@ -192,5 +193,6 @@ export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgen
     ...(options.name ? { name: options.name } : {}),
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
   const configured = agent.withConfig({ recursionLimit: options.recursionLimit ?? 1000 }) as ReactAgent;
+  useSparseChannels(configured.graph);
   return { agent: callGraphDirectly(configured, pipeline.stateFields), pipeline };
 }

@@ -13,6 +13,7 @@ const TOOLS = `export default ({ definePlugin, defineTool, z, threadPaths, resol
     ctx.tools.add(defineTool({ name: "write_note", description: "Write a note into outputs.", schema: z.object({ name: z.string(), text: z.string() }),
       async run({ name, text }, rt) {
         const fs = await import("node:fs/promises");
+        await fs.mkdir(threadPaths(ctx.paths.baseDir, rt.context.user_id ?? "default", rt.context.thread_id).outputs, { recursive: true });
         const host = resolveVirtualPath(threadPaths(ctx.paths.baseDir, rt.context.user_id ?? "default", rt.context.thread_id), "/mnt/user-data/outputs/" + name, ["outputs"]);
         await fs.writeFile(host, text);
         ctx.logger.info({ note: name }, "note written");

@@ -1,5 +1,5 @@
 import diagnosticsChannel from "node:diagnostics_channel";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { composeChain, DEFAULT_CHAIN, ensureTraceContext, type MiddlewareEntry, type MiddlewareSpec, threadPaths } from "@antler/kernel";
 import { MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "@antler/kernel/pipeline";
@@ -431,6 +431,9 @@ describe("uploads middleware", () => {
     await turn("one");
     await turn("two");
     const uploads = threadPaths(baseDir, "ann", "u1").uploads;
+    // Turns that upload nothing leave no folder behind; the uploader makes it.
+    expect(existsSync(uploads)).toBe(false);
+    mkdirSync(uploads, { recursive: true });
     writeFileSync(join(uploads, "data.csv"), "a,b\n1,2\n");
     await turn("three");
     await turn("four");

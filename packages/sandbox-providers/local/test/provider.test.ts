@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorCodes, threadPaths } from "@antler/kernel";
@@ -37,6 +37,17 @@ describe("LocalSandboxProvider", () => {
     await provider.acquire("t1", { userId: "bob" });
     const paths = threadPaths(baseDir, "bob", "t1");
     for (const dir of [paths.workspace, paths.uploads, paths.outputs]) expect((await stat(dir)).isDirectory()).toBe(true);
+  });
+
+  it("on a thread whose folders were never made (they are made lazily, at first write), writes and runs land in them", async () => {
+    provider = new LocalSandboxProvider({ baseDir });
+    const paths = threadPaths(baseDir, "bob", "fresh");
+    await expect(stat(paths.userData)).rejects.toMatchObject({ code: "ENOENT" });
+    const sandbox = await provider.acquire("fresh", { userId: "bob" });
+    await sandbox.writeFile("/mnt/user-data/outputs/report.md", "# done");
+    expect(await readFile(join(paths.outputs, "report.md"), "utf8")).toBe("# done");
+    await sandbox.writeFile("/mnt/user-data/workspace/notes/a.txt", "a");
+    expect(await readFile(join(paths.workspace, "notes", "a.txt"), "utf8")).toBe("a");
   });
 
   it("keeps at most maxSandboxes live, dropping the least recently acquired", async () => {

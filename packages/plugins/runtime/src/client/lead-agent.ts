@@ -2,6 +2,7 @@ import type { AntlerTool, Kernel, ModelInfo } from "@antler/kernel";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, type ReactAgent } from "langchain";
+import { useSparseChannels } from "../channels.js";
 import { runtimeConfig } from "../config.js";
 import { callGraphDirectly } from "../direct.js";
 import { compileThreadPipeline } from "../state.js";
@@ -60,5 +61,6 @@ export async function buildLeadAgent(input: LeadAgentInput): Promise<{ agent: Re
     systemPrompt: [runtimeConfig(kernel.config).system_prompt ?? DEFAULT_SYSTEM_PROMPT, ...(input.promptSections ?? [])].join("\n\n"),
     checkpointer: input.checkpointer,
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;
+  useSparseChannels(agent.graph);
   return { agent: callGraphDirectly(agent, pipeline.stateFields), order: pipeline.order };
 }

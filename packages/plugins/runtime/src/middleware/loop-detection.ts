@@ -27,19 +27,19 @@ const notice = (text: string) => new HumanMessage({ content: `<system_notice>${t
 type Call = { name: string; args: unknown };
 
 /**
- * The tool calls the model made in the current turn (everything after the last user message): their
- * signatures, oldest first, and the calls of the latest assistant message.
+ * The tool calls the model made in the current turn (everything after the last user message), oldest first,
+ * and the calls of the latest assistant message.
  */
-function turnCalls(messages: readonly BaseMessage[]): { history: string[]; latest: Call[] } {
+function turnCalls(messages: readonly BaseMessage[]): { history: Call[]; latest: Call[] } {
   let start = messages.length;
   while (start > 0 && !HumanMessage.isInstance(messages[start - 1])) start--;
-  const history: string[] = [];
+  const history: Call[] = [];
   let latest: Call[] = [];
   for (let i = start; i < messages.length; i++) {
     const m = messages[i];
     if (!AIMessage.isInstance(m)) continue;
     latest = m.tool_calls ?? [];
-    for (const call of latest) history.push(signatureOf(call));
+    history.push(...latest);
   }
   return { history, latest };
 }
@@ -48,9 +48,9 @@ function signatureOf(call: Call): string {
   return `${call.name}:${canonical(call.args)}`;
 }
 
-/** The most repeated of `calls`, counted over the last `window` signatures of `history` plus `calls` themselves. */
-function worstRepeat(history: readonly string[], calls: readonly Call[], window: number) {
-  const seen = [...history];
+/** The most repeated of `calls`, counted over the last `window` calls of `history` plus `calls` themselves. */
+function worstRepeat(history: readonly Call[], calls: readonly Call[], window: number) {
+  const seen = history.slice(-window).map(signatureOf);
   let worst = { name: "", count: 0 };
   for (const call of calls) {
     const signature = signatureOf(call);
@@ -72,12 +72,17 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
   const warnAt = options.warnThreshold ?? 3;
   const hardAt = options.hardLimit ?? 5;
   const window = options.windowSize ?? 20;
+  // A turn with fewer calls than this cannot repeat one often enough to matter: no signatures are computed.
+  const least = Math.min(warnAt, hardAt);
   return {
     name: "LoopDetection",
     async wrapModelCall(request, handler) {
       const { history, latest } = turnCalls(request.state.messages);
       // The previous model call's repeats, if they reached the warning threshold, are pointed out now.
-      const previous = latest.length > 0 ? worstRepeat(history.slice(0, history.length - latest.length), latest, window) : undefined;
+      const previous =
+        latest.length > 0 && history.length >= least
+          ? worstRepeat(history.slice(0, history.length - latest.length), latest, window)
+          : undefined;
       const warning =
         previous && previous.count >= warnAt
           ? `Warning: you have called ${previous.name} with the same arguments ${previous.count} times. Repeating it will not give a different result; change approach or answer. At ${hardAt} repeats tools are withdrawn.`
@@ -87,7 +92,8 @@ export function loopDetectionMiddleware(options: LoopDetectionOptions = {}): Mid
       const result = await handler(warning ? { ...request, messages: [...request.messages, notice(warning)] } : request);
       if (!AIMessage.isInstance(result)) return result;
       const calls = result.tool_calls ?? [];
-      const worst = calls.length > 0 ? worstRepeat(history, calls, window) : { name: "", count: 0 };
+      const worst =
+        calls.length > 0 && history.length + calls.length >= least ? worstRepeat(history, calls, window) : { name: "", count: 0 };
       if (worst.count >= hardAt) {
         // Do not run the repeated call: ask once more, with tools withdrawn, for the final answer.
         const text = `You were about to call ${worst.name} with the same arguments for the ${worst.count}th time. Tools are withdrawn for the rest of this turn: give your final answer now from what you already have.`;

@@ -6,7 +6,7 @@ import { Command } from "@langchain/langgraph";
 import { z } from "zod";
 import { conversionRecordName, parseConversionRecord } from "../stores/document-conversion.js";
 import { runIdentity } from "./thread-data.js";
-import { turnNumber } from "./turn.js";
+import { turnPosition } from "./turn.js";
 
 interface UploadedFile {
   filename: string;
@@ -33,8 +33,8 @@ const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fre
 /**
  * Tells the model about files uploaded since the previous turn. The list goes into each model request of the
  * turn (a `<current_uploads>` note after the conversation), never into the message history, so the thread
- * stays exactly what the user and the model said. The folder is read only when its mtime changed; state is
- * written only then.
+ * stays exactly what the user and the model said. The folder is looked at (one `stat`) once per turn and read
+ * only when its mtime changed; state is written only then. A thread nobody uploaded to has no folder at all.
  */
 export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec {
   // The last listing of recently used folders, by mtime: a thread whose state does not carry a scan (an empty
@@ -55,8 +55,12 @@ export function uploadsMiddleware(options: { baseDir: string }): MiddlewareSpec 
     requires: ["ThreadData"],
     state: { _uploads: uploadsTurnField },
     async wrapModelCall(request, handler) {
-      const turn = turnNumber(request.state.messages);
+      const { turn, answered } = turnPosition(request.state.messages);
       const tracked = request.state._uploads as z.output<typeof uploadsTurnField>;
+      // The folder is looked at once per turn, before the turn's first model call (DeerFlow reads it once per
+      // run too): later calls of the turn repeat what that look found, and a file that arrives mid-turn is
+      // announced in the next turn.
+      if (answered) return handler(withUploadsNote(request, tracked?.turn === turn ? tracked.fresh : []));
       const { userId, threadId } = runIdentity(request.runtime);
       if (!threadId) return handler(request);
       const dir = threadPaths(options.baseDir, userId, threadId).uploads;
