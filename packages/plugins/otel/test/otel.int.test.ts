@@ -176,9 +176,10 @@ describe("OpenTelemetry export over OTLP/HTTP", () => {
     const run = one(withHooks.spans, (s) => s.name === "invoke_agent", "run span");
     const chat = one(withHooks.spans, (s) => s.name === "chat m", "model span");
     const hooks = withHooks.spans.filter((s) => s.name.startsWith("middleware "));
-    // The default chain's wrap hooks nest inside the model call, outermost first, as the onion runs them.
-    const threadData = one(hooks, (s) => s.name === "middleware ThreadData.wrapModelCall", "ThreadData span");
-    expect(threadData.parentSpanId).toBe(chat.spanId);
+    // The default chain's wrap hooks nest inside the model call, outermost first (Uploads: ThreadData has no hooks
+    // since folders are made by the first write), as the onion runs them.
+    const outermost = one(hooks, (s) => s.name === "middleware Uploads.wrapModelCall", "Uploads span");
+    expect(outermost.parentSpanId).toBe(chat.spanId);
     const errorHandling = one(hooks, (s) => s.name === "middleware LLMErrorHandling.wrapModelCall", "LLMErrorHandling span");
     const ids = new Map(withHooks.spans.map((s) => [s.spanId, s]));
     let up: ReceivedSpan | undefined = errorHandling;
@@ -187,7 +188,7 @@ describe("OpenTelemetry export over OTLP/HTTP", () => {
       chain.push(up.name);
       up = up.parentSpanId ? ids.get(up.parentSpanId) : undefined;
     }
-    expect(chain.slice(-3)).toEqual(["middleware ThreadData.wrapModelCall", "chat m", "invoke_agent"]);
+    expect(chain.slice(-3)).toEqual(["middleware Uploads.wrapModelCall", "chat m", "invoke_agent"]);
     for (const h of hooks) {
       expect(h.traceId).toBe(run.traceId);
       expect(h.attributes["antler.middleware.name"]).toBeTruthy();
