@@ -1,8 +1,7 @@
 import { dirname, join, resolve } from "node:path";
-import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { main } from "../src/cli/main.js";
+import { runCli } from "../src/testing/index.js";
 import { tempDir, writeFiles } from "./fixtures.js";
 
 // Every command of two real distributions (the demo and the multi-process deployment, which between them load
@@ -17,13 +16,7 @@ const DEPLOYMENT_ENV = {
 };
 
 async function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c) => (out += c));
-  stderr.on("data", (c) => (err += c));
-  const code = await main(args, { stdout, stderr, cwd, env: { RESEARCH_ASSISTANT_DIR: cwd, ...env } });
+  const { code, out, err } = await runCli(args, { cwd, env: { RESEARCH_ASSISTANT_DIR: cwd, ...env } });
   // Kernel log lines (JSON, e.g. the demo's host-bash warning at boot) are not the command's own output.
   return { code, out, err: err.replace(/^\{.*\}\n/gm, "") };
 }

@@ -1,19 +1,9 @@
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { main } from "../src/cli/main.js";
+import { runCli } from "../src/testing/index.js";
 import { tempDir, writeFiles } from "./fixtures.js";
 
-async function cli(args: string[], cwd: string) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c) => (out += c));
-  stderr.on("data", (c) => (err += c));
-  const code = await main(args, { stdout, stderr, cwd, env: {} });
-  return { code, out, err };
-}
+const cli = (args: string[], cwd: string) => runCli(args, { cwd });
 
 const PLUGIN = `export default ({ definePlugin, defineTool, z }) => definePlugin({
   name: "greeter", version: "2.0.0", kernel: "^0.1.0",

@@ -1,7 +1,5 @@
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import { main } from "@antler/kernel/cli";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { runCli, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
 import { AntlerClient } from "../src/client/client.js";
 import { tempDir, writeFiles } from "./fixtures.js";
@@ -58,13 +56,7 @@ describe("antler run", () => {
     await recorder.chat(PROMPT, { threadId: "recording" });
     await recorder.close();
 
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = "";
-    let err = "";
-    stdout.on("data", (c) => (out += c));
-    stderr.on("data", (c) => (err += c));
-    const code = await main(["run", PROMPT, "--thread", "cli-thread"], { stdout, stderr, cwd: dir, env: {} });
+    const { code, out, err } = await runCli(["run", PROMPT, "--thread", "cli-thread"], { cwd: dir });
     expect(err).toMatch(/thread cli-thread · trace [0-9a-f]{32}/);
     expect(code).toBe(0);
     expect(out).toContain("On it.");
@@ -95,37 +87,21 @@ describe("antler run", () => {
     });
     await recorder.chat("note please", { threadId: "recording" });
     await recorder.close();
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = "";
-    let err = "";
-    stdout.on("data", (c) => (out += c));
-    stderr.on("data", (c) => (err += c));
-    expect(await main(["run", "note please", "--events", "-v"], { stdout, stderr, cwd: dir, env: {} })).toBe(0);
+    const { code, out, err } = await runCli(["run", "note please", "--events", "-v"], { cwd: dir });
+    expect(code).toBe(0);
     expect(out).toContain(`· event {"type":"note_written","name":"n.md"}`);
     expect(err).toContain('"msg":"note written"');
   });
 
   it("asks for a prompt when none is given", async () => {
-    const stderr = new PassThrough();
-    let err = "";
-    stderr.on("data", (c) => (err += c));
-    expect(await main(["run"], { stdout: new PassThrough(), stderr, cwd: tempDir(), env: {} })).toBe(2);
+    const { code, err } = await runCli(["run"], { cwd: tempDir() });
+    expect(code).toBe(2);
     expect(err).toContain("give a prompt");
   });
 });
 
 describe("antler agents", () => {
-  async function cli(args: string[], cwd: string) {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = "";
-    let err = "";
-    stdout.on("data", (c) => (out += c));
-    stderr.on("data", (c) => (err += c));
-    const code = await main(args, { stdout, stderr, cwd, env: {} });
-    return { code, out, err };
-  }
+  const cli = (args: string[], cwd: string) => runCli(args, { cwd });
   const CONFIG = "logging: { level: warn }\nmodels:\n  - { name: m, provider: cassette, options: { path: ./none.jsonl } }\n";
 
   it("lists, shows and removes a user's agents, and shows shipped agents without letting them be removed", async () => {
