@@ -6,7 +6,7 @@ import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@
 import { AntlerClient, type AntlerClientOptions } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunningGateway } from "../src/server.js";
-import { ALICE_KEY, readSse, type SseFrame, serveAsAlice } from "./fixtures.js";
+import { callAsAlice, readSse, type SseFrame, serveAsAlice } from "./fixtures.js";
 
 // Two gateway instances behind a load balancer: separate clients, kernels and HTTP servers on one database.
 // The stream goes to one; the cancel lands on the other.
@@ -46,14 +46,7 @@ async function instance(dir: string, storage: StorageConfigInput, runLeases: Ant
   // Open storage now, one instance at a time (two SQLite handles in one process must not migrate at once).
   await client.listThreads();
   const gateway = await serveAsAlice(client, cleanups);
-  const call: Instance["call"] = (path, init = {}) => {
-    const { json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    headers.set("authorization", `Bearer ${ALICE_KEY}`);
-    if (json !== undefined) headers.set("content-type", "application/json");
-    return fetch(`${gateway.url}${path}`, { ...rest, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
-  };
-  return { gateway, client, call };
+  return { gateway, client, call: callAsAlice(gateway) };
 }
 
 /** Starts a slow run on `owner` and returns its id and the rest of its SSE stream, once the run is recorded. */

@@ -348,10 +348,14 @@ export function largestCallerData(): Record<string, unknown> {
  * Serves `client` on a loopback port with alice's API key, and registers closing the gateway and then the client
  * in `cleanups`. A gateway that fails to start closes the client before the error is rethrown.
  */
-export async function serveAsAlice(client: AntlerClient, cleanups: Array<() => Promise<void>>): Promise<RunningGateway> {
+export async function serveAsAlice(
+  client: AntlerClient,
+  cleanups: Array<() => Promise<void>>,
+  config: Partial<GatewayConfigInput> = {},
+): Promise<RunningGateway> {
   const gateway = await startGateway({
     client,
-    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
+    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] }, ...config },
     shutdownGraceMs: 1000,
   }).catch(async (error: unknown) => {
     await client.close();
@@ -362,4 +366,15 @@ export async function serveAsAlice(client: AntlerClient, cleanups: Array<() => P
     await client.close();
   });
   return gateway;
+}
+
+/** fetch against `gateway` with alice's key; `json` becomes the body. */
+export function callAsAlice(gateway: RunningGateway): (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response> {
+  return (path, init = {}) => {
+    const { json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    headers.set("authorization", `Bearer ${ALICE_KEY}`);
+    if (json !== undefined) headers.set("content-type", "application/json");
+    return fetch(`${gateway.url}${path}`, { ...rest, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
+  };
 }

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { GatewayConfigInput } from "../src/config.js";
 import { GatewayErrorCodes } from "../src/errors.js";
 import { type RunningGateway, startGateway } from "../src/server.js";
-import { ALICE_KEY, type SseFrame } from "./fixtures.js";
+import { callAsAlice, type SseFrame, serveAsAlice } from "./fixtures.js";
 import { ids, normalized, readFrames, socketDropper, tickerTools, tickingScript } from "./run-stream-fixtures.js";
 
 // The must-show of resumable run streams: a run's POST stream is cut by the server (its socket destroyed
@@ -53,26 +53,8 @@ async function instance(dir: string, storage: StorageConfigInput, gatewayConfig:
     discover: false,
     runLeases: { heartbeatMs: 200, leaseMs: 5000 },
   });
-  const gateway = await startGateway({
-    client,
-    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] }, ...gatewayConfig },
-    shutdownGraceMs: 1000,
-  }).catch(async (error: unknown) => {
-    await client.close();
-    throw error;
-  });
-  cleanups.push(async () => {
-    await gateway.close();
-    await client.close();
-  });
-  const call: Instance["call"] = (path, init = {}) => {
-    const { json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    headers.set("authorization", `Bearer ${ALICE_KEY}`);
-    if (json !== undefined) headers.set("content-type", "application/json");
-    return fetch(`${gateway.url}${path}`, { ...rest, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
-  };
-  return { gateway, client, call };
+  const gateway = await serveAsAlice(client, cleanups, gatewayConfig);
+  return { gateway, client, call: callAsAlice(gateway) };
 }
 
 async function uninterruptedRun(gw: Instance, threadId: string): Promise<SseFrame[]> {
