@@ -1,4 +1,4 @@
-export { runCli } from "./cli.js";
+export { runCli, runKernelCommand } from "./cli.js";
 export { type CapturedLogs, captureLogs, createTestKernel, type TestKernelOptions } from "./kernel.js";
 export {
   type ChatCompletionRequest,

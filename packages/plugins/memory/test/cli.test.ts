@@ -1,7 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { isAntlerError } from "@antler/kernel";
+import { runKernelCommand } from "@antler/kernel/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Harness, harness, tempDir } from "./helpers.js";
 
@@ -18,39 +17,8 @@ afterEach(async () => {
   dir.remove();
 });
 
-function sink() {
-  let out = "";
-  const stream = new Writable({
-    write(chunk, _e, done) {
-      out += String(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => out };
-}
-
 /** Runs `antler <words...>` against the harness kernel as the CLI does: AntlerErrors become `✖ message` and exit 1. */
-async function antler(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const command = [...h.client.kernel.commands].find((c) => c.name.split(" ").every((w, i) => argv[i] === w));
-  if (!command) throw new Error(`no command for ${argv.join(" ")}`);
-  const stdout = sink();
-  const stderr = sink();
-  let code: number;
-  try {
-    code = await command.run(argv.slice(command.name.split(" ").length), {
-      stdout: stdout.stream,
-      stderr: stderr.stream,
-      cwd: dir.path,
-      env: {},
-      kernel: h.client.kernel,
-    });
-  } catch (err) {
-    if (!isAntlerError(err)) throw err;
-    stderr.stream.write(`✖ ${err.message}\n`);
-    code = 1;
-  }
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+const antler = (...argv: string[]) => runKernelCommand(h.client.kernel, argv, { cwd: dir.path });
 
 describe("antler memory", () => {
   it("show, export to a file, clear (only with --yes) and import it back", async () => {

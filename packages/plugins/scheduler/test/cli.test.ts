@@ -1,5 +1,4 @@
-import { Writable } from "node:stream";
-import { isAntlerError } from "@antler/kernel";
+import { runKernelCommand } from "@antler/kernel/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ScheduledRun, ScheduledTaskView } from "../src/index.js";
 import { type Harness, harness, tempDir } from "./helpers.js";
@@ -17,41 +16,8 @@ afterEach(async () => {
   dir.remove();
 });
 
-function sink(): { stream: Writable; text(): string } {
-  let out = "";
-  const stream = new Writable({
-    write(chunk, _e, done) {
-      out += String(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => out };
-}
-
-/** Runs `antler <words...>` against the harness kernel the way the CLI does: AntlerErrors become `✖ message` and exit 1. */
-async function antler(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const command = [...h.kernel.commands]
-    .sort((a, b) => b.name.split(" ").length - a.name.split(" ").length)
-    .find((c) => c.name.split(" ").every((w, i) => argv[i] === w));
-  if (!command) throw new Error(`no command for ${argv.join(" ")}`);
-  const stdout = sink();
-  const stderr = sink();
-  let code: number;
-  try {
-    code = await command.run(argv.slice(command.name.split(" ").length), {
-      stdout: stdout.stream,
-      stderr: stderr.stream,
-      cwd: dir.path,
-      env: {},
-      kernel: h.kernel,
-    });
-  } catch (err) {
-    if (!isAntlerError(err)) throw err;
-    stderr.stream.write(`✖ ${err.message}\n`);
-    code = 1;
-  }
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+/** Runs `antler <words...>` against the harness kernel as the CLI does: AntlerErrors become `✖ message` and exit 1. */
+const antler = (...argv: string[]) => runKernelCommand(h.kernel, argv, { cwd: dir.path });
 
 describe("antler schedule", () => {
   it("contributes add, list, runs, pause, resume, trigger, rm and `scheduler run`", () => {
