@@ -31,6 +31,7 @@ export {
   createPostgresTestSchema,
   describeWithChromium,
   describeWithPostgres,
+  describeWithRedis,
   POSTGRES_TEST_URL_ENV,
   type PostgresTestSchema,
   postgresTestUrl,

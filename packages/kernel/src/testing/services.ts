@@ -36,6 +36,12 @@ export function describeWithPostgres(name: string, fn: (url: string) => void): v
   describeWithService(name, postgresTestUrl(), `${POSTGRES_TEST_URL_ENV} is not set`, fn);
 }
 
+/** Runs `fn(url)` as a suite when ANTLER_TEST_REDIS_URL is set; otherwise registers one skipped test naming the reason. */
+export function describeWithRedis(name: string, fn: (url: string) => void): void {
+  const url = process.env.ANTLER_TEST_REDIS_URL?.trim() || undefined;
+  describeWithService(name, url, "ANTLER_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379)", fn);
+}
+
 /** Runs `fn(executablePath)` as a suite when /usr/bin/chromium exists; otherwise one skipped test naming the reason. */
 export function describeWithChromium(name: string, fn: (executablePath: string) => void): void {
   describeWithService(name, chromiumPath(), `${CHROMIUM_PATH} is not installed (apt-get install -y chromium)`, fn);

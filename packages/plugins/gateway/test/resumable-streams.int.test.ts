@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StorageConfigInput } from "@antler/kernel";
-import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { describeWithPostgres, describeWithRedis, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
@@ -18,8 +18,6 @@ import { ids, normalized, readFrames, socketDropper, tickerTools, tickingScript 
 // database, and what it received in the two pieces equals, frame for frame, an uninterrupted run of the same
 // script (ids, run, thread and trace ids aside). On a SQLite file and PostgreSQL with the SQL event log, and
 // with Redis Streams.
-
-const REDIS_URL = process.env.ANTLER_TEST_REDIS_URL?.trim() || undefined;
 
 interface Instance {
   gateway: RunningGateway;
@@ -144,16 +142,6 @@ describeWithPostgres("resumable run streams: PostgreSQL, SQL event log", (url) =
     gateway: {},
   }));
 });
-
-function describeWithRedis(name: string, fn: (url: string) => void): void {
-  if (REDIS_URL === undefined) {
-    describe(name, () => {
-      it.skip("skipped: ANTLER_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379)", () => {});
-    });
-    return;
-  }
-  describe(name, () => fn(REDIS_URL));
-}
 
 describeWithRedis("resumable run streams: Redis Streams event log", (url) => {
   /** A key prefix of this test's own; its keys are deleted afterwards. */
