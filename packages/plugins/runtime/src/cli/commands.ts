@@ -7,7 +7,10 @@ import { TurnRenderer, type TurnSummary } from "./render.js";
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
-function runOptions(args: string[]) {
+type TurnOptions = Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap"> & { events: boolean };
+
+/** The prompt and the turn's options; `--config` and `-v` are the CLI's own (read before the kernel booted). */
+function runOptions(args: string[]): { prompt: string; turn: TurnOptions } {
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -24,22 +27,18 @@ function runOptions(args: string[]) {
     strict: true,
   });
   return {
-    configPath: values.config,
-    threadId: values.thread,
-    model: values.model,
-    agent: values.agent,
-    bootstrap: values.bootstrap === true,
-    events: values.events === true,
     prompt: positionals.join(" ").trim(),
+    turn: {
+      threadId: values.thread,
+      model: values.model,
+      agent: values.agent,
+      bootstrap: values.bootstrap === true,
+      events: values.events === true,
+    },
   };
 }
 
-async function streamTurn(
-  client: AntlerClient,
-  prompt: string,
-  { events, ...options }: Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap"> & { events?: boolean },
-  io: CliIO,
-) {
+async function streamTurn(client: AntlerClient, prompt: string, { events, ...options }: TurnOptions, io: CliIO) {
   const renderer = new TurnRenderer(io.stdout, { events });
   let summary: TurnSummary;
   try {
@@ -68,14 +67,14 @@ function hostPathOf(client: AntlerClient, threadId: string, virtualPath: string)
 
 /** `antler run "<prompt>"`: one turn on the kernel the CLI booted from config. */
 export async function runCommand(args: string[], io: CliIO): Promise<number> {
-  const options = runOptions(args);
-  if (!options.prompt) {
+  const { prompt, turn } = runOptions(args);
+  if (!prompt) {
     write(io.stderr, 'antler run: give a prompt, e.g. antler run "Summarize README.md"');
     return 2;
   }
   const client = new AntlerClient({ kernel: io.kernel });
   try {
-    await streamTurn(client, options.prompt, options, io);
+    await streamTurn(client, prompt, turn, io);
     return 0;
   } finally {
     await client.close();
@@ -84,9 +83,9 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
 
 /** `antler chat`: turns read from stdin, one thread, until /exit. */
 export async function chatCommand(args: string[], io: CliIO): Promise<number> {
-  const { prompt: _, configPath: __, ...options } = runOptions(args);
+  const { turn } = runOptions(args);
   const client = new AntlerClient({ kernel: io.kernel });
-  const threadId = options.threadId ?? randomUUID();
+  const threadId = turn.threadId ?? randomUUID();
   const rl = createInterface({ input: io.stdin ?? process.stdin, output: io.stdout, terminal: false });
   write(io.stdout, `Thread ${threadId}. Type /exit to leave.`);
   try {
@@ -94,7 +93,7 @@ export async function chatCommand(args: string[], io: CliIO): Promise<number> {
     for await (const line of rl) {
       const prompt = line.trim();
       if (prompt === "/exit" || prompt === "/quit") break;
-      if (prompt) await streamTurn(client, prompt, { ...options, threadId }, io);
+      if (prompt) await streamTurn(client, prompt, { ...turn, threadId }, io);
       io.stdout.write("> ");
     }
     return 0;
