@@ -18,6 +18,7 @@ import {
   parseExtractionReply,
   type TranscriptMessage,
 } from "./extraction.js";
+import { FactIndexCache, INDEX_MAX_FACTS } from "./fact-index.js";
 import { redactMemoryText } from "./redact.js";
 import {
   factCreateSchema,
@@ -107,6 +108,7 @@ export class MemoryService {
   private readonly pending = new Map<string, PendingExtraction>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly cursors = new Map<string, string>();
+  private readonly indexes = new FactIndexCache();
   private closed = false;
   /** Extractions started (model calls made) by this service, for status and tests. */
   extractionCount = 0;
@@ -156,8 +158,21 @@ export class MemoryService {
     return found;
   }
 
-  async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string } = {}): Promise<SearchHit[]> {
-    return (await this.store()).search(scope, query, { limit: options.limit ?? 10, category: options.category });
+  /**
+   * The scope's facts most relevant to `query`, best first. Served from an in-memory index of the scope, rebuilt
+   * when the scope's version (bumped by the database on every write, from any instance) has moved; scopes above
+   * INDEX_MAX_FACTS use the database's full-text index.
+   */
+  async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string | undefined } = {}): Promise<SearchHit[]> {
+    const store = await this.store();
+    const limit = options.limit ?? 10;
+    const version = await store.version(scope);
+    const index = await this.indexes.get(`${scope.userId}\0${scope.agentName}`, version, () =>
+      store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }),
+    );
+    return index
+      ? index.search(query, { limit, category: options.category })
+      : store.search(scope, query, { limit, category: options.category });
   }
 
   async export(scope: MemoryScope): Promise<MemoryExport> {
@@ -303,7 +318,7 @@ export class MemoryService {
     const store = await this.store();
     const [profile, facts] = await Promise.all([
       store.profile(scope),
-      this.config.max_injected_facts > 0 ? store.search(scope, query, { limit: this.config.max_injected_facts }) : [],
+      this.config.max_injected_facts > 0 ? this.search(scope, query, { limit: this.config.max_injected_facts }) : [],
     ]);
     return formatContext(profileOf(profile), historyOf(profile), facts, this.config.max_injection_tokens * 4);
   }
@@ -380,7 +395,7 @@ export class MemoryService {
     if (fresh.length === 0 || !fresh.some((m) => m.role === "user")) return { added: 0, updated: 0, removed: 0 };
     const store = await this.store();
     const transcriptText = fresh.map((m) => m.text).join("\n");
-    const [profileRow, relevant] = await Promise.all([store.profile(job.scope), store.search(job.scope, transcriptText, { limit: 50 })]);
+    const [profileRow, relevant] = await Promise.all([store.profile(job.scope), this.search(job.scope, transcriptText, { limit: 50 })]);
     const prompt = extractionPrompt({ profile: profileOf(profileRow), history: historyOf(profileRow), facts: relevant, transcript: fresh });
     const model = await this.extractionModel();
     this.extractionCount++;
@@ -465,6 +480,7 @@ export class MemoryService {
         "memory extractions still running at close were given up (memory.shutdown_flush_timeout_ms)",
       );
     }
+    this.indexes.clear();
     const opened = await this.opened?.catch(() => undefined);
     this.opened = undefined;
     if (opened && !this.givenDatabase) await opened.database.close();
