@@ -24,6 +24,15 @@ export const browserConfigSchema = z
       .optional()
       .describe("Attach to a running browser over CDP"),
     allow_unguarded_cdp: z.boolean().default(false),
+    live: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe("Serve the live view routes under /api/threads/:id/browser (with the gateway)"),
+        frame_interval_ms: z.number().int().min(100).max(60_000).default(1000).describe("Frame period while nobody interacts"),
+        active_frame_interval_ms: z.number().int().min(30).max(5000).default(100).describe("Frame period just after an input"),
+        active_window_ms: z.number().int().min(0).max(60_000).default(1500).describe("How long an input keeps the fast frame period"),
+        jpeg_quality: z.number().int().min(10).max(100).default(60),
+      })
+      .default({ enabled: true, frame_interval_ms: 1000, active_frame_interval_ms: 100, active_window_ms: 1500, jpeg_quality: 60 }),
   })
   .superRefine((config, ctx) => {
     if (config.cdp_url !== undefined && !config.allow_unguarded_cdp) {

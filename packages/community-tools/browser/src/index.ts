@@ -1,8 +1,10 @@
 import { createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
+import { provideGatewayRoutes } from "@antler/plugin-gateway";
 import { browserCheckCommand } from "./check.js";
 import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";
 import { assertBrowserStartable, loadPlaywright } from "./launch.js";
+import { browserLiveRoutes } from "./live.js";
 import { BrowserSessionManager } from "./session-manager.js";
 import { createBrowserTools } from "./tools.js";
 
@@ -22,6 +24,7 @@ export {
   launchChromium,
   loadPlaywright,
 } from "./launch.js";
+export { browserLiveRoutes, type LiveInput, type LiveViewConfig, LiveViewErrorCodes } from "./live.js";
 export {
   BrowserSession,
   MAX_FRAME_DEPTH,
@@ -92,6 +95,8 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
       });
       ctx.hooks.stop.tap(() => manager.close());
       for (const tool of createBrowserTools({ manager, baseDir: ctx.paths.baseDir })) ctx.tools.add(tool, { group: BROWSER_TOOL_GROUP });
+      // Mounted only when the gateway serves; the console shows them.
+      if (ctx.config.live.enabled) provideGatewayRoutes(ctx, { routes: browserLiveRoutes(manager, ctx.config.live, ctx.logger) });
     },
   });
 }
