@@ -119,6 +119,30 @@ describe("deferred tools in a real agent turn", () => {
     expect(bound).toEqual([[], [], ["acme_echo"], ["acme_echo"]]);
   });
 
+  it("refuses a deferred call made in the same response as the tool_search that loads it, and runs it on the next step", async () => {
+    const { client: c } = await client({
+      root: temp.tempDir(),
+      steps: [
+        {
+          toolCalls: [
+            { name: "tool_search", args: { query: "select:acme_echo" }, id: "c-search" },
+            { name: "acme_echo", args: { text: "eager" }, id: "c-eager" },
+          ],
+        },
+        { toolCalls: [{ name: "acme_echo", args: { text: "now" }, id: "c-now" }] },
+        { text: "done" },
+      ],
+    });
+    const { tools } = await turn(c, "echo", "t1");
+    // The two calls of one response run in parallel: their results arrive in either order.
+    expect(Object.fromEntries(tools.map((t) => [t.tool_call_id, t.status]))).toEqual({
+      "c-search": "success",
+      "c-eager": "error",
+      "c-now": "success",
+    });
+    expect(tools.at(-1)?.tool_call_id).toBe("c-now");
+  });
+
   it("keeps a promotion across turns and across clients through the thread's checkpoint", async () => {
     const root = temp.tempDir();
     const a = await client({
