@@ -60,15 +60,16 @@ function toolName(tool: unknown): string {
  */
 export function toolSearchMiddleware(options: ToolSearchMiddlewareOptions): MiddlewareSpec {
   const { registry, autoPromoteTopK } = options;
-  // This agent's catalog, once a model call showed it (an agent's tools are fixed when it is built).
-  let known: DeferredToolCatalog | undefined;
+  // This agent's catalog, once a model call showed it (an agent's tools are fixed when it is built); null when a
+  // model call showed no tool_search (a subagent allowlist that leaves it out): then nothing is deferred.
+  let known: DeferredToolCatalog | null | undefined;
   return {
     name: "tool-search",
     state: { promoted: promotedField },
     async wrapModelCall(request, handler) {
-      const catalog = registry.catalogAmong(request.tools) ?? known;
-      if (!catalog) return handler(request);
+      const catalog = registry.catalogAmong(request.tools) ?? known ?? null;
       known = catalog;
+      if (!catalog) return handler(request);
       const loaded = new Set(loadedNames(request.state, catalog.hash));
       const auto: string[] = [];
       if (autoPromoteTopK > 0) {
@@ -96,7 +97,8 @@ export function toolSearchMiddleware(options: ToolSearchMiddlewareOptions): Midd
     async wrapToolCall(request, handler) {
       const name = request.toolCall.name;
       if (name === TOOL_SEARCH) return handler(request);
-      const catalog = known ?? registry.catalogOfDeferred(request.tool);
+      // No model call in this process yet (a resumed thread's pending calls): the catalog the tool was assembled into.
+      const catalog = known === undefined ? registry.catalogOfDeferred(request.tool) : known;
       if (!catalog?.has(name) || loadedNames(request.state, catalog.hash).has(name)) return handler(request);
       const record = request.state.promoted as Promoted | undefined;
       const why =
