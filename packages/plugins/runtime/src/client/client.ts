@@ -47,6 +47,7 @@ import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigration
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
 import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
+import { toolFingerprint } from "./tool-fingerprint.js";
 
 export interface AntlerClientOptions {
   /** A booted kernel. The client starts it if it is not started yet. */
@@ -705,12 +706,12 @@ export class AntlerClient {
       subagentEnabled: subagentsEnabled(this.kernel.config),
       groups: custom?.toolGroups,
     });
-    // What changes the built agent: who (prompts and files are per user), the model, the tool set, the custom
-    // agent's files, and the run flags that switch middleware or tools on and off.
+    // What changes the built agent: who (prompts and files are per user), the model, the tool set (names and
+    // schemas), the custom agent's files, and the run flags that switch middleware or tools on and off.
     const key = JSON.stringify([
       userId,
       modelConfig.name,
-      tools.map((t) => t.name),
+      tools.map(toolFingerprint),
       context.non_interactive === true,
       context.is_bootstrap === true,
       context.agent_name ?? null,
