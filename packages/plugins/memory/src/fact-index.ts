@@ -1,6 +1,6 @@
 import { stemmer } from "stemmer";
 import { MAX_QUERY_TERMS, MAX_TERM_DOCS, STOP_WORDS } from "./search-terms.js";
-import type { MemoryFact, SearchHit } from "./store.js";
+import type { MemoryFact, MemoryProfilesTable, SearchHit } from "./store.js";
 
 /** BM25's parameters, as SQLite's FTS5 uses them. */
 const K1 = 1.2;
@@ -113,34 +113,45 @@ export const INDEX_MAX_FACTS = 20_000;
 /** Facts held in memory over all cached scopes; the least recently used scopes go first. */
 export const INDEX_CACHE_FACTS = 200_000;
 
+/** What a scope's lookups need, as of one version: the facts' index (null above INDEX_MAX_FACTS) and the profile. */
+export interface ScopeSnapshot {
+  readonly version: number;
+  readonly index: FactIndex | null;
+  readonly profile: MemoryProfilesTable | undefined;
+}
+
 /**
- * The in-memory indexes of recently used scopes, each tagged with the version it was built at. A lookup passes
- * the scope's current version (read first, then the facts, so a write in between only causes one more rebuild);
- * concurrent lookups of one scope share one build.
+ * The snapshots of recently used scopes, each tagged with the version it was read at. A lookup passes the scope's
+ * current version (read first, then the rows, so a write in between only causes one more rebuild); concurrent
+ * lookups of one scope share one read.
  */
-export class FactIndexCache {
-  private readonly entries = new Map<string, { version: number; index: Promise<FactIndex | null>; size: number }>();
+export class ScopeSnapshotCache {
+  private readonly entries = new Map<string, { version: number; snapshot: Promise<ScopeSnapshot>; size: number }>();
   private held = 0;
 
-  async get(key: string, version: number, load: () => Promise<MemoryFact[]>): Promise<FactIndex | null> {
+  async get(
+    key: string,
+    version: number,
+    load: () => Promise<{ facts: MemoryFact[]; profile: MemoryProfilesTable | undefined }>,
+  ): Promise<ScopeSnapshot> {
     const entry = this.entries.get(key);
     if (entry && entry.version === version) {
       this.entries.delete(key); // most recently used last
       this.entries.set(key, entry);
-      return entry.index;
+      return entry.snapshot;
     }
-    const previous = entry?.index;
+    const previous = entry?.snapshot;
     if (entry) this.drop(key);
-    const fresh = { version, size: 0, index: Promise.resolve<FactIndex | null>(null) };
-    fresh.index = Promise.all([load(), previous?.catch(() => null)]).then(
-      ([facts, before]) => {
-        if (facts.length > INDEX_MAX_FACTS) return null;
-        if (this.entries.get(key) === fresh) {
+    const fresh = { version, size: 0, snapshot: Promise.resolve<ScopeSnapshot>({ version, index: null, profile: undefined }) };
+    fresh.snapshot = Promise.all([load(), previous?.catch(() => undefined)]).then(
+      ([{ facts, profile }, before]) => {
+        const indexed = facts.length <= INDEX_MAX_FACTS;
+        if (indexed && this.entries.get(key) === fresh) {
           fresh.size = facts.length;
           this.held += facts.length;
           this.evict(key);
         }
-        return new FactIndex(version, facts, before ?? undefined);
+        return { version, profile, index: indexed ? new FactIndex(version, facts, before?.index ?? undefined) : null };
       },
       (err: unknown) => {
         if (this.entries.get(key) === fresh) this.entries.delete(key);
@@ -148,10 +159,10 @@ export class FactIndexCache {
       },
     );
     this.entries.set(key, fresh);
-    return fresh.index;
+    return fresh.snapshot;
   }
 
-  /** Forgets every index (memory cleared, service closed). */
+  /** Forgets every snapshot (the service is closing). */
   clear(): void {
     this.entries.clear();
     this.held = 0;

@@ -20,7 +20,7 @@ export {
   parseExtractionReply,
   type TranscriptMessage,
 } from "./extraction.js";
-export { FactIndex, FactIndexCache, INDEX_MAX_FACTS, indexTerms } from "./fact-index.js";
+export { FactIndex, INDEX_MAX_FACTS, indexTerms, type ScopeSnapshot, ScopeSnapshotCache } from "./fact-index.js";
 export { memoryRoutes } from "./http.js";
 export { MEMORY_MIDDLEWARE_NAME, memoryMiddleware, transcriptOf } from "./middleware.js";
 export { default, PLUGIN_NAME } from "./plugin.js";

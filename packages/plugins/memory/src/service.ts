@@ -18,7 +18,7 @@ import {
   parseExtractionReply,
   type TranscriptMessage,
 } from "./extraction.js";
-import { FactIndexCache, INDEX_MAX_FACTS } from "./fact-index.js";
+import { INDEX_MAX_FACTS, type ScopeSnapshot, ScopeSnapshotCache } from "./fact-index.js";
 import { redactMemoryText } from "./redact.js";
 import {
   factCreateSchema,
@@ -108,7 +108,7 @@ export class MemoryService {
   private readonly pending = new Map<string, PendingExtraction>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly cursors = new Map<string, string>();
-  private readonly indexes = new FactIndexCache();
+  private readonly snapshots = new ScopeSnapshotCache();
   private closed = false;
   /** Extractions started (model calls made) by this service, for status and tests. */
   extractionCount = 0;
@@ -159,20 +159,27 @@ export class MemoryService {
   }
 
   /**
-   * The scope's facts most relevant to `query`, best first. Served from an in-memory index of the scope, rebuilt
-   * when the scope's version (bumped by the database on every write, from any instance) has moved; scopes above
-   * INDEX_MAX_FACTS use the database's full-text index.
+   * The scope's profile and an in-memory index of its facts, as of the scope's current version (which the
+   * database's triggers bump on every write to its facts or profile, from any instance). Costs one primary-key
+   * read while nothing changed; rebuilt, re-stemming only changed facts, when something did.
+   */
+  private async snapshot(scope: MemoryScope): Promise<ScopeSnapshot> {
+    const store = await this.store();
+    const version = await store.version(scope);
+    return this.snapshots.get(`${scope.userId}\0${scope.agentName}`, version, async () => {
+      const [facts, profile] = await Promise.all([store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }), store.profile(scope)]);
+      return { facts, profile };
+    });
+  }
+
+  /**
+   * The scope's facts most relevant to `query`, best first (BM25 over stemmed words). Scopes above
+   * INDEX_MAX_FACTS use the database's full-text index instead.
    */
   async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string | undefined } = {}): Promise<SearchHit[]> {
-    const store = await this.store();
-    const limit = options.limit ?? 10;
-    const version = await store.version(scope);
-    const index = await this.indexes.get(`${scope.userId}\0${scope.agentName}`, version, () =>
-      store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }),
-    );
-    return index
-      ? index.search(query, { limit, category: options.category })
-      : store.search(scope, query, { limit, category: options.category });
+    const { index } = await this.snapshot(scope);
+    const search = { limit: options.limit ?? 10, category: options.category };
+    return index ? index.search(query, search) : (await this.store()).search(scope, query, search);
   }
 
   async export(scope: MemoryScope): Promise<MemoryExport> {
@@ -315,11 +322,8 @@ export class MemoryService {
    * to `max_injection_tokens` (about 4 characters each). Null when there is nothing to say.
    */
   async contextBlock(scope: MemoryScope, query: string): Promise<string | null> {
-    const store = await this.store();
-    const [profile, facts] = await Promise.all([
-      store.profile(scope),
-      this.config.max_injected_facts > 0 ? this.search(scope, query, { limit: this.config.max_injected_facts }) : [],
-    ]);
+    const { profile } = await this.snapshot(scope);
+    const facts = this.config.max_injected_facts > 0 ? await this.search(scope, query, { limit: this.config.max_injected_facts }) : [];
     return formatContext(profileOf(profile), historyOf(profile), facts, this.config.max_injection_tokens * 4);
   }
 
@@ -480,7 +484,7 @@ export class MemoryService {
         "memory extractions still running at close were given up (memory.shutdown_flush_timeout_ms)",
       );
     }
-    this.indexes.clear();
+    this.snapshots.clear();
     const opened = await this.opened?.catch(() => undefined);
     this.opened = undefined;
     if (opened && !this.givenDatabase) await opened.database.close();

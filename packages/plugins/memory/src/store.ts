@@ -37,7 +37,7 @@ export type MemoryProfilesTable = {
   updated_at: string;
 };
 
-/** A scope's write counter: the database bumps it on every insert, update and delete of the scope's facts. */
+/** A scope's write counter: the database bumps it on every insert, update and delete of the scope's facts or profile. */
 export type MemoryVersionsTable = {
   user_id: string;
   agent_name: string;
@@ -159,7 +159,7 @@ export function memoryMigrations(dialect: SqlDialect): Migration[] {
     },
     {
       // Triggers, not the store's write methods, keep the counter: no writer (an import, another instance, a
-      // manual fix in SQL) can change facts without the in-memory indexes of every instance noticing.
+      // manual fix in SQL) can change facts or a profile without the cached snapshots of every instance noticing.
       name: "memory/003-versions",
       async up(db) {
         await db.schema
@@ -173,19 +173,29 @@ export function memoryMigrations(dialect: SqlDialect): Migration[] {
           sql.raw(`insert into ${VERSIONS_TABLE} (user_id, agent_name, version) values (${row}.user_id, ${row}.agent_name, 1)
             on conflict (user_id, agent_name) do update set version = ${VERSIONS_TABLE}.version + 1`);
         if (dialect === "sqlite") {
-          await sql`create trigger memory_versions_ai after insert on ${sql.table(FACTS_TABLE)} begin ${bump("new")}; end`.execute(db);
-          await sql`create trigger memory_versions_ad after delete on ${sql.table(FACTS_TABLE)} begin ${bump("old")}; end`.execute(db);
-          // An update that moves a fact to another scope bumps both.
-          await sql`create trigger memory_versions_au after update on ${sql.table(FACTS_TABLE)} begin ${bump("old")}; ${bump("new")}; end`.execute(
-            db,
-          );
+          for (const [table, tag] of [
+            [FACTS_TABLE, "f"],
+            [PROFILES_TABLE, "p"],
+          ] as const) {
+            await sql`create trigger ${sql.raw(`memory_versions_${tag}i`)} after insert on ${sql.table(table)} begin ${bump("new")}; end`.execute(
+              db,
+            );
+            await sql`create trigger ${sql.raw(`memory_versions_${tag}d`)} after delete on ${sql.table(table)} begin ${bump("old")}; end`.execute(
+              db,
+            );
+            // An update that moves a row to another scope bumps both.
+            const update = sql`create trigger ${sql.raw(`memory_versions_${tag}u`)} after update on ${sql.table(table)}`;
+            await sql`${update} begin ${bump("old")}; ${bump("new")}; end`.execute(db);
+          }
         } else {
           await sql`create function memory_versions_bump() returns trigger language plpgsql as $$ begin
             if tg_op <> 'INSERT' then ${bump("old")}; end if;
             if tg_op <> 'DELETE' then ${bump("new")}; end if;
             return null; end $$`.execute(db);
-          await sql`create trigger memory_versions_bump after insert or update or delete on ${sql.table(FACTS_TABLE)}
-            for each row execute function memory_versions_bump()`.execute(db);
+          for (const table of [FACTS_TABLE, PROFILES_TABLE]) {
+            await sql`create trigger memory_versions_bump after insert or update or delete on ${sql.table(table)}
+              for each row execute function memory_versions_bump()`.execute(db);
+          }
         }
       },
     },

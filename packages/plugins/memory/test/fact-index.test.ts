@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FactIndex, FactIndexCache, MAX_TERM_DOCS, type MemoryFact } from "../src/index.js";
+import { FactIndex, MAX_TERM_DOCS, type MemoryFact, ScopeSnapshotCache } from "../src/index.js";
 
 let seq = 0;
 const fact = (content: string, extra: Partial<MemoryFact> = {}): MemoryFact => ({
@@ -49,13 +49,13 @@ describe("FactIndex", () => {
   });
 });
 
-describe("FactIndexCache", () => {
-  it("reuses an index while the version holds, rebuilds when it moves, and shares one build between concurrent lookups", async () => {
-    const cache = new FactIndexCache();
+describe("ScopeSnapshotCache", () => {
+  it("reuses a snapshot while the version holds, rebuilds when it moves, and shares one read between concurrent lookups", async () => {
+    const cache = new ScopeSnapshotCache();
     let loads = 0;
     const load = async () => {
       loads++;
-      return [fact(`Fact ${loads}`)];
+      return { facts: [fact(`Fact ${loads}`)], profile: undefined };
     };
     const [a, b] = await Promise.all([cache.get("alice", 1, load), cache.get("alice", 1, load)]);
     expect(a).toBe(b);
@@ -63,13 +63,14 @@ describe("FactIndexCache", () => {
     expect(await cache.get("alice", 1, load)).toBe(a);
     const rebuilt = await cache.get("alice", 2, load);
     expect(rebuilt).not.toBe(a);
-    expect(rebuilt?.version).toBe(2);
+    expect(rebuilt.version).toBe(2);
+    expect(rebuilt.index?.search("fact 2", { limit: 1 }).map((h) => h.content)).toEqual(["Fact 2"]);
     expect(loads).toBe(2);
   });
 
-  it("does not keep a failed build", async () => {
-    const cache = new FactIndexCache();
+  it("does not keep a failed read", async () => {
+    const cache = new ScopeSnapshotCache();
     await expect(cache.get("alice", 1, () => Promise.reject(new Error("database gone")))).rejects.toThrow("database gone");
-    expect((await cache.get("alice", 1, async () => [fact("Back")]))?.size).toBe(1);
+    expect((await cache.get("alice", 1, async () => ({ facts: [fact("Back")], profile: undefined }))).index?.size).toBe(1);
   });
 });

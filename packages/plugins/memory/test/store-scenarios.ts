@@ -93,7 +93,7 @@ export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; k
     expect(await store.search(alice, "tea", { limit: 5 })).toEqual([]);
   });
 
-  it("bumps a scope's version on every insert, update and delete of its facts, and no other scope's", async () => {
+  it("bumps a scope's version on every insert, update and delete of its facts or profile, and no other scope's", async () => {
     expect(await store.version(alice)).toBe(0);
     const [first] = await store.insertFacts(alice, [fact("Runs marathons"), fact("Bakes sourdough")]);
     const afterInsert = await store.version(alice);
@@ -103,6 +103,9 @@ export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; k
     expect(afterUpdate).toBeGreaterThan(afterInsert);
     await store.deleteFacts(alice, [first?.id ?? ""]);
     expect(await store.version(alice)).toBeGreaterThan(afterUpdate);
+    const afterDelete = await store.version(alice);
+    await store.saveProfile(alice, { top_of_mind: "Q3 release" });
+    expect(await store.version(alice)).toBeGreaterThan(afterDelete);
     expect(await store.version(bob)).toBe(0);
     expect(await store.version(aliceChef)).toBe(0);
   });
@@ -130,6 +133,10 @@ export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; k
     expect(await found("sundays")).toEqual(["Bakes sourdough on Sundays", "Walks the dog on Sundays"]);
     await sql`delete from memory_facts where user_id = 'alice'`.execute(opened.database.db);
     expect(await found("marathon")).toEqual([]);
+    // The injected block's profile follows writes the same way.
+    expect(await service.contextBlock(alice, "anything")).toBeNull();
+    await new MemoryStore(opened.database).saveProfile(alice, { top_of_mind: "Ship the Q3 release" });
+    expect(await service.contextBlock(alice, "anything")).toContain("Ship the Q3 release");
     await service.close();
   });
 }
