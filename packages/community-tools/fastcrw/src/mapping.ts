@@ -9,7 +9,11 @@ const resultSchema = z.looseObject({
   markdown: z.string().nullish(),
 });
 
-const searchEnvelopeSchema = z.looseObject({ success: z.boolean().default(true), error: z.string().optional(), data: z.unknown().optional() });
+const searchEnvelopeSchema = z.looseObject({
+  success: z.boolean().default(true),
+  error: z.string().optional(),
+  data: z.unknown().optional(),
+});
 
 const scrapeEnvelopeSchema = z.looseObject({
   success: z.boolean().default(true),
