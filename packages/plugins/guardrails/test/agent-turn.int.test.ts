@@ -1,5 +1,8 @@
 import { isAntlerError } from "@antler/kernel";
+import type { Script } from "@antler/kernel/testing";
 import { type CustomEvent, RuntimeErrorCodes } from "@antler/plugin-runtime";
+import subagentsPlugin from "@antler/plugin-subagents";
+import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { GUARDRAIL_DENIED_EVENT } from "../src/index.js";
 import { callOnce, guardedClient, json, ROLES, startPolicyServer, toolMessages, turn } from "./fixtures.js";
@@ -174,5 +177,52 @@ describe("authorization (RBAC)", () => {
     });
     await turn(client, "run a shell", { threadId: "t1", userRole: "user", model: "small" });
     expect(String(toolMessages(calls()[1]?.messages ?? [])[0]?.content)).toContain('refused by policy "rbac"');
+  });
+});
+
+describe("subagents", () => {
+  it("a subagent acts with its parent's role: no bash offered, a forged bash refused, and providers see is_subagent", async () => {
+    const server = await startPolicyServer((_body, res) => json(res, 200, { allow: true }));
+    const script: Script = (messages) => {
+      const first = String(messages.find((m) => HumanMessage.isInstance(m))?.content ?? "");
+      if (ToolMessage.isInstance(messages.at(-1))) return { text: "done" };
+      if (first === "delegate it")
+        return {
+          toolCalls: [{ name: "task", args: { description: "shell work", prompt: "use the shell", subagent_type: "general-purpose" } }],
+        };
+      return {
+        toolCalls: [
+          { name: "web_lookup", args: { q: "x" } },
+          { name: "bash", args: { q: "id" } },
+        ],
+      };
+    };
+    const { client, calls, runs } = await guardedClient({
+      script,
+      config: {
+        subagents: { enabled: true },
+        // A permissive default role: without the parent's role, the subagent would get bash.
+        authorization: {
+          ...ROLES,
+          default_role: "admin",
+          roles: { ...ROLES.roles, user: { tool_groups: ["web", "subagent"], models: ["small"] } },
+        },
+        guardrails: { enabled: true, providers: [{ use: "http", config: { url: server.url } }] },
+      },
+      plugins: [{ plugin: subagentsPlugin, config: { agents: { "general-purpose": { model: "small" } } } }],
+    });
+    await turn(client, "delegate it", { threadId: "t1", userRole: "user", model: "small" });
+    const subCall = calls().find((c) =>
+      c.messages.some((m) => HumanMessage.isInstance(m) && String(m.content).startsWith("use the shell")),
+    );
+    expect(subCall?.tools).toContain("web_lookup");
+    expect(subCall?.tools).not.toContain("bash");
+    expect(runs.web_lookup).toBe(1);
+    expect(runs.bash).toBe(0);
+    const asked = server.requests.map((r) => r.body);
+    expect(asked).toContainEqual(expect.objectContaining({ tool_name: "task", is_subagent: false, user_role: "user" }));
+    expect(asked).toContainEqual(expect.objectContaining({ tool_name: "web_lookup", is_subagent: true, user_role: "user" }));
+    // RBAC refused bash before the policy service was asked.
+    expect(asked.some((b) => b.tool_name === "bash")).toBe(false);
   });
 });
