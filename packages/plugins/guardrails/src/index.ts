@@ -101,13 +101,17 @@ export default definePlugin({
     // assembled (before the role filter) and as LangChain binds pipeline tools, so a forged name stays unknown.
     const groups = new Map<string, string | null>();
     if (policy) {
-      ctx.hooks.assembleTools.tap(
-        (entries, assembly) => {
-          for (const entry of entries) if (!groups.has(entry.tool.name)) groups.set(entry.tool.name, rbacGroupOf(entry));
-          return policy.filterTools(entries, policy.roleOf(assembly.context.user_role as string | undefined));
-        },
-        { stage: "last" },
-      );
+      // Tapped at boot, after every plugin's setup: the last tap of the last stage, so tools other plugins add at
+      // stage `last` (batch and subagent tools) are filtered too, whatever the plugin order in config.yaml.
+      ctx.hooks.boot.tap(() => {
+        ctx.hooks.assembleTools.tap(
+          (entries, assembly) => {
+            for (const entry of entries) if (!groups.has(entry.tool.name)) groups.set(entry.tool.name, rbacGroupOf(entry));
+            return policy.filterTools(entries, policy.roleOf(assembly.context.user_role as string | undefined));
+          },
+          { stage: "last" },
+        );
+      });
       provideRunAdmission(ctx, (run) => {
         const role = policy.roleOf(run.userRole);
         if (!policy.knows(role)) {

@@ -106,3 +106,29 @@ describe("third-party providers", () => {
     expect(String(toolMessages(calls()[1]?.messages ?? [])[0]?.content)).toContain("- quota_exhausted: today's tool budget is spent.");
   });
 });
+
+describe("layer 1 and plugin order", () => {
+  it("filters tools that a plugin loaded after this one adds at stage last", async () => {
+    const late = definePlugin({
+      name: "acme-late-tools",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.hooks.assembleTools.tap(
+          (entries) => [
+            ...entries,
+            { tool: { name: "late_shell" } as never, plugin: "acme-late-tools", source: "plugin" as const, group: "bash" },
+            { tool: { name: "late_lookup" } as never, plugin: "acme-late-tools", source: "plugin" as const, group: "web" },
+          ],
+          { stage: "last" },
+        );
+      },
+    });
+    const kernel = await kernelWith({ authorization: ROLES }, [runtimePlugin, guardrailsPlugin, late]);
+    const names = (await kernel.getAvailableTools({ context: { user_role: "user" } })).map((t) => t.name);
+    expect(names).toContain("late_lookup");
+    expect(names).not.toContain("late_shell");
+    const admin = (await kernel.getAvailableTools({ context: { user_role: "admin" } })).map((t) => t.name);
+    expect(admin).toContain("late_shell");
+  });
+});
