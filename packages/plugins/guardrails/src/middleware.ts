@@ -1,4 +1,4 @@
-import { emitCustomEvent, getCurrentTraceId, type Logger, type MiddlewareSpec, TRACE_METADATA_KEY } from "@antler/kernel";
+import { DEFAULT_USER_ID, emitCustomEvent, getCurrentTraceId, type Logger, type MiddlewareSpec, TRACE_METADATA_KEY } from "@antler/kernel";
 import { ToolMessage } from "@langchain/core/messages";
 import { getConfig } from "@langchain/langgraph";
 import {
@@ -66,7 +66,7 @@ export function guardrailMiddleware(options: GuardrailMiddlewareOptions): Middle
       const guardRequest: GuardrailRequest = {
         tool_name: toolName,
         tool_input: args && typeof args === "object" ? (args as Record<string, unknown>) : {},
-        user_id: str(context.user_id) ?? "default",
+        user_id: str(context.user_id) ?? DEFAULT_USER_ID,
         user_role: str(context.user_role) ?? defaultRole,
         thread_id: str(context.thread_id),
         run_id: runIdOfCall(),

@@ -1,4 +1,4 @@
-import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import { type GatewayConfigInput, type RunningGateway, startGateway } from "@antler/plugin-gateway";
 import type { SerializedMessage } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import { callOnce, guardedClient, onCleanup, ROLES } from "./fixtures.js";
@@ -7,21 +7,20 @@ const ALICE_KEY = "alice-key-0123456789abcdef"; // role user
 const ROOT_KEY = "root-key-0123456789abcdef01"; // role admin
 const GUEST_KEY = "guest-key-0123456789abcdef"; // no role: default_role
 
-async function serve(script: Parameters<typeof guardedClient>[0]["script"]) {
+const API_KEYS = {
+  mode: "api_keys" as const,
+  api_keys: [
+    { key: ALICE_KEY, user: "alice", role: "user" },
+    { key: ROOT_KEY, user: "root", role: "admin" },
+    { key: GUEST_KEY, user: "guest" },
+  ],
+};
+
+async function serve(script: Parameters<typeof guardedClient>[0]["script"], auth: GatewayConfigInput["auth"] = API_KEYS) {
   const guarded = await guardedClient({ script, config: { authorization: ROLES } });
   const gateway: RunningGateway = await startGateway({
     client: guarded.client,
-    config: {
-      port: 0,
-      auth: {
-        mode: "api_keys",
-        api_keys: [
-          { key: ALICE_KEY, user: "alice", role: "user" },
-          { key: ROOT_KEY, user: "root", role: "admin" },
-          { key: GUEST_KEY, user: "guest" },
-        ],
-      },
-    },
+    config: { port: 0, auth },
     shutdownGraceMs: 1000,
   });
   onCleanup(() => gateway.close());
@@ -81,5 +80,13 @@ describe("authorization over the gateway (API keys with roles)", () => {
     await call(GUEST_KEY, "/api/threads", { thread_id: "t2" });
     const guest = await call(GUEST_KEY, "/api/threads/t2/runs/wait", { message: "run a shell", model: "big" });
     expect(guest.status).toBe(403);
+  });
+
+  it("mode none gives its single user auth.role", async () => {
+    const { call, runs } = await serve(callOnce("bash"), { mode: "none", user: "solo", role: "admin" });
+    await call("unused", "/api/threads", { thread_id: "t1" });
+    const response = await call("unused", "/api/threads/t1/runs/wait", { message: "run a shell", model: "big" });
+    expect(response.status).toBe(200);
+    expect(runs.bash).toBe(1);
   });
 });
