@@ -15,6 +15,10 @@ const dists = {
 };
 const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/cli/main.js"));
 
+/** Names of the tools a recorded Chat Completions request bound. */
+const boundTools = (request: { body: unknown } | undefined): string[] =>
+  ((request?.body as { tools?: Array<{ function: { name: string } }> } | undefined)?.tools ?? []).map((t) => t.function.name);
+
 const ALICE_KEY = "alice-key-0123456789abcdef";
 const ROOT_KEY = "root-key-0123456789abcdef01";
 
@@ -129,7 +133,7 @@ describe.skipIf(!built)("authorization under `antler serve` (compiled CLI in a c
       context: { user_role: "admin" },
     });
     expect(asUser.status).toBe(200);
-    const bound = (model.requests[0]?.body as { tools?: Array<{ function: { name: string } }> }).tools?.map((t) => t.function.name) ?? [];
+    const bound = boundTools(model.requests[0]);
     expect(bound).not.toContain("bash");
     expect(existsSync(marker)).toBe(false);
     const userResult = (await asUser.json()) as { values: { messages: Array<{ type: string; content: string; status?: string }> } };
@@ -140,9 +144,7 @@ describe.skipIf(!built)("authorization under `antler serve` (compiled CLI in a c
     await post(ROOT_KEY, "/api/threads", { thread_id: "t2" });
     const asAdmin = await post(ROOT_KEY, "/api/threads/t2/runs/wait", { message: "run id", model: "big" });
     expect(asAdmin.status).toBe(200);
-    const adminBound = (model.requests.at(-2)?.body as { tools?: Array<{ function: { name: string } }> }).tools?.map(
-      (t) => t.function.name,
-    );
+    const adminBound = boundTools(model.requests.at(-2));
     expect(adminBound).toContain("bash");
     expect(existsSync(marker)).toBe(true);
   });
