@@ -191,6 +191,32 @@ describe("durable MCP tasks (job-handle pattern, real MCP server over HTTP)", ()
     expect(JSON.stringify(h.kernel.logs)).not.toContain("HANDLE-");
   });
 
+  it("two instances on one database never poll the same task at once: the lease holder works, the other skips it", async () => {
+    const { h, client, dir } = await setup({ lease_seconds: 30 });
+    await h.service.stopPoller();
+    const started = await turn(client, "t-lease", "start shared");
+    const taskId = taskIdOf(started.tools.jobs_start_job ?? "");
+    await h.service.stopPoller();
+    const other = await taskHarness({ baseDir: dir, mcp: mcpTaskConfig(server.url, { lease_seconds: 30, instance_id: "other" }) });
+    cleanups.push(() => other.close());
+    const store = await h.service.store();
+    const handle = (await store.byId(taskId))?.remote_handle as string;
+    await waitFor(async () => (await store.due(new Date().toISOString(), 10)).includes(taskId), 5000, "the task to be due");
+
+    await server.hold(true, "job_status");
+    const first = h.service.pollOnce();
+    await waitFor(async () => (await server.state()).statusCalls.some((c) => c.job_id === handle), 10_000, "the first poll");
+    expect((await store.byId(taskId))?.lease_owner).toBe(h.service.instanceId);
+    // Due by time, but leased: the other instance neither claims nor calls the server.
+    await store.update(taskId, h.service.instanceId, { next_poll_at: new Date(0).toISOString() });
+    expect(await other.service.pollOnce()).toEqual({ worked: [] });
+    expect(await other.service.pollOnce()).toEqual({ worked: [] });
+    expect((await server.state()).statusCalls.filter((c) => c.job_id === handle)).toHaveLength(1);
+    await server.hold(false, "job_status");
+    expect(await first).toEqual({ worked: [taskId] });
+    expect((await store.byId(taskId))?.lease_owner).toBeNull();
+  });
+
   it("list_background_tasks shows bounded local fields only", async () => {
     const { h, client } = await setup();
     await h.service.stopPoller();
