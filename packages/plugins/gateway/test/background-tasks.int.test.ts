@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import mcpPlugin, { MCP_BACKGROUND_TASKS } from "@antler/plugin-mcp";
-import type { BaseMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backgroundTasksResponseSchema } from "../src/mcp.js";
 import { BOB_KEY, startTestGateway } from "./fixtures.js";
@@ -28,7 +27,7 @@ afterAll(() => {
   child.kill("SIGTERM");
 });
 
-function script(messages: BaseMessage[]) {
+function script(messages: ReadonlyArray<{ getType(): string; content: unknown }>) {
   const last = messages[messages.length - 1];
   if (last?.getType() === "tool") return { text: "started" };
   if (String(last?.content).includes("[Background task update]")) return { text: "your report is ready" };
