@@ -1,6 +1,7 @@
 import { type CliIO, createToken, definePlugin, KERNEL } from "@antler/kernel";
 import { type McpStatus, McpToolCatalog } from "./catalog.js";
 import { mcpPluginConfigSchema } from "./config.js";
+import { backgroundTaskCommands } from "./tasks/cli.js";
 import { clientNotifier } from "./tasks/notifier.js";
 import { BackgroundTaskService } from "./tasks/service.js";
 import { backgroundTasksMiddleware } from "./tasks/state.js";
@@ -128,6 +129,7 @@ export default definePlugin({
         { stage: "normal" },
       );
       ctx.middleware.add(backgroundTasksMiddleware(backgroundTasks), { stage: "normal" });
+      for (const command of backgroundTaskCommands(backgroundTasks)) ctx.commands.add(command);
     }
     // Stop hooks run in reverse order: the task service finishes its step (sessions still open), then the catalog closes.
     ctx.hooks.stop.tap(() => catalog.close());

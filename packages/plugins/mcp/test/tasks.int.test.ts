@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runKernelCommand } from "@antler/kernel/testing";
 import { AntlerClient, checkpointThreadId, type StreamEvent } from "@antler/plugin-runtime";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mcpPluginConfigSchema } from "../src/index.js";
@@ -215,6 +216,31 @@ describe("durable MCP tasks (job-handle pattern, real MCP server over HTTP)", ()
     await server.hold(false, "job_status");
     expect(await first).toEqual({ worked: [taskId] });
     expect((await store.byId(taskId))?.lease_owner).toBeNull();
+  });
+
+  it("antler mcp tasks list shows a thread's tasks without the handle; mcp tasks run --once works the due ones", async () => {
+    const { h, client } = await setup({ notify: false });
+    await h.service.stopPoller();
+    const started = await turn(client, "t-cli", "start cli");
+    const taskId = taskIdOf(started.tools.jobs_start_job ?? "");
+    await h.service.stopPoller();
+    const listed = await runKernelCommand(h.kernel, ["mcp", "tasks", "list", "--thread", "t-cli"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${taskId}  jobs_start_job  running`);
+    expect(listed.stdout).not.toContain("HANDLE-");
+    const missing = await runKernelCommand(h.kernel, ["mcp", "tasks", "list"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/--thread is required.*antler mcp tasks list --thread <id>/s);
+
+    await server.finish();
+    const store = await h.service.store();
+    await waitFor(async () => (await store.due(new Date().toISOString(), 10)).includes(taskId), 5000, "the task to be due");
+    const ran = await runKernelCommand(h.kernel, ["mcp", "tasks", "run", "--once"]);
+    expect(ran.stdout).toContain("worked on 1 task(s)");
+    expect(await store.byId(taskId)).toMatchObject({ status: "completed", notify_state: "none" });
+    const after = await runKernelCommand(h.kernel, ["mcp", "tasks", "list", "--thread", "t-cli"]);
+    expect(after.stdout).toContain("completed");
+    expect(after.stdout).toContain("rendered cli (job [job handle])");
   });
 
   it("list_background_tasks shows bounded local fields only", async () => {

@@ -15,6 +15,8 @@ export const McpTaskErrorCodes = {
   NO_HANDLE: "ANTLER_ERR_MCP_TASK_NO_HANDLE",
   /** A task tool was called outside a thread (the task would have nowhere to report). */
   NO_THREAD: "ANTLER_ERR_MCP_TASK_NO_THREAD",
+  /** `antler mcp tasks ...` was called with bad arguments. */
+  USAGE: "ANTLER_ERR_MCP_TASK_USAGE",
 } as const;
 
 export type McpTaskErrorCode = (typeof McpTaskErrorCodes)[keyof typeof McpTaskErrorCodes];
