@@ -64,6 +64,9 @@ interface RemoteState {
   error: string | null;
 }
 
+/** Tasks one instance works on at once (a poll step, or a notification run). */
+const MAX_CONCURRENT_TASKS = 16;
+
 const COMPLETED = new Set(["completed", "complete", "succeeded", "success", "done", "finished"]);
 const FAILED = new Set(["failed", "failure", "error", "errored"]);
 const CANCELLED = new Set(["cancelled", "canceled", "aborted"]);
@@ -296,7 +299,8 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
     if (!this.polling) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.tick = this.pollOnce()
+      // A tick does not wait for the tasks it claimed: one long notification run must not hold up the others.
+      this.tick = outsideTraceContext(() => this.pollDetached(false))
         .catch((err: unknown) =>
           this.logger?.error({ err: redactText(message(err)), instance: this.instanceId }, "MCP background task poll failed"),
         )
@@ -315,20 +319,22 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
     await this.tick;
   }
 
-  /** One poll: claims due tasks (free or expired leases) and works on each. Exposed for tests and `--once` use. */
+  /** One poll: claims due tasks (free or expired leases) and works on each, until done. For tests and `--once`. */
   pollOnce(): Promise<TaskPollResult> {
-    return outsideTraceContext(() => this.pollDetached());
+    return outsideTraceContext(() => this.pollDetached(true));
   }
 
-  private async pollDetached(): Promise<TaskPollResult> {
+  private async pollDetached(wait: boolean): Promise<TaskPollResult> {
     const store = await this.store();
     const now = this.now();
     const nowIso = now.toISOString();
     const worked: string[] = [];
-    const ids = await store.due(nowIso, 32);
+    const room = MAX_CONCURRENT_TASKS - this.working.size;
+    if (room <= 0) return { worked };
+    const ids = await store.due(nowIso, room + this.working.size);
     const jobs: Promise<void>[] = [];
     for (const id of ids) {
-      if (this.closed || this.working.has(id)) continue;
+      if (this.closed || this.working.has(id) || this.working.size >= MAX_CONCURRENT_TASKS) continue;
       const row = await store.claim(id, this.instanceId, nowIso, this.leaseUntil(now));
       if (!row) continue;
       worked.push(id);
@@ -336,7 +342,7 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
       this.working.set(id, job);
       jobs.push(job);
     }
-    await Promise.all(jobs);
+    if (wait) await Promise.all(jobs);
     return { worked };
   }
 
