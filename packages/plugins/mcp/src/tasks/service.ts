@@ -335,7 +335,7 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
     const jobs: Promise<void>[] = [];
     for (const id of ids) {
       if (this.closed || this.working.has(id) || this.working.size >= MAX_CONCURRENT_TASKS) continue;
-      const row = await store.claim(id, this.instanceId, nowIso, this.leaseUntil(now));
+      const row = await store.claim(id, this.instanceId, this.config.lease_seconds * 1000);
       if (!row) continue;
       worked.push(id);
       const job = this.work(store, row).finally(() => this.working.delete(id));
@@ -350,7 +350,7 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
   private async work(store: BackgroundTaskStore, row: BackgroundTaskRow): Promise<void> {
     const heartbeat = setInterval(
       () => {
-        void store.renew(row.id, this.instanceId, this.leaseUntil(this.now())).catch(() => undefined);
+        void store.renew(row.id, this.instanceId, this.config.lease_seconds * 1000).catch(() => undefined);
       },
       Math.max(50, (this.config.lease_seconds * 1000) / 3),
     );
@@ -519,10 +519,6 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
   backoffMs(failures: number): number {
     const base = Math.min(this.config.retry_max_seconds, this.config.retry_initial_seconds * 2 ** Math.max(0, failures - 1)) * 1000;
     return this.jittered(base);
-  }
-
-  private leaseUntil(now: Date): string {
-    return new Date(now.getTime() + this.config.lease_seconds * 1000).toISOString();
   }
 
   /** Stops polling, waits for the tasks being worked on, and closes the database. Idempotent. */

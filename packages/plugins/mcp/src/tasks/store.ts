@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AntlerDatabase, Migration } from "@antler/kernel";
-import type { Kysely } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 
 /** `running` until the remote job ends; then `completed`, `failed` or `cancelled` (terminal, never changed again). */
 export type BackgroundTaskStatus = "running" | "completed" | "failed" | "cancelled";
@@ -139,6 +139,17 @@ export class BackgroundTaskStore {
     this.db = database.db.withTables<McpTaskTables>() as unknown as Kysely<McpTaskTables>;
   }
 
+  /**
+   * The database clock as ISO-8601 UTC text (the format of `toISOString()`), `plusMs` ahead. Leases are written
+   * and compared on this one clock, so instances whose own clocks disagree still never hold one task at once.
+   */
+  dbNow(plusMs = 0): RawBuilder<string> {
+    if (this.database.dialect === "postgres") {
+      return sql<string>`to_char((clock_timestamp() + cast(${plusMs} as double precision) * interval '1 millisecond') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    }
+    return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${plusMs / 1000} seconds`})`;
+  }
+
   async insert(row: BackgroundTaskRow): Promise<void> {
     await this.db.insertInto(BACKGROUND_TASKS_TABLE).values(row).execute();
   }
@@ -185,14 +196,17 @@ export class BackgroundTaskStore {
     return changed(result) === 1;
   }
 
-  /** Ids of tasks with work to do (running, or finished with a notification to launch) whose lease is free or expired. */
+  /**
+   * Ids of tasks with work to do (running, or finished with a notification to launch), due by `nowIso`, whose lease
+   * is free or expired on the database clock.
+   */
   async due(nowIso: string, limit: number): Promise<string[]> {
     const rows = await this.db
       .selectFrom(BACKGROUND_TASKS_TABLE)
       .select("id")
       .where((eb) => eb.or([eb("status", "=", "running"), eb("notify_state", "=", "pending")]))
       .where("next_poll_at", "<=", nowIso)
-      .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_expires_at", "<=", nowIso)]))
+      .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_expires_at", "<=", this.dbNow())]))
       .orderBy("next_poll_at")
       .limit(limit)
       .execute();
@@ -203,12 +217,12 @@ export class BackgroundTaskStore {
    * Takes the lease of one task: a single conditional UPDATE that only one instance can win (the lease must be
    * free or expired at the moment of writing). Returns the claimed row, or undefined when another instance won.
    */
-  async claim(id: string, instanceId: string, nowIso: string, leaseUntil: string): Promise<BackgroundTaskRow | undefined> {
+  async claim(id: string, instanceId: string, leaseMs: number): Promise<BackgroundTaskRow | undefined> {
     const result = await this.db
       .updateTable(BACKGROUND_TASKS_TABLE)
-      .set({ lease_owner: instanceId, lease_expires_at: leaseUntil })
+      .set({ lease_owner: instanceId, lease_expires_at: this.dbNow(leaseMs) })
       .where("id", "=", id)
-      .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_expires_at", "<=", nowIso)]))
+      .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_expires_at", "<=", this.dbNow())]))
       .where((eb) => eb.or([eb("status", "=", "running"), eb("notify_state", "=", "pending")]))
       .executeTakeFirst();
     if (changed(result) !== 1) return undefined;
@@ -216,10 +230,10 @@ export class BackgroundTaskStore {
     return row?.lease_owner === instanceId ? row : undefined;
   }
 
-  async renew(id: string, instanceId: string, leaseUntil: string): Promise<boolean> {
+  async renew(id: string, instanceId: string, leaseMs: number): Promise<boolean> {
     const result = await this.db
       .updateTable(BACKGROUND_TASKS_TABLE)
-      .set({ lease_expires_at: leaseUntil })
+      .set({ lease_expires_at: this.dbNow(leaseMs) })
       .where("id", "=", id)
       .where("lease_owner", "=", instanceId)
       .executeTakeFirst();
