@@ -158,6 +158,24 @@ describe("BoxLiteSandboxProvider against the loopback BoxLite API", () => {
     expect(await sandbox.readFile("/mnt/user-data/uploads/report.csv")).toBe("a,b\n1,2\n");
   });
 
+  it("shows the skills folders read-only at /mnt/skills, uploaded into the VM on acquire", async () => {
+    const skills = join(dir, "skills-public");
+    await mkdir(join(skills, "pdf"), { recursive: true });
+    await writeFile(join(skills, "pdf", "SKILL.md"), "# pdf\n");
+    const provider = new BoxLiteSandboxProvider({
+      config: boxliteConfigSchema.parse({ api_url: standIn.apiUrl, prefix: "acme" }),
+      baseDir: join(dir, "base"),
+      logger: captureLogs().logger,
+      env: { BOXLITE_API_KEY: TOKEN },
+      mounts: () => [{ hostPath: skills, virtualPath: "/mnt/skills/public" }],
+    });
+    providers.push(provider);
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+    expect(await sandbox.readFile("/mnt/skills/public/pdf/SKILL.md")).toBe("# pdf\n");
+    const refused = await sandbox.writeFile("/mnt/skills/public/pdf/SKILL.md", "x").catch((e: unknown) => e);
+    expect(isAntlerError(refused, "ANTLER_ERR_SANDBOX_PATH_READ_ONLY")).toBe(true);
+  });
+
   it("refuses a missing API key with CONFIG_ENV_MISSING before calling the API", async () => {
     const { provider } = makeProvider({}, {});
     const err = await provider.acquire("t1", { userId: "u1" }).catch((e: unknown) => e);

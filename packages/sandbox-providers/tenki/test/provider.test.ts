@@ -191,6 +191,24 @@ describe("TenkiSandboxProvider against the loopback Tenki API", () => {
     expect(await sandbox.readFile("/mnt/user-data/uploads/report.csv")).toBe("a,b\n");
   });
 
+  it("shows the skills folders read-only at /mnt/skills, uploaded into the VM on acquire", async () => {
+    const skills = join(dir, "skills-public");
+    await mkdir(join(skills, "pdf"), { recursive: true });
+    await writeFile(join(skills, "pdf", "SKILL.md"), "# pdf\n");
+    const provider = new TenkiSandboxProvider({
+      config: tenkiConfigSchema.parse({ api_url: standIn.apiUrl }),
+      baseDir: join(dir, "base"),
+      logger: captureLogs().logger,
+      env: { TENKI_API_KEY: KEY },
+      mounts: () => [{ hostPath: skills, virtualPath: "/mnt/skills/public" }],
+    });
+    providers.push(provider);
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+    expect(await sandbox.readFile("/mnt/skills/public/pdf/SKILL.md")).toBe("# pdf\n");
+    const refused = await sandbox.writeFile("/mnt/skills/public/pdf/SKILL.md", "x").catch((e: unknown) => e);
+    expect(isAntlerError(refused, "ANTLER_ERR_SANDBOX_PATH_READ_ONLY")).toBe(true);
+  });
+
   it("refuses a missing key with CONFIG_ENV_MISSING naming both variables, before any call", async () => {
     const { provider } = makeProvider({}, {});
     const err = await provider.acquire("t1", { userId: "u1" }).catch((e: unknown) => e);
