@@ -86,7 +86,8 @@ export class FactIndex {
     let used = present.filter((p) => p.list.docs.length <= MAX_TERM_DOCS);
     if (used.length === 0 && present.length > 0) used = [present.reduce((a, b) => (b.list.docs.length < a.list.docs.length ? b : a))];
     const n = this.facts.length;
-    const scores = new Map<number, number>();
+    const scores = new Float64Array(n);
+    const touched: number[] = [];
     for (const { list } of used) {
       const df = list.docs.length;
       const idf = Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
@@ -94,17 +95,24 @@ export class FactIndex {
         const doc = list.docs[i] as number;
         const tf = list.tfs[i] as number;
         const norm = 1 - B + (B * (this.lengths[doc] ?? 0)) / (this.averageLength || 1);
-        scores.set(doc, (scores.get(doc) ?? 0) + (idf * tf * (K1 + 1)) / (tf + K1 * norm));
+        if (scores[doc] === 0) touched.push(doc);
+        scores[doc] = (scores[doc] ?? 0) + (idf * tf * (K1 + 1)) / (tf + K1 * norm);
       }
     }
-    const hits: SearchHit[] = [];
-    for (const [doc, score] of scores) {
-      const fact = this.facts[doc] as MemoryFact;
-      if (options.category && fact.category !== options.category) continue;
-      hits.push({ ...fact, score });
+    // The best `limit` document numbers, kept in order as they come (limit is small, the matches may be many);
+    // hit objects are built only for those.
+    const better = (a: number, b: number) =>
+      (scores[a] ?? 0) - (scores[b] ?? 0) || (this.facts[a]?.confidence ?? 0) - (this.facts[b]?.confidence ?? 0);
+    const top: number[] = [];
+    for (const doc of touched) {
+      if (options.category && this.facts[doc]?.category !== options.category) continue;
+      if (top.length === options.limit && better(doc, top[top.length - 1] as number) <= 0) continue;
+      let at = top.length;
+      while (at > 0 && better(doc, top[at - 1] as number) > 0) at--;
+      top.splice(at, 0, doc);
+      if (top.length > options.limit) top.pop();
     }
-    hits.sort((a, b) => b.score - a.score || b.confidence - a.confidence);
-    return hits.slice(0, options.limit);
+    return top.map((doc) => ({ ...(this.facts[doc] as MemoryFact), score: scores[doc] ?? 0 }));
   }
 }
 

@@ -177,7 +177,15 @@ export class MemoryService {
    * INDEX_MAX_FACTS use the database's full-text index instead.
    */
   async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string | undefined } = {}): Promise<SearchHit[]> {
-    const { index } = await this.snapshot(scope);
+    return this.searchIn(await this.snapshot(scope), scope, query, options);
+  }
+
+  private async searchIn(
+    { index }: ScopeSnapshot,
+    scope: MemoryScope,
+    query: string,
+    options: { limit?: number; category?: string | undefined },
+  ): Promise<SearchHit[]> {
     const search = { limit: options.limit ?? 10, category: options.category };
     return index ? index.search(query, search) : (await this.store()).search(scope, query, search);
   }
@@ -322,9 +330,10 @@ export class MemoryService {
    * to `max_injection_tokens` (about 4 characters each). Null when there is nothing to say.
    */
   async contextBlock(scope: MemoryScope, query: string): Promise<string | null> {
-    const { profile } = await this.snapshot(scope);
-    const facts = this.config.max_injected_facts > 0 ? await this.search(scope, query, { limit: this.config.max_injected_facts }) : [];
-    return formatContext(profileOf(profile), historyOf(profile), facts, this.config.max_injection_tokens * 4);
+    const snapshot = await this.snapshot(scope);
+    const limit = this.config.max_injected_facts;
+    const facts = limit > 0 ? await this.searchIn(snapshot, scope, query, { limit }) : [];
+    return formatContext(profileOf(snapshot.profile), historyOf(snapshot.profile), facts, this.config.max_injection_tokens * 4);
   }
 
   // ------------------------------------------------------------------ extraction
