@@ -16,4 +16,12 @@ describe("server-owned runtime context", () => {
     expect(context).toMatchObject({ non_interactive: true, sandbox_id: "someone-elses", [TRACE_METADATA_KEY]: "server-trace" });
     expect(dropped).toEqual([TRACE_METADATA_KEY]);
   });
+
+  it("drops a caller's run_id, even from the internal principal: the kernel run stamps its own", () => {
+    for (const principal of [{ kind: "user" as const, userId: "alice" }, INTERNAL_PRINCIPAL]) {
+      const { context, dropped } = sanitizeRunContext({ run_id: "forged-run", locale: "de" }, { principal, traceId: "t" });
+      expect(context).not.toHaveProperty("run_id");
+      expect(dropped).toEqual(["run_id"]);
+    }
+  });
 });
