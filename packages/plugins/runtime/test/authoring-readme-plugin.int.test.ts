@@ -2,9 +2,10 @@
 // with the runtime, a scripted model and the plugin loaded by path from a config.yaml, over AntlerClient and the CLI.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createToken, definePlugin } from "@antler/kernel";
+import { type AgentState, createToken, definePlugin } from "@antler/kernel";
 import { defineTool, hookContext, pluginAuthoringApi } from "@antler/kernel/authoring";
 import { runCli, type ScriptFunction, scriptedModelsPlugin, useTempDirs } from "@antler/kernel/testing";
+import type { ToolRuntime } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import toolBudget from "../../../../examples/plugin-authoring/tool-budget.js";
@@ -30,9 +31,13 @@ function toolsAndProbe(seen: Array<{ hook: string; runId: string | undefined; co
     setup(ctx) {
       ctx.provide(RunScopeId, { lifetime: "run", useFactory: (scope) => scope.id });
       for (const name of ["echo", "wipe"]) {
-        ctx.tools.add(
-          defineTool({ name, description: `${name} the text`, schema: z.object({ text: z.string() }), run: ({ text }) => text }),
-        );
+        // A tool reaches the same run scope: hookContext({ state, runtime }) with its ToolRuntime.
+        const run = ({ text }: { text: string }, runtime: ToolRuntime) => {
+          const scope = hookContext({ state: runtime.state as AgentState, runtime }).resolve(RunScopeId);
+          seen.push({ hook: `tool ${name}`, runId: scope, contextRunId: (runtime.context as { run_id?: string }).run_id, scope, turn: 0 });
+          return text;
+        };
+        ctx.tools.add(defineTool({ name, description: `${name} the text`, schema: z.object({ text: z.string() }), run }));
       }
       ctx.middleware.add({
         name: "probe",
@@ -116,6 +121,7 @@ describe("the README's plugin (refuse a tool, end a turn, a run-scoped service, 
     const runIds = [first, second, third].map((t) => t.end?.run_id);
     expect(new Set(seen.map((s) => s.runId))).toEqual(new Set(runIds));
     for (const s of seen) expect([s.contextRunId, s.scope]).toEqual([s.runId, s.runId]);
+    expect(seen.filter((s) => s.hook === "tool echo").map((s) => s.runId)).toEqual([runIds[0], runIds[1]]);
     expect(seen.filter((s) => s.hook === "beforeAgent").map((s) => [s.runId, s.turn])).toEqual(runIds.map((id, i) => [id, i + 1]));
   });
 
