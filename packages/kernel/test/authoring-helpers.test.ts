@@ -94,6 +94,11 @@ describe("hookContext", () => {
     expect(seen.again).toBe(seen.scratch);
   });
 
+  it("keeps the run out of anything serialized: only run_id shows in JSON", async () => {
+    const json = await withRun((run) => JSON.stringify(withRunContext({ thread_id: "t" }, run)));
+    expect(JSON.parse(json)).toEqual({ thread_id: "t", run_id: "run-42" });
+  });
+
   it("takes a node hook's (state, runtime) the same way, and puts run_id in the context", async () => {
     const seen = await withRun((run) => {
       const context = withRunContext({ thread_id: "t" }, run);

@@ -98,6 +98,8 @@ describe("the README's plugin (refuse a tool, end a turn, a run-scoped service, 
     const first = await turn(client, "go", "t1");
     const second = await turn(client, "again", "t1");
     const third = await turn(client, "and again", "t1");
+    // Past the limit every turn ends the same way (the previous turn's stop_reason is cleared, then set again).
+    const fourth = await turn(client, "once more", "t1");
 
     const messages = (await client.getThread("t1")).messages;
     const tool = (id: string) => messages.find((m): m is SerializedMessage => m.type === "tool" && m.tool_call_id === id);
@@ -114,11 +116,12 @@ describe("the README's plugin (refuse a tool, end a turn, a run-scoped service, 
     expect(first.end?.stop_reason).toBeNull();
     expect(second.end?.stop_reason).toBeNull();
     expect(third.end?.stop_reason).toBe("turn_limit");
+    expect(fourth.end?.stop_reason).toBe("turn_limit");
     expect(messages.at(-1)).toMatchObject({ type: "ai", content: "This thread reached its limit of 2 turns. Please start a new thread." });
     expect(scripted.models.get("m")?.calls).toHaveLength(6);
 
     // Every hook saw its run's id (the node hook through the graph's config) and the thread's turn number.
-    const runIds = [first, second, third].map((t) => t.end?.run_id);
+    const runIds = [first, second, third, fourth].map((t) => t.end?.run_id);
     expect(new Set(seen.map((s) => s.runId))).toEqual(new Set(runIds));
     for (const s of seen) expect([s.contextRunId, s.scope]).toEqual([s.runId, s.runId]);
     expect(seen.filter((s) => s.hook === "tool echo").map((s) => s.runId)).toEqual([runIds[0], runIds[1]]);

@@ -143,7 +143,7 @@ describe(${JSON.stringify(name)}, () => {
 `,
     "README.md": `# ${name}
 
-An [Antler](https://github.com/) plugin: the tool \`${tool}\` and the middleware \`${name}/greeting-limit\`, which
+An Antler plugin: the tool \`${tool}\` and the middleware \`${name}/greeting-limit\`, which
 refuses more than \`max_greetings\` greetings per turn.
 
 \`\`\`yaml
