@@ -1,5 +1,6 @@
 // The DI contract plugins use: tokens, providers and scopes. The registry behind it (tsyringe) is in
 // `services.ts`, loaded with the kernel host, so that importing the kernel does not load tsyringe.
+import { fileURLToPath } from "node:url";
 
 /** A typed DI key. Create one per service with `createToken<T>("package.service")`. */
 export interface Token<T> {
@@ -9,9 +10,31 @@ export interface Token<T> {
   readonly __type?: T;
 }
 
+/**
+ * Keyed by name in the runtime's symbol registry (`Symbol.for`), so that two copies of the kernel in one
+ * process (a plugin that brought its own) agree on every token. One name is one token.
+ */
 export function createToken<T>(name: string): Token<T> {
   if (typeof name !== "string" || name.trim() === "") throw new TypeError("createToken needs a non-empty name");
-  return Object.freeze({ key: Symbol(name), name });
+  kernelCopies();
+  return Object.freeze({ key: Symbol.for(`antler.token:${name}`), name });
+}
+
+/**
+ * A value shared by every copy of the kernel in the process, kept on `globalThis` under a registry symbol. The
+ * kernel keeps two: the trace AsyncLocalStorage and the list of its own copies.
+ */
+export function processWide<T>(name: string, create: () => T): T {
+  const global = globalThis as Record<symbol, T | undefined>;
+  global[Symbol.for(name)] ??= create();
+  return global[Symbol.for(name)] as T;
+}
+
+/** The folders of every copy of `@antler/kernel` that created a token in this process; more than one is a packaging mistake. */
+export function kernelCopies(): string[] {
+  const copies = processWide("antler.kernel.copies", () => new Set<string>());
+  copies.add(fileURLToPath(new URL("..", import.meta.url)));
+  return [...copies];
 }
 
 export type Lifetime = "singleton" | "run" | "transient";

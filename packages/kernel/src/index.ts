@@ -8,15 +8,8 @@ export { formatIssue, formatPath } from "./config/format.js";
 export { isSecretKey, REDACTED, redactSecrets, redactText } from "./config/redact.js";
 export type { KernelConfig, KernelConfigInput, ModelConfig, StorageConfig, StorageConfigInput } from "./config/schema.js";
 export { type CustomEventPayload, emitCustomEvent } from "./custom-events.js";
-export { createToken, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
-export {
-  AntlerError,
-  type AntlerErrorOptions,
-  type ErrorCode,
-  ErrorCodes,
-  isAntlerError,
-  type KernelErrorCode,
-} from "./errors.js";
+export { createToken, kernelCopies, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
+export { AntlerError, type AntlerErrorOptions, type ErrorCode, ErrorCodes, isAntlerError, type KernelErrorCode } from "./errors.js";
 export {
   HOOK_TIMING_CHANNEL,
   type HookName,
@@ -38,7 +31,6 @@ export {
   resolveVirtualPath,
   type ThreadPaths,
   threadPaths,
-  toVirtualPath,
   type UserDataDir,
   VIRTUAL_DIRS,
   VIRTUAL_ROOT,
@@ -90,14 +82,7 @@ export * from "./sandbox/types.js";
 export type * from "./storage/contract.js";
 export { describeCause } from "./storage/describe.js";
 export { appliedMigrations, runMigrations } from "./storage/run-migrations.js";
-export type {
-  AntlerTool,
-  GetAvailableToolsOptions,
-  ToolAssemblyContext,
-  ToolConflict,
-  ToolEntry,
-  ToolSource,
-} from "./tools.js";
+export type { AntlerTool, GetAvailableToolsOptions, ToolAssemblyContext, ToolConflict, ToolEntry, ToolSource } from "./tools.js";
 export {
   ensureTraceContext,
   ensureTraceId,

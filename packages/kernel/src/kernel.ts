@@ -158,10 +158,7 @@ export class KernelHost implements Kernel {
       throw new AntlerError(
         ErrorCodes.PLUGIN_SETUP_FAILED,
         `setup of plugin "${plugin.name}" threw: ${(err as Error)?.message ?? String(err)}`,
-        {
-          where: origin.where,
-          cause: err,
-        },
+        { where: origin.where, cause: err },
       );
     }
     if (returned && typeof (returned as PromiseLike<unknown>).then === "function") {
@@ -413,10 +410,7 @@ export class KernelHost implements Kernel {
         throw new AntlerError(
           ErrorCodes.KERNEL_START_FAILED,
           `plugin "${tap.name}" failed to start: ${(err as Error)?.message ?? String(err)}`,
-          {
-            where: tap.name,
-            cause: err,
-          },
+          { where: tap.name, cause: err },
         );
       }
     }
@@ -431,27 +425,16 @@ export class KernelHost implements Kernel {
   private async doClose(): Promise<void> {
     this.state = "closing";
     const errors: unknown[] = [];
-    for (const tap of [...this.hooks.stop.taps].reverse()) {
+    const attempt = async (failed: string, fn: () => unknown) => {
       try {
-        await (tap.fn as () => Promise<void>)();
+        await fn();
       } catch (err) {
-        errors.push(
-          new AntlerError(ErrorCodes.KERNEL_STOP_FAILED, `plugin "${tap.name}" failed to stop: ${(err as Error)?.message}`, { cause: err }),
-        );
+        errors.push(new AntlerError(ErrorCodes.KERNEL_STOP_FAILED, `${failed}: ${(err as Error)?.message}`, { cause: err }));
       }
-    }
+    };
+    for (const tap of [...this.hooks.stop.taps].reverse()) await attempt(`plugin "${tap.name}" failed to stop`, tap.fn as () => unknown);
     for (const { value: provider, plugin } of this.sandboxProviders.list().reverse()) {
-      try {
-        await provider.close();
-      } catch (err) {
-        errors.push(
-          new AntlerError(
-            ErrorCodes.KERNEL_STOP_FAILED,
-            `sandbox provider "${provider.id}" of ${plugin} failed to close: ${(err as Error)?.message}`,
-            { cause: err },
-          ),
-        );
-      }
+      await attempt(`sandbox provider "${provider.id}" of ${plugin} failed to close`, () => provider.close());
     }
     try {
       await this.services.dispose();
@@ -587,9 +570,7 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
 
 function readDocument(options: CreateKernelOptions, cwd: string, env: Env): ConfigDocument {
   const given = [options.config !== undefined, options.configText !== undefined, options.configPath !== undefined].filter(Boolean).length;
-  if (given > 1) {
-    throw new AntlerError(ErrorCodes.CONFIG_INVALID, "give only one of config, configText and configPath to createKernel");
-  }
+  if (given > 1) throw new AntlerError(ErrorCodes.CONFIG_INVALID, "give only one of config, configText and configPath to createKernel");
   if (options.config !== undefined) return configDocumentFromObject(options.config as Record<string, unknown>, cwd);
   if (options.configText !== undefined) return parseConfigText(options.configText, { env, dir: cwd });
   const path =

@@ -28,9 +28,7 @@ const manifestSchema = z.object({
   configSchema: z
     .custom<z.ZodType>(
       (v) => v === undefined || (typeof v === "object" && v !== null && typeof (v as z.ZodType).safeParse === "function"),
-      {
-        message: "configSchema must be a zod schema",
-      },
+      { message: "configSchema must be a zod schema" },
     )
     .optional(),
   setup: z.custom<(ctx: unknown) => void>((v) => typeof v === "function", { message: "setup must be a function" }),
@@ -164,10 +162,6 @@ function resolvePluginPath(spec: string, configDir: string, where: string): stri
   return file;
 }
 
-/**
- * Resolves a package the way Node would from the config folder. `require.resolve` covers packages with a
- * `default`/`require` export; ESM-only packages (`import` condition only) are found by walking node_modules.
- */
 /** A package (or package subpath) resolved the way `require` would from `dir`, or undefined. */
 function resolvePackageFrom(spec: string, dir: string): string | undefined {
   try {
@@ -177,6 +171,10 @@ function resolvePackageFrom(spec: string, dir: string): string | undefined {
   }
 }
 
+/**
+ * Resolves a package the way Node would from the config folder. `require.resolve` covers packages with a
+ * `default`/`require` export; ESM-only packages (`import` condition only) are found by walking node_modules.
+ */
 function resolvePluginPackage(spec: string, configDir: string, where: string): string {
   const esm = resolvePackageFrom(spec, configDir) ?? resolveEsmPackage(spec, configDir);
   if (esm) return esm;
@@ -226,11 +224,7 @@ async function importModule(file: string, spec: string, where: string): Promise<
   try {
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
-    throw new AntlerError(ErrorCodes.PLUGIN_NOT_FOUND, `plugin "${spec}" failed to import: ${(err as Error).message}`, {
-      where,
-      cause: err,
-      hint: "Fix the module so that it imports on its own (node -e \"import('<file>')\").",
-    });
+    throw pluginImportFailed(spec, where, err);
   }
 }
 

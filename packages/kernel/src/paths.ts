@@ -117,17 +117,6 @@ export function resolveVirtualPath(
   });
 }
 
-/** The virtual path of a host path inside this thread's user-data, or null if it is elsewhere. */
-export function toVirtualPath(paths: ThreadPaths, hostPath: string): string | null {
-  for (const dir of Object.keys(VIRTUAL_DIRS) as UserDataDir[]) {
-    if (isWithin(paths[dir], hostPath)) {
-      const rel = relative(paths[dir], hostPath).split(sep).join("/");
-      return rel ? `${VIRTUAL_DIRS[dir]}/${rel}` : VIRTUAL_DIRS[dir];
-    }
-  }
-  return null;
-}
-
 /** Where a kernel's files are: what plugins get as `ctx.paths`. */
 export interface PluginPaths {
   /** Folder of config.yaml (or the working directory without one). */

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { KernelConfig, ModelConfig } from "./config/schema.js";
 import { createToken, type Provider, type Scope, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
-import type { HookName, HookTiming, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
+import type { HookTiming, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
 import type { ModelInfo, ModelProvider } from "./models/contract.js";
 import type { PluginPaths } from "./paths.js";
@@ -43,16 +43,11 @@ export interface AntlerPlugin<C = unknown> {
   setup(ctx: PluginContext<C>): void;
 }
 
-export interface PluginDefinition<S extends z.ZodType | undefined> {
-  name: string;
-  version: string;
-  kernel: string;
-  description?: string;
-  dependsOn?: readonly string[];
+/** What `definePlugin` takes: an `AntlerPlugin` whose `setup` sees the config type its `configSchema` produces. */
+export type PluginDefinition<S extends z.ZodType | undefined> = Omit<AntlerPlugin, "configSchema" | "setup"> & {
   configSchema?: S;
-  configSections?: Readonly<Record<string, z.ZodType>>;
   setup(ctx: PluginContext<S extends z.ZodType ? z.output<S> : undefined>): void;
-}
+};
 
 /** Declares a plugin. The result is an ordinary frozen object; plain objects of the same shape also load. */
 export function definePlugin<S extends z.ZodType | undefined = undefined>(
@@ -72,12 +67,6 @@ export interface TapOptions {
   stage?: StageName;
 }
 
-type HookArgs<H extends HookName> = KernelHooks[H] extends { promise(...args: infer A): unknown }
-  ? A
-  : KernelHooks[H] extends { call(...args: infer A): unknown }
-    ? A
-    : never;
-
 /** A plugin's view of one kernel hook: taps are named after the plugin automatically. */
 export interface HookTap<Args extends unknown[], R> {
   tap(fn: (...args: Args) => R | Promise<R>, options?: TapOptions): void;
@@ -93,8 +82,6 @@ export interface PluginHooks {
   readonly runEnd: HookTap<[run: RunInfo, outcome: RunOutcome], void>;
   readonly runError: HookTap<[run: RunInfo, error: unknown], void>;
 }
-
-export type { HookArgs };
 
 export interface ToolContribution {
   /** Tool group (`bash`, `file:read`, `file:write`, `web`, `browser`, ...) that `getAvailableTools({ groups })` and a custom agent's `tool_groups` filter on. */

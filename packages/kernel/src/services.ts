@@ -2,7 +2,7 @@
 // metadata (every injection goes through an explicit token), but the polyfill must still be present.
 import "reflect-metadata";
 import { type DependencyContainer, container as tsyringeRoot } from "tsyringe";
-import type { Lifetime, Provider, Scope, Token } from "./di.js";
+import { kernelCopies, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 
 interface Registration {
@@ -11,9 +11,7 @@ interface Registration {
   owner: string;
 }
 
-/** Anything with one of these is disposed when its scope ends, newest first. */
-type Disposable = { dispose(): unknown } | { close(): unknown } | { [Symbol.asyncDispose](): PromiseLike<void> };
-
+/** A value with `[Symbol.asyncDispose]()`, `dispose()` or `close()` is disposed when its scope ends, newest first. */
 async function disposeValue(value: unknown): Promise<void> {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return;
   const v = value as Partial<Record<string | symbol, unknown>>;
@@ -21,6 +19,13 @@ async function disposeValue(value: unknown): Promise<void> {
   if (asyncDispose && typeof v[asyncDispose] === "function") return void (await (v[asyncDispose] as () => unknown)());
   if (typeof v.dispose === "function") return void (await (v.dispose as () => unknown)());
   if (typeof v.close === "function") return void (await (v.close as () => unknown)());
+}
+
+/** Disposes every value, newest first, even after a failure; resolves to the failures. */
+async function disposeAll(values: unknown[]): Promise<unknown[]> {
+  const errors: unknown[] = [];
+  for (const value of values.reverse()) await disposeValue(value).catch((err: unknown) => errors.push(err));
+  return errors;
 }
 
 /**
@@ -35,7 +40,7 @@ export class ServiceRegistry {
 
   constructor() {
     // A child of tsyringe's global container: nothing is ever registered on the global one, and tokens are
-    // unique symbols, so nothing can leak in from it. Plugins get no reference to either container.
+    // symbols under an `antler.token:` prefix, so nothing can leak in from it. Plugins get no reference to either container.
     this.container = tsyringeRoot.createChildContainer();
   }
 
@@ -61,9 +66,7 @@ export class ServiceRegistry {
       });
     }
     this.registrations.set(token.key, { token: token as Token<unknown>, provider: provider as Provider<unknown>, owner });
-    if (hasValue) {
-      this.container.register(token.key, { useValue: provider.useValue });
-    }
+    if (hasValue) this.container.register(token.key, { useValue: provider.useValue });
   }
 
   ownerOf(token: Token<unknown>): string | undefined {
@@ -99,14 +102,7 @@ export class ServiceRegistry {
         if (disposed) return;
         disposed = true;
         scope.markDisposed();
-        const errors: unknown[] = [];
-        for (const value of tracked.reverse()) {
-          try {
-            await disposeValue(value);
-          } catch (err) {
-            errors.push(err);
-          }
-        }
+        const errors = await disposeAll(tracked);
         if (errors.length === 1) throw errors[0];
         if (errors.length > 1) throw new AggregateError(errors, `disposing run scope ${id} failed ${errors.length} times`);
       },
@@ -115,14 +111,7 @@ export class ServiceRegistry {
 
   /** Disposes singletons built by factories, newest first. */
   async dispose(): Promise<void> {
-    const errors: unknown[] = [];
-    for (const value of this.singletons.reverse()) {
-      try {
-        await disposeValue(value);
-      } catch (err) {
-        errors.push(err);
-      }
-    }
+    const errors = await disposeAll(this.singletons);
     this.singletons.length = 0;
     if (errors.length > 0) throw new AggregateError(errors, "disposing kernel services failed");
   }
@@ -166,8 +155,19 @@ export class ServiceRegistry {
   private unregistered(token: Token<unknown>): AntlerError {
     const known = [...this.registrations.values()];
     const listing = known.length ? known.map((r) => `"${r.token.name}" (${r.owner})`).join(", ") : "none: no plugin registered a token";
-    return new AntlerError(ErrorCodes.DI_UNREGISTERED, `no provider for token "${token.name}". Registered tokens: ${listing}`, {
-      hint: "Enable the plugin that provides it in config.yaml `plugins:` and list it in your plugin's `dependsOn`; in a plugin's setup, only tokens of plugins set up earlier resolve (resolve later ones in hooks.start).",
+    // A registered token of the same name that does not match was made by another copy of the kernel, or by hand.
+    const twin = known.find((r) => r.token.name === token.name);
+    const copies = kernelCopies();
+    const message = [
+      `no provider for token "${token.name}". Registered tokens: ${listing}.`,
+      twin ? `A different token object named "${token.name}" is registered by ${twin.owner}.` : "",
+      copies.length > 1 ? `${copies.length} copies of @antler/kernel are loaded: ${copies.join(", ")}.` : "",
+    ];
+    return new AntlerError(ErrorCodes.DI_UNREGISTERED, message.filter(Boolean).join(" "), {
+      hint:
+        copies.length > 1
+          ? "Load one copy of @antler/kernel: make it a peerDependency of each plugin (not a dependency) and reinstall so it is deduped."
+          : "Enable the plugin that provides it in config.yaml `plugins:` and list it in your plugin's `dependsOn`; in a plugin's setup, only tokens of plugins set up earlier resolve (resolve later ones in hooks.start).",
       details: { token_name: token.name, registered: known.map((r) => ({ token_name: r.token.name, plugin: r.owner })) },
     });
   }
@@ -213,5 +213,3 @@ class KernelScope implements Scope {
     return this.registry.ownerOf(token) !== undefined;
   }
 }
-
-export type { Disposable };

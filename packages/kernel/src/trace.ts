@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import diagnosticsChannel from "node:diagnostics_channel";
+import { processWide } from "./di.js";
 
 /** The HTTP header that carries Antler's request-level correlation id. */
 export const TRACE_ID_HEADER = "X-Trace-Id";
@@ -13,19 +14,8 @@ interface TraceStore {
 }
 
 // Duplicate copies of @antler/kernel (two versions in one tree) must agree on the ambient id, so the single
-// AsyncLocalStorage lives under a registry symbol rather than in module scope. This is the kernel's only global.
-const STORAGE_KEY = Symbol.for("antler.trace.storage");
-type GlobalWithTrace = typeof globalThis & { [STORAGE_KEY]?: AsyncLocalStorage<TraceStore> };
-
-function storage(): AsyncLocalStorage<TraceStore> {
-  const g = globalThis as GlobalWithTrace;
-  let als = g[STORAGE_KEY];
-  if (!als) {
-    als = new AsyncLocalStorage<TraceStore>();
-    g[STORAGE_KEY] = als;
-  }
-  return als;
-}
+// AsyncLocalStorage lives under a registry symbol rather than in module scope.
+const storage = () => processWide("antler.trace.storage", () => new AsyncLocalStorage<TraceStore>());
 
 export function generateTraceId(): string {
   return randomUUID().replaceAll("-", "");

@@ -1,5 +1,14 @@
-import { join } from "node:path";
-import { type AntlerTool, DEFAULT_USER_ID, isAntlerError, threadPaths, toVirtualPath, VIRTUAL_DIRS } from "@antler/kernel";
+import { join, relative, sep } from "node:path";
+import {
+  type AntlerTool,
+  DEFAULT_USER_ID,
+  isAntlerError,
+  isWithin,
+  type ThreadPaths,
+  threadPaths,
+  type UserDataDir,
+  VIRTUAL_DIRS,
+} from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
@@ -193,4 +202,15 @@ export function createBrowserTools(options: BrowserToolOptions): AntlerTool[] {
     }),
   );
   return tools;
+}
+
+/** The virtual path of a host path inside this thread's user-data, or null if it is elsewhere. */
+function toVirtualPath(paths: ThreadPaths, hostPath: string): string | null {
+  for (const dir of Object.keys(VIRTUAL_DIRS) as UserDataDir[]) {
+    if (isWithin(paths[dir], hostPath)) {
+      const rel = relative(paths[dir], hostPath).split(sep).join("/");
+      return rel ? `${VIRTUAL_DIRS[dir]}/${rel}` : VIRTUAL_DIRS[dir];
+    }
+  }
+  return null;
 }

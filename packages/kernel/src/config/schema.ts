@@ -62,9 +62,7 @@ export const pluginEntrySchema = z.union([
       enabled: z.boolean().default(true),
       config: z.unknown().optional(),
     })
-    .refine((e) => (e.package === undefined) !== (e.path === undefined), {
-      message: "give exactly one of `package` or `path`",
-    }),
+    .refine((e) => (e.package === undefined) !== (e.path === undefined), { message: "give exactly one of `package` or `path`" }),
 ]);
 
 export const kernelConfigSchema = z.strictObject({

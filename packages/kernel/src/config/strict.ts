@@ -25,9 +25,7 @@ export function findUnknownKeys(schema: AnySchema, data: unknown, path: PathSegm
         if (!(key in def.shape)) out.push({ segments: path, key, known, suggestion: didYouMean(key, known) });
       }
     }
-    for (const [key, child] of Object.entries(def.shape)) {
-      if (key in data) out.push(...findUnknownKeys(child, data[key], [...path, key]));
-    }
+    for (const [key, child] of Object.entries(def.shape)) if (key in data) out.push(...findUnknownKeys(child, data[key], [...path, key]));
   } else if (def.type === "array" && def.element && Array.isArray(data)) {
     for (const [i, item] of data.entries()) out.push(...findUnknownKeys(def.element as AnySchema, item, [...path, i]));
   } else if (def.type === "record" && def.valueType && isPlainObject(data)) {

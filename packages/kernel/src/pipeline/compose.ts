@@ -1,21 +1,7 @@
 import { AntlerError, ErrorCodes } from "../errors.js";
 import type { DefaultSlotName, MiddlewareEntry, MiddlewareStage } from "./types.js";
 
-/** The default chain, in order. Clarification is always last. */
-export const DEFAULT_CHAIN: readonly DefaultSlotName[] = [
-  "ThreadData",
-  "Uploads",
-  "DanglingToolCall",
-  "LLMErrorHandling",
-  "ToolErrorHandling",
-  "Summarization",
-  "Todo",
-  "Title",
-  "ViewImage",
-  "LoopDetection",
-  "TokenUsage",
-  "Clarification",
-];
+export { DEFAULT_CHAIN } from "./types.js";
 export type BuiltinMiddlewareName = DefaultSlotName;
 
 const TERMINAL = "Clarification";

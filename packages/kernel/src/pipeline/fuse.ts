@@ -84,10 +84,7 @@ export function composeStateFields(
         throw new AntlerError(
           ErrorCodes.PIPELINE_INVALID,
           `state key "${key}" is claimed by ${owners.get(key)} and by ${entry.name} with different schemas`,
-          {
-            where: entry.plugin,
-            hint: "Rename one of the keys, or share one field definition between the two middlewares.",
-          },
+          { where: entry.plugin, hint: "Rename one of the keys, or share one field definition between the two middlewares." },
         );
       }
       fields[key] = field;

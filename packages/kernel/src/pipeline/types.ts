@@ -15,9 +15,11 @@ export type AgentState = { messages: BaseMessage[] } & Record<string, unknown>;
 export type StateUpdate = Partial<AgentState> & { jumpTo?: JumpTarget };
 /**
  * Runtime context keys every run carries; hooks and tools read them from `runtime.context`. The server sets
- * `thread_id`, `user_id`, the trace id and `non_interactive`; callers cannot. The runtime validates them.
+ * `run_id`, `thread_id`, `user_id`, the trace id and `non_interactive`; callers cannot. The runtime validates them.
  */
 export interface RunContextValues {
+  /** The kernel run (`RunInfo.runId`) this graph invocation belongs to. */
+  run_id?: string | undefined;
   thread_id?: string | undefined;
   user_id?: string | undefined;
   antler_trace_id?: string | undefined;
@@ -82,19 +84,21 @@ export interface MiddlewareSpec {
 export type MiddlewareStage = "first" | "early" | "normal" | "late";
 
 /** The slots of the default chain, in DeerFlow's order; Clarification is always last. */
-export type DefaultSlotName =
-  | "ThreadData"
-  | "Uploads"
-  | "DanglingToolCall"
-  | "LLMErrorHandling"
-  | "ToolErrorHandling"
-  | "Summarization"
-  | "Todo"
-  | "Title"
-  | "ViewImage"
-  | "LoopDetection"
-  | "TokenUsage"
-  | "Clarification";
+export const DEFAULT_CHAIN = [
+  "ThreadData",
+  "Uploads",
+  "DanglingToolCall",
+  "LLMErrorHandling",
+  "ToolErrorHandling",
+  "Summarization",
+  "Todo",
+  "Title",
+  "ViewImage",
+  "LoopDetection",
+  "TokenUsage",
+  "Clarification",
+] as const;
+export type DefaultSlotName = (typeof DEFAULT_CHAIN)[number];
 
 export interface MiddlewarePlacement {
   /**

@@ -25,10 +25,7 @@ export async function runMigrations(database: AntlerDatabase, migrations: readon
       throw new AntlerError(
         ErrorCodes.STORAGE_MIGRATION_FAILED,
         `migration name ${JSON.stringify(migration.name)} is empty or listed twice`,
-        {
-          where: MIGRATIONS_TABLE,
-          hint: "Give every migration a unique, stable name such as `feature/001-what-it-does`.",
-        },
+        { where: MIGRATIONS_TABLE, hint: "Give every migration a unique, stable name such as `feature/001-what-it-does`." },
       );
     }
     seen.add(migration.name);

@@ -3,9 +3,11 @@ import { z } from "zod";
 
 /**
  * Runtime context keys every run carries. Hooks and tools read them from `runtime.context`. The server sets
- * `thread_id`, `user_id`, the trace id and `non_interactive`; callers cannot (see `sanitizeRunContext`).
+ * `run_id`, `thread_id`, `user_id`, the trace id and `non_interactive`; callers cannot (see `sanitizeRunContext`).
  */
 export const runContextSchema = z.object({
+  /** The kernel run this graph invocation belongs to (set by the runtime, with the run itself, by `withRunContext`). */
+  run_id: z.string().optional(),
   thread_id: z.string().optional(),
   user_id: z.string().optional(),
   [TRACE_METADATA_KEY]: z.string().optional(),

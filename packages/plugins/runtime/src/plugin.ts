@@ -56,6 +56,12 @@ export default definePlugin({
         run: async (args, io) => (await import("./cli/commands.js")).agentsCommand(action, args, io),
       });
     }
+    ctx.commands.add({
+      name: "plugin new",
+      summary: "Write a new plugin package: a tool, a middleware, and a test (conformance kit + a scripted turn) that passes.",
+      usage: "antler plugin new <name> [--dir <path>]",
+      run: async (args, io) => (await import("./cli/plugin-new.js")).pluginNewCommand(args, io),
+    });
   },
 });
 

@@ -1,13 +1,14 @@
 import { TRACE_METADATA_KEY } from "@antler/kernel";
 
 /**
- * Runtime-context keys only the server may set: the trace id, sandbox lease and scope identities, and
+ * Runtime-context keys only the server may set: the trace and run ids, sandbox lease and scope identities, and
  * `non_interactive`. A caller-sent value for any of them is dropped; honouring it would let a client pose
  * as the scheduler or pin another run's sandbox.
  */
 export const SERVER_OWNED_CONTEXT_KEYS: readonly string[] = Object.freeze([
   TRACE_METADATA_KEY,
   "trace_id",
+  "run_id",
   "non_interactive",
   "sandbox_id",
   "sandbox_lease",
@@ -46,8 +47,8 @@ export function sanitizeRunContext(
   const dropped: string[] = [];
   const trusted = options.principal.kind === "internal";
   for (const [key, value] of Object.entries(callerContext ?? {})) {
-    const isTraceKey = key === TRACE_METADATA_KEY || key === "trace_id";
-    if (SERVER_OWNED_CONTEXT_KEYS.includes(key) && (!trusted || isTraceKey)) {
+    const alwaysOurs = key === TRACE_METADATA_KEY || key === "trace_id" || key === "run_id";
+    if (SERVER_OWNED_CONTEXT_KEYS.includes(key) && (!trusted || alwaysOurs)) {
       dropped.push(key);
       continue;
     }

@@ -25,4 +25,12 @@ describe("server-owned runtime context", () => {
     const internal = sanitizeRunContext({ user_role: "ops" }, { principal: INTERNAL_PRINCIPAL, traceId: "t" });
     expect(internal.context).toMatchObject({ user_role: "ops", is_internal: true });
   });
+
+  it("drops a caller's run_id, even from the internal principal: the kernel run stamps its own", () => {
+    for (const principal of [{ kind: "user" as const, userId: "alice" }, INTERNAL_PRINCIPAL]) {
+      const { context, dropped } = sanitizeRunContext({ run_id: "forged-run", locale: "de" }, { principal, traceId: "t" });
+      expect(context).not.toHaveProperty("run_id");
+      expect(dropped).toEqual(["run_id"]);
+    }
+  });
 });

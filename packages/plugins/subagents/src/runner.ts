@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
+import { withRunContext } from "@antler/kernel/authoring";
 import { checkpointThreadId, compileThreadPipeline, messageText, runtimeConfig } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
@@ -261,7 +262,7 @@ export class KernelSubagentRunner implements SubagentRunner {
           { messages: [new HumanMessage(prompt)] } as never,
           {
             configurable: { thread_id: threadKey },
-            context,
+            context: withRunContext(context, run.context),
             streamMode: "values",
             recursionLimit: runtimeConfig(kernel.config).recursion_limit,
             signal: controller.signal,

@@ -16,6 +16,7 @@ import {
   TRACE_METADATA_KEY,
   threadPaths,
 } from "@antler/kernel";
+import { withRunContext } from "@antler/kernel/authoring";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
@@ -441,7 +442,7 @@ export class AntlerClient {
           { messages: [human] } as never,
           {
             configurable,
-            context,
+            context: withRunContext(context, run.context),
             streamMode: ["values", "messages", "custom"],
             recursionLimit: runtimeConfig(this.kernel.config).recursion_limit,
             signal: run.context.signal,
