@@ -36,7 +36,7 @@ export {
   GUARDRAIL_REFUSAL_KEY,
   type GuardrailMiddlewareOptions,
   guardrailMiddleware,
-  refusalText,
+  refusalReason,
 } from "./middleware.js";
 export { allowlistConfigSchema, allowlistProviderFactory } from "./providers/allowlist.js";
 export { GuardrailProviderError, httpDecisionSchema, httpProviderConfigSchema, httpProviderFactory } from "./providers/http.js";

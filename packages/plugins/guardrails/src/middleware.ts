@@ -1,5 +1,5 @@
 import { DEFAULT_USER_ID, emitCustomEvent, getCurrentTraceId, type Logger, type MiddlewareSpec, TRACE_METADATA_KEY } from "@antler/kernel";
-import { ToolMessage } from "@langchain/core/messages";
+import { refuseToolCall } from "@antler/kernel/authoring";
 import { getConfig } from "@langchain/langgraph";
 import {
   GUARDRAIL_DENIED_EVENT,
@@ -40,11 +40,11 @@ function runIdOfCall(): string | null {
   }
 }
 
-/** The refusal the model reads: the tool named once, then each reason as `code: message`. */
-export function refusalText(toolName: string, decision: GuardrailDecision): string {
+/** Why the call was refused, as the model reads it after the kernel's "Refused: <tool> was not run:": each reason as `code: message`. */
+export function refusalReason(decision: GuardrailDecision): string {
   const policy = decision.policy_id ? ` by policy "${decision.policy_id}"` : "";
   const reasons = decision.reasons.map((r) => `- ${r.code}: ${r.message}`).join("\n");
-  return `Error: the call to "${toolName}" was refused${policy}, so it did not run.\n${reasons}\nDo not retry it; continue with the tools you are allowed to use, or tell the user what you could not do.`;
+  return `denied${policy}.\n${reasons}\nDo not retry it; continue with the tools you are allowed to use, or tell the user what you could not do.`;
 }
 
 /**
@@ -129,13 +129,9 @@ export function guardrailMiddleware(options: GuardrailMiddlewareOptions): Middle
           run_id: guardRequest.run_id,
         };
         await emitCustomEvent({ ...event }).catch(() => undefined);
-        return new ToolMessage({
-          content: refusalText(toolName, { ...denial, policy_id: policyId }),
-          tool_call_id: guardRequest.tool_call_id,
-          name: toolName,
-          status: "error",
-          additional_kwargs: { [GUARDRAIL_REFUSAL_KEY]: { policy_id: policyId, reasons } },
-        });
+        const refusal = refuseToolCall(request, refusalReason({ ...denial, policy_id: policyId }));
+        refusal.additional_kwargs[GUARDRAIL_REFUSAL_KEY] = { policy_id: policyId, reasons };
+        return refusal;
       }
       return handler(request);
     },

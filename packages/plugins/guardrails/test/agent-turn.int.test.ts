@@ -27,7 +27,7 @@ describe("allowlist guardrail in an agent turn", () => {
     expect(refusal?.status).toBe("error");
     expect(refusal?.name).toBe("wipe_disk");
     const text = String(refusal?.content);
-    expect(text).toContain('the call to "wipe_disk" was refused by policy "ops"');
+    expect(text).toContain('Refused: wipe_disk was not run: denied by policy "ops".');
     expect(text).toContain("- tool_denylisted: the tool is on the guardrails denylist (denied_tools).");
     expect(text.split("wipe_disk")).toHaveLength(2); // the tool is named once
     // Not ToolErrorHandling's rendering of an exception.
@@ -116,7 +116,7 @@ describe("http guardrail in an agent turn", () => {
     });
     await turn(client, "look it up", { threadId: "t1" });
     expect(runs.web_lookup).toBe(0);
-    expect(String(toolMessages(calls()[1]?.messages ?? [])[0]?.content)).toContain('refused by policy "freeze-1"');
+    expect(String(toolMessages(calls()[1]?.messages ?? [])[0]?.content)).toContain('denied by policy "freeze-1"');
   });
 });
 
@@ -176,7 +176,7 @@ describe("authorization (RBAC)", () => {
       },
     });
     await turn(client, "run a shell", { threadId: "t1", userRole: "user", model: "small" });
-    expect(String(toolMessages(calls()[1]?.messages ?? [])[0]?.content)).toContain('refused by policy "rbac"');
+    expect(String(toolMessages(calls()[1]?.messages ?? [])[0]?.content)).toContain('denied by policy "rbac"');
   });
 });
 

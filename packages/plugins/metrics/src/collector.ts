@@ -71,7 +71,7 @@ export class MetricsCollector {
     });
     this.toolCalls = new Counter({
       name: `${p}tool_calls_total`,
-      help: "Tool calls, by tool and outcome (success, or error: the tool failed or threw).",
+      help: "Tool calls, by tool and outcome (success; refused: a policy or middleware declined to run it; error: the tool failed or threw).",
       labelNames: ["tool", "outcome"],
       registers,
     });
@@ -150,7 +150,7 @@ export class MetricsCollector {
     const tool = request.toolCall.name;
     try {
       const result = await handler(request);
-      this.toolCalls.inc({ tool, outcome: ToolMessage.isInstance(result) && result.status === "error" ? "error" : "success" });
+      this.toolCalls.inc({ tool, outcome: toolOutcome(result) });
       return result;
     } catch (error) {
       this.toolCalls.inc({ tool, outcome: "error" });
@@ -163,4 +163,11 @@ export class MetricsCollector {
     if (event.taken_over > 0) this.batchTakeovers.inc(event.taken_over);
     if (event.queue_depth !== undefined) this.batchDepth.set(event.queue_depth);
   }
+}
+
+/** A refusal (`refuseToolCall`, a guardrail denial) is not a failure of the tool. */
+function toolOutcome(result: unknown): "success" | "refused" | "error" {
+  if (!ToolMessage.isInstance(result) || result.status !== "error") return "success";
+  const meta = result.additional_kwargs?.antler_tool_meta as { error_type?: unknown } | undefined;
+  return meta?.error_type === "refused" ? "refused" : "error";
 }
