@@ -1,7 +1,7 @@
 // A windowed list for long threads: only the rows in (and near) the viewport are in the DOM. Row heights are
 // measured as rows render (ResizeObserver) and estimated until then; the list sticks to the bottom while the
 // reader is there, so a streaming answer stays in view.
-import { type ReactNode, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { memo, type ReactNode, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 
 interface Props<T> {
   items: readonly T[];
@@ -11,7 +11,12 @@ interface Props<T> {
   label: string;
 }
 
-const OVERSCAN_PX = 600;
+const OVERSCAN_PX = 400;
+
+// A row's content re-renders only when its item (or the render function) changes, never because the list scrolled.
+const RowContent = memo(function RowContent<T>({ item, render }: { item: T; render(item: T): ReactNode }): ReactNode {
+  return render(item);
+}) as <T>(props: { item: T; render(item: T): ReactNode }) => ReactNode;
 
 export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }: Props<T>): ReactNode {
   const scroller = useRef<HTMLDivElement>(null);
@@ -76,11 +81,18 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
     [observer],
   );
 
+  // Scrolling re-renders only when the window of rows changes, not on every scroll event.
+  const windowOf = useRef({ rowAt, first, last });
+  windowOf.current = { rowAt, first, last };
   const onScroll = useCallback(() => {
     const el = scroller.current;
     if (!el) return;
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-    setView((v) => (v.top === el.scrollTop && v.height === el.clientHeight ? v : { top: el.scrollTop, height: el.clientHeight }));
+    const w = windowOf.current;
+    const nextFirst = w.rowAt(Math.max(0, el.scrollTop - OVERSCAN_PX));
+    const nextLast = w.rowAt(el.scrollTop + el.clientHeight + OVERSCAN_PX) + 1;
+    if (nextFirst === w.first && nextLast === w.last) return;
+    setView({ top: el.scrollTop, height: el.clientHeight });
   }, []);
 
   useLayoutEffect(() => {
@@ -96,7 +108,7 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
     const key = keys[i] ?? String(i);
     rows.push(
       <div key={key} data-key={key} ref={measure} className="vrow" style={{ transform: `translateY(${offsets[i] ?? 0}px)` }}>
-        {render(item)}
+        <RowContent item={item} render={render} />
       </div>,
     );
   }
