@@ -3,20 +3,20 @@ import { join } from "node:path";
 import { describeWithChromium } from "@antler/kernel/testing";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { ALICE_KEY, type ConsoleServer, screenshotsDir, startConsoleServer } from "./harness.js";
+import { afterAll, beforeAll, expect, it, onTestFinished } from "vitest";
+import { ALICE_KEY, type ConsoleServer, LONG_STORY, screenshotsDir, startConsoleServer, startDroppingProxy } from "./harness.js";
 
 let server: ConsoleServer;
 let browser: Browser;
 const pages: Page[] = [];
 
-async function openConsole(path: string, options: { signedIn?: boolean } = {}): Promise<Page> {
+async function openConsole(path: string, options: { signedIn?: boolean; origin?: string } = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1360, height: 860 } });
   const page = await context.newPage();
   pages.push(page);
   if (options.signedIn !== false) await page.addInitScript(`sessionStorage.setItem("antler.console.apiKey", ${JSON.stringify(ALICE_KEY)})`);
   page.on("dialog", (dialog) => void dialog.accept());
-  await page.goto(`${server.url}${path}`);
+  await page.goto(`${options.origin ?? server.url}${path}`);
   return page;
 }
 
@@ -136,13 +136,52 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     expect(reply).toContain("flexible: yes");
   });
 
+  it("answers a v1 choice card with one click and sees the next turn", async () => {
+    const page = await openConsole("/threads");
+    await newThread(page);
+    await send(page, "pick a colour for the chart");
+    const card = page.locator("section.ask");
+    await card.getByText("Which colour should the chart use?").waitFor();
+    await card.getByLabel("Or answer in your own words").waitFor();
+    await card.getByRole("button", { name: "green" }).click();
+    await page.getByText("Painting it green.").waitFor();
+    // Answered: the card stays in the history, its controls disabled.
+    expect(await card.getByRole("button", { name: "blue" }).isDisabled()).toBe(true);
+  });
+
+  it("rejoins a run after the connection drops and shows every streamed word once (Last-Event-ID)", async () => {
+    const proxy = await startDroppingProxy(server.url);
+    onTestFinished(() => proxy.close());
+    const page = await openConsole("/threads", { origin: proxy.url });
+    const threadId = await newThread(page);
+    const joins: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "GET" && /\/runs\/[^/]+\/stream$/.test(new URL(request.url()).pathname))
+        joins.push(request.headers()["last-event-id"] ?? "");
+    });
+    await send(page, "tell me a long story");
+    const answer = page.locator(".msg-ai").last();
+    await answer.getByText(/word3\b/).waitFor();
+    expect(proxy.dropAll()).toBeGreaterThan(0);
+    await answer.getByText(/word60$/).waitFor({ timeout: 30_000 });
+    expect(((await answer.textContent()) ?? "").replace(/^Agent/, "").trim()).toBe(LONG_STORY);
+    // The page did drop and rejoin: at least one join, after a frame it had already seen.
+    expect(joins.length).toBeGreaterThan(0);
+    expect(Number(joins[0])).toBeGreaterThan(1);
+    const { runs } = (await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ status: string }> };
+    expect(runs[0]?.status).toBe("success");
+  });
+
   it("uploads a file, runs a turn that writes a report from it, opens the artifact rendered and sanitized, and times each tool call", async () => {
     const page = await openConsole("/threads");
     await newThread(page);
     await page.getByText(/up to \d+ files, [\d.]+ MB each/).waitFor();
-    await page
-      .locator('input[type="file"]')
-      .setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("travel notes\n") });
+    // Dropped onto the chat, as a user drags a file from the desktop.
+    const files = await page.evaluateHandle(
+      '(() => { const dt = new DataTransfer(); dt.items.add(new File(["travel notes\\n"], "notes.txt", { type: "text/plain" })); return dt; })()',
+    );
+    await page.dispatchEvent("section.chat", "dragover", { dataTransfer: files });
+    await page.dispatchEvent("section.chat", "drop", { dataTransfer: files });
     await page.getByText("/mnt/user-data/uploads/notes.txt").waitFor();
     await send(page, "write a report about my upload");
     await page.getByText("The summary is in the artifacts panel.").waitFor();
@@ -190,7 +229,6 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     await send(page, "wait for a long time");
     const cancel = page.getByRole("button", { name: "Cancel run" });
     await cancel.waitFor();
-    await page.waitForFunction('!document.querySelector("button.danger")?.disabled');
     await cancel.click();
     await page.getByText("Run cancelled.").waitFor();
     await expect(page.getByTestId("stop-reason").textContent()).resolves.toBe("stop: cancelled");
@@ -217,9 +255,10 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     await page.getByRole("heading", { name: "Check three pages" }).waitFor();
     await expect(page.getByTestId("batch-state").textContent()).resolves.toBe("active");
     await screenshot(page, "batch-running");
-    await page.waitForFunction('document.querySelector(\'[data-testid="batch-state"]\')?.textContent === "completed"', undefined, {
-      timeout: 30_000,
-    });
+    await page
+      .getByTestId("batch-state")
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 30_000 });
     await page.getByText("3 of 3 items done").waitFor();
     await expect(page.locator('tr[data-item="home"]').textContent()).resolves.toMatch(/completedUNVERIFIED/);
     await expect(page.locator('tr[data-item="blog"]').textContent()).resolves.toContain("failed");

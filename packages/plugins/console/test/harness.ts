@@ -47,6 +47,9 @@ class SlowStreamingModel extends ScriptedChatModel {
   }
 }
 
+/** Sixty numbered words: streamed one by one, so a dropped connection in the middle is easy to see and to check. */
+export const LONG_STORY = Array.from({ length: 60 }, (_, i) => `word${i + 1}`).join(" ");
+
 const textOf = (m: BaseMessage | undefined) => (m ? (typeof m.content === "string" ? m.content : m.text) : "");
 
 /** What the console's end-to-end runs ask for; each keyword in the user's last message picks a scene. */
@@ -63,6 +66,23 @@ export function consoleScript(all: BaseMessage[]): ScriptedStep {
     const answers = Object.fromEntries(human.split("\n").map((line) => [line.split(":")[0], line.slice(line.indexOf(":") + 1).trim()]));
     return { text: `Thanks! Planning ${answers.destination} for ${answers.travellers} travellers from ${answers.start}.`, usage };
   }
+  if (/^(red|green|blue|teal)$/.test(human.trim())) return { text: `Painting it ${human.trim()}.`, usage };
+  if (/colour/i.test(human)) {
+    return {
+      toolCalls: [
+        {
+          name: "ask_clarification",
+          args: {
+            question: "Which colour should the chart use?",
+            clarification_type: "approach_choice",
+            options: ["red", "green", "blue"],
+          },
+        },
+      ],
+      usage,
+    };
+  }
+  if (/story/i.test(human)) return { text: LONG_STORY, usage };
   if (/hello/i.test(human)) {
     return { text: "Hello from the scripted model. This answer arrives word by word, so you can watch it stream in.", usage };
   }
@@ -212,5 +232,43 @@ export async function startConsoleServer(options: { chunkDelayMs?: number; extra
       await client.close();
       rmSync(baseDir, { recursive: true, force: true });
     },
+  };
+}
+
+export interface DroppingProxy {
+  url: string;
+  /** Destroys every open connection through the proxy, in both directions: a network drop. */
+  dropAll(): number;
+  close(): Promise<void>;
+}
+
+/** A TCP proxy in front of the gateway, so a test can cut the browser's connections mid-stream. */
+export async function startDroppingProxy(target: string): Promise<DroppingProxy> {
+  const { createServer, connect } = await import("node:net");
+  const { hostname, port } = new URL(target);
+  const open = new Set<import("node:net").Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(port), hostname);
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on("close", () => open.delete(s));
+      s.on("error", () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as import("node:net").AddressInfo;
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    dropAll() {
+      const n = open.size;
+      for (const s of open) s.destroy();
+      return n;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

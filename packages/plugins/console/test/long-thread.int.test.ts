@@ -58,8 +58,8 @@ const SCROLL_THROUGH = `(async () => {
   const steps = Math.ceil((list.scrollHeight - list.clientHeight) / step);
   const top = list.scrollHeight - list.clientHeight;
   for (let i = steps; i >= 0; i--) { list.scrollTop = (top * i) / steps; await frame(); }
-  await frame();
-  const sawFirst = list.textContent.includes("Question number 0:");
+  let sawFirst = false;
+  for (let i = 0; i < 30 && !sawFirst; i++) { await frame(); sawFirst = list.textContent.includes("Question number 0:"); }
   for (let i = 0; i <= steps / 2; i++) { list.scrollTop = (top * i) / steps; await frame(); }
   await frame();
   return { scrollHeight: list.scrollHeight, rows: document.querySelectorAll(".vrow").length, sawFirst };

@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useState } from "react";
+import { type ReactNode, useCallback, useEffect, useState } from "react";
 import { type ApiError, api, apiRaw } from "./api";
 
 interface Batch {
@@ -24,13 +24,13 @@ interface BatchItem {
 
 const POLL_MS = 1000;
 
-function BatchDetail({ id }: { id: string }): ReactNode {
+function BatchDetail({ id, onState }: { id: string; onState(state: string): void }): ReactNode {
   const [status, setStatus] = useState<BatchStatus | null>(null);
   const [items, setItems] = useState<BatchItem[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `tick` re-polls while the batch is active.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `tick` re-polls while the batch is active; onState is the parent's.
   useEffect(() => {
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -40,6 +40,7 @@ function BatchDetail({ id }: { id: string }): ReactNode {
         const text = await (await apiRaw(`/batches/${encodeURIComponent(id)}/items`)).text();
         if (!live) return;
         setStatus(s);
+        onState(s.state);
         setItems(
           text
             .split("\n")
@@ -127,6 +128,8 @@ export function Batches(): ReactNode {
   const [batches, setBatches] = useState<Batch[] | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [reload, setReload] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `reload` refreshes the list when the open batch changes state.
   useEffect(() => {
     api<{ batches: Batch[] }>("/batches")
       .then(({ batches }) => {
@@ -134,7 +137,13 @@ export function Batches(): ReactNode {
         setOpen((o) => o ?? batches[0]?.id ?? null);
       })
       .catch((e: ApiError) => setError(e.status === 404 ? "Batches are not enabled (add @antler/plugin-batch to plugins:)." : e.message));
-  }, []);
+  }, [reload]);
+  const onState = useCallback(
+    (state: string) => {
+      if (batches?.find((b) => b.id === open)?.state !== state) setReload((r) => r + 1);
+    },
+    [batches, open],
+  );
   return (
     <div className="page two-col">
       <nav aria-label="Batches">
@@ -154,7 +163,7 @@ export function Batches(): ReactNode {
           ))}
         </ul>
       </nav>
-      <main className="detail">{open ? <BatchDetail key={open} id={open} /> : null}</main>
+      <main className="detail">{open ? <BatchDetail key={open} id={open} onState={onState} /> : null}</main>
     </div>
   );
 }
