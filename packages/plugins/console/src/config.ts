@@ -13,6 +13,11 @@ export const consoleConfigSchema = z.strictObject({
   static_dir: z.string().min(1).optional(),
   /** Emit a `console_span` custom event per model call and tool call (start, duration, outcome) for the run timeline. */
   timeline: z.boolean().default(true),
+  /**
+   * Middleware hook calls (beforeAgent, beforeModel, afterModel, afterAgent) at least this long are drawn on the
+   * timeline too; 0 draws every one (many small events per model call).
+   */
+  middleware_span_min_ms: z.number().min(0).default(1),
 });
 
 export type ConsoleConfig = z.output<typeof consoleConfigSchema>;

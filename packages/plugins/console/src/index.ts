@@ -3,7 +3,7 @@ import { definePlugin } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway";
 import { runtimeConfig } from "@antler/plugin-runtime";
 import { type ConsoleConfig, consoleConfigSchema, PLUGIN_NAME } from "./config.js";
-import { consoleSpanMiddleware } from "./spans.js";
+import { consoleSpanMiddleware, MiddlewareSpanRelay } from "./spans.js";
 import { StaticSite } from "./static.js";
 
 export {
@@ -20,7 +20,7 @@ export {
   formReplyText,
   validateFormValues,
 } from "./human-input.js";
-export { type ConsoleSpan, consoleSpanMiddleware } from "./spans.js";
+export { type ConsoleSpan, consoleSpanMiddleware, MiddlewareSpanRelay } from "./spans.js";
 export { StaticSite } from "./static.js";
 
 /** The console's client-side routes: each serves the shell, and the app draws the screen (SPA fallback). */
@@ -45,7 +45,14 @@ export default definePlugin({
   setup(ctx) {
     const config: ConsoleConfig = ctx.config;
     const site = new StaticSite(config.static_dir ?? defaultStaticDir());
-    if (config.timeline) ctx.middleware.add(consoleSpanMiddleware(), { stage: "first" });
+    if (config.timeline) {
+      ctx.middleware.add(consoleSpanMiddleware(), { stage: "first" });
+      const relay = new MiddlewareSpanRelay(config.middleware_span_min_ms);
+      ctx.hooks.start.tap(() => relay.start());
+      ctx.hooks.stop.tap(() => relay.stop());
+      ctx.hooks.runStart.tap((run) => relay.runStarted(run.traceId), { stage: "first" });
+      ctx.hooks.runEnd.tap((run) => relay.runEnded(run.traceId), { stage: "last" });
+    }
     const pages: GatewayRoute[] = CONSOLE_PAGES.map((path) =>
       defineGatewayRoute({
         method: "GET",

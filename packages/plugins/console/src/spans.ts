@@ -4,8 +4,8 @@ import { CONSOLE_SPAN_EVENT } from "./config.js";
 /** One timed step of a run, as the timeline draws it. Times are epoch milliseconds of the instance that ran it. */
 export interface ConsoleSpan {
   type: typeof CONSOLE_SPAN_EVENT;
-  kind: "model" | "tool";
-  /** The model name (`models:` entry) or the tool name. */
+  kind: "model" | "tool" | "middleware";
+  /** The model name (`models:` entry), the tool name, or `<middleware>.<hook>`. */
   name: string;
   /** The tool call id (tool spans), so the UI can pair the span with its card. */
   tool_call_id?: string;
@@ -18,7 +18,7 @@ function isErrorMessage(result: unknown): boolean {
   return typeof result === "object" && result !== null && (result as { status?: unknown }).status === "error";
 }
 
-async function emitSpan(span: ConsoleSpan): Promise<void> {
+export async function emitSpan(span: ConsoleSpan): Promise<void> {
   // A span the stream cannot take (no run in scope) is simply not drawn; it must never fail the call it timed.
   await emitCustomEvent({ ...span }).catch(() => undefined);
 }
@@ -81,4 +81,64 @@ export function consoleSpanMiddleware(): MiddlewareSpec {
       }
     },
   };
+}
+
+/** What the kernel publishes on `antler:middleware` for each node-style middleware hook call. */
+interface MiddlewareHookSpan {
+  middleware: string;
+  hook: string;
+  durationMs: number;
+  ok: boolean;
+  traceId: string | null;
+}
+
+/**
+ * Draws middleware hooks on the timeline: the kernel publishes every node-style hook call (with its duration) on
+ * the `antler:middleware` diagnostics channel, synchronously inside the hook's graph node, so the span can go into
+ * that run's stream. Only runs of this kernel (by trace id) and calls of at least `minMs` are drawn.
+ */
+export class MiddlewareSpanRelay {
+  private readonly liveTraces = new Map<string, number>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly minMs: number) {}
+
+  async start(): Promise<void> {
+    const [{ MIDDLEWARE_SPAN_CHANNEL }, diagnostics] = await Promise.all([
+      import("@antler/kernel/pipeline"),
+      import("node:diagnostics_channel"),
+    ]);
+    const listener = (message: unknown) => this.onHook(message as MiddlewareHookSpan);
+    diagnostics.subscribe(MIDDLEWARE_SPAN_CHANNEL, listener);
+    this.unsubscribe = () => diagnostics.unsubscribe(MIDDLEWARE_SPAN_CHANNEL, listener);
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.liveTraces.clear();
+  }
+
+  runStarted(traceId: string): void {
+    this.liveTraces.set(traceId, (this.liveTraces.get(traceId) ?? 0) + 1);
+  }
+
+  runEnded(traceId: string): void {
+    const n = (this.liveTraces.get(traceId) ?? 1) - 1;
+    if (n <= 0) this.liveTraces.delete(traceId);
+    else this.liveTraces.set(traceId, n);
+  }
+
+  private onHook(event: MiddlewareHookSpan): void {
+    if (event.traceId === null || !this.liveTraces.has(event.traceId) || event.durationMs < this.minMs) return;
+    const duration = Math.round(event.durationMs);
+    void emitSpan({
+      type: CONSOLE_SPAN_EVENT,
+      kind: "middleware",
+      name: `${event.middleware}.${event.hook}`,
+      started_at: Date.now() - duration,
+      duration_ms: duration,
+      status: event.ok ? "success" : "error",
+    });
+  }
 }

@@ -168,8 +168,11 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     // The page did drop and rejoin: at least one join, after a frame it had already seen.
     expect(joins.length).toBeGreaterThan(0);
     expect(Number(joins[0])).toBeGreaterThan(1);
-    const { runs } = (await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ status: string }> };
-    expect(runs[0]?.status).toBe("success");
+    // The run went on while the page was away, and finished.
+    await page.getByTestId("stop-reason").filter({ hasText: "stop: end_turn" }).waitFor();
+    const status = async () =>
+      ((await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ status: string }> }).runs[0]?.status;
+    await expect.poll(status, { timeout: 10_000 }).toBe("success");
   });
 
   it("uploads a file, runs a turn that writes a report from it, opens the artifact rendered and sanitized, and times each tool call", async () => {
@@ -232,8 +235,9 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     await cancel.click();
     await page.getByText("Run cancelled.").waitFor();
     await expect(page.getByTestId("stop-reason").textContent()).resolves.toBe("stop: cancelled");
-    const { runs } = (await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ status: string }> };
-    expect(runs[0]?.status).toBe("cancelled");
+    const status = async () =>
+      ((await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ status: string }> }).runs[0]?.status;
+    await expect.poll(status, { timeout: 10_000 }).toBe("cancelled");
   });
 
   it("watches a batch progress to done, with each item's state and verdict", async () => {

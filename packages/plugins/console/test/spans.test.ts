@@ -25,6 +25,14 @@ const tools = definePlugin({
         },
       }),
     );
+    // A middleware with a slow node hook: it belongs on the timeline next to the calls it delays.
+    ctx.middleware.add({
+      name: "SlowHook",
+      beforeModel: async () => {
+        await new Promise((r) => setTimeout(r, 30));
+        return undefined;
+      },
+    });
     ctx.tools.add(
       defineTool({
         name: "broken",
@@ -90,6 +98,13 @@ describe("console_span events for the run timeline", () => {
       expect(s.started_at).toBeGreaterThan(Date.now() - 60_000);
       expect(s.duration_ms).toBeGreaterThanOrEqual(0);
     }
+  });
+
+  it("adds middleware hook calls that take at least middleware_span_min_ms, named <middleware>.<hook>", async () => {
+    const spans = await spansOfOneTurn({ middleware_span_min_ms: 20 });
+    const hooks = spans.filter((s) => s.kind === "middleware");
+    expect(hooks.map((s) => s.name)).toEqual(["span-test-tools/SlowHook.beforeModel", "span-test-tools/SlowHook.beforeModel"]);
+    for (const s of hooks) expect(s.duration_ms).toBeGreaterThanOrEqual(25);
   });
 
   it("emits nothing with timeline: false", async () => {

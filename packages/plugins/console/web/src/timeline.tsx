@@ -3,7 +3,7 @@ import { ApiError, api, replayRun } from "./api";
 import { formatMs } from "./cards";
 
 interface Span {
-  kind: "model" | "tool";
+  kind: "model" | "tool" | "middleware";
   name: string;
   started_at: number;
   duration_ms: number;
@@ -111,7 +111,7 @@ export function Timeline({ threadId, runId: initialRun }: { threadId: string; ru
             // biome-ignore lint/suspicious/noArrayIndexKey: spans of a finished run never reorder; two may share a name
             <li key={`${s.kind}-${s.tool_call_id ?? ""}-${i}`} className={`span span-${s.kind}`} data-span={s.kind} data-name={s.name}>
               <span className="span-label">
-                {s.kind === "model" ? "model" : "tool"} <strong>{s.name}</strong>
+                {s.kind === "middleware" ? "mw" : s.kind} <strong>{s.name}</strong>
               </span>
               <span className="span-track" aria-hidden="true">
                 <span
