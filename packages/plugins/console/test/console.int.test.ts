@@ -193,6 +193,8 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     await view.getByRole("heading", { name: "Upload summary" }).waitFor();
     await view.getByText("/mnt/user-data/uploads/notes.txt").waitFor();
     await view.locator("table td", { hasText: "files" }).waitFor();
+    await view.locator('code[data-lang="python"] .tok-k', { hasText: "def" }).first().waitFor();
+    await view.locator('code[data-lang="python"] .tok-c', { hasText: "# the table's total" }).waitFor();
     // The script tag in the Markdown is shown as text, never run.
     expect(await page.evaluate("window.__pwned")).toBeUndefined();
     await view.getByText("<script>window.__pwned = true</script>").waitFor();

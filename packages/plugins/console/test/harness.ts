@@ -121,7 +121,7 @@ export function consoleScript(all: BaseMessage[]): ScriptedStep {
           name: "write_report",
           args: {
             name: "summary.md",
-            text: `# Upload summary\n\nRead **${upload}** and wrote this report.\n\n| item | value |\n| --- | --- |\n| files | 1 |\n\n<script>window.__pwned = true</script>\n`,
+            text: `# Upload summary\n\nRead **${upload}** and wrote this report.\n\n| item | value |\n| --- | --- |\n| files | 1 |\n\n\`\`\`python\ndef total(rows):\n    return sum(rows)  # the table's total\n\`\`\`\n\n<script>window.__pwned = true</script>\n`,
           },
         },
       ],

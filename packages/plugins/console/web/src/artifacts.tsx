@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useState } from "react";
 import { apiRaw } from "./api";
+import { highlight, languageOf } from "./highlight";
 import { Markdown } from "./markdown";
 
 const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
@@ -70,7 +71,7 @@ export function Artifacts({ threadId, paths }: { threadId: string; paths: readon
           {loaded.kind === "image" ? <img src={loaded.url} alt={open.split("/").pop() ?? "artifact"} /> : null}
           {loaded.kind === "text" ? (
             <pre className="code">
-              <code>{loaded.text}</code>
+              <code data-lang={languageOf(open)}>{highlight(loaded.text, languageOf(open))}</code>
             </pre>
           ) : null}
           {loaded.kind === "binary" ? <p>A binary file ({loaded.size} bytes): download it to open.</p> : null}

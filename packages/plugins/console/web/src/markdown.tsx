@@ -2,6 +2,7 @@
 // HTML shows as text and links work only for http(s) and in-page anchors, so the output is sanitized by
 // construction. Covers what agents write: headings, paragraphs, lists, fenced code, quotes, tables, emphasis.
 import type { ReactNode } from "react";
+import { highlight, languageOf } from "./highlight";
 
 const SAFE_LINK = /^(https?:\/\/|#)/i;
 
@@ -59,7 +60,7 @@ export function Markdown({ text }: { text: string }): ReactNode {
       i++;
       blocks.push(
         <pre key={key} className="code">
-          <code data-lang={fence[1] || undefined}>{body.join("\n")}</code>
+          <code data-lang={fence[1] || undefined}>{highlight(body.join("\n"), languageOf(fence[1]))}</code>
         </pre>,
       );
       continue;
