@@ -180,7 +180,9 @@ export interface ConsoleServer {
 }
 
 /** A real gateway on a loopback port with the console, batches (stub runner), the scheduler and a scripted model. */
-export async function startConsoleServer(options: { chunkDelayMs?: number; extraPlugins?: CodePlugin[] } = {}): Promise<ConsoleServer> {
+export async function startConsoleServer(
+  options: { chunkDelayMs?: number; extraPlugins?: CodePlugin[]; authNone?: boolean } = {},
+): Promise<ConsoleServer> {
   await ensureConsoleBuilt();
   const baseDir = mkdtempSync(join(tmpdir(), "antler-console-"));
   const captured = captureLogs({ level: "warn" });
@@ -209,7 +211,10 @@ export async function startConsoleServer(options: { chunkDelayMs?: number; extra
   });
   const gateway = await startGateway({
     client,
-    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
+    config: {
+      port: 0,
+      auth: options.authNone ? { mode: "none", user: "alice" } : { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] },
+    },
     shutdownGraceMs: 500,
   }).catch(async (error: unknown) => {
     await client.close();

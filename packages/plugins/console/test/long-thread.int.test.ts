@@ -1,7 +1,7 @@
 import { describeWithChromium } from "@antler/kernel/testing";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ALICE_KEY, type ConsoleServer, startConsoleServer } from "./harness.js";
+import { type ConsoleServer, startConsoleServer } from "./harness.js";
 
 let server: ConsoleServer;
 let browser: Browser;
@@ -60,14 +60,16 @@ const SCROLL_THROUGH = `(async () => {
   for (let i = steps; i >= 0; i--) { list.scrollTop = (top * i) / steps; await frame(); }
   let sawFirst = false;
   for (let i = 0; i < 30 && !sawFirst; i++) { await frame(); sawFirst = list.textContent.includes("Question number 0:"); }
+  const atTop = { scrollTop: list.scrollTop, first: list.querySelector(".vrow")?.textContent?.slice(0, 40) };
   for (let i = 0; i <= steps / 2; i++) { list.scrollTop = (top * i) / steps; await frame(); }
   await frame();
-  return { scrollHeight: list.scrollHeight, rows: document.querySelectorAll(".vrow").length, sawFirst };
+  return { scrollHeight: list.scrollHeight, rows: document.querySelectorAll(".vrow").length, sawFirst, atTop };
 })()`;
 
 describeWithChromium("a 1,000-message thread in the console", (executablePath) => {
   beforeAll(async () => {
-    server = await startConsoleServer();
+    // auth.mode none: the console needs no key and never asks for one.
+    server = await startConsoleServer({ authNone: true });
     browser = await chromium.launch({
       executablePath,
       headless: true,
@@ -84,13 +86,15 @@ describeWithChromium("a 1,000-message thread in the console", (executablePath) =
       thread_id: string;
     };
     const page = await (await browser.newContext({ viewport: { width: 1360, height: 860 } })).newPage();
-    await page.addInitScript(`sessionStorage.setItem("antler.console.apiKey", ${JSON.stringify(ALICE_KEY)})`);
     await page.addInitScript(OBSERVE_LONG_TASKS);
     // The thread's saved state is served with 1,000 messages; everything else is the live gateway.
     await page.route(`**/api/threads/${created.thread_id}/state`, (route) =>
       route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(longThread(created.thread_id, 1000)) }),
     );
     await page.goto(`${server.url}/threads`);
+    await page.getByRole("button", { name: "New thread" }).waitFor();
+    expect(await page.getByLabel("API key").count()).toBe(0);
+    expect(await page.evaluate('sessionStorage.getItem("antler.console.apiKey")')).toBeNull();
     const thread = longThread(created.thread_id, 1000);
     const lastQuestion =
       (thread.messages as Array<{ type: string; content: string }>).filter((m) => m.type === "human").at(-1)?.content ?? "";
@@ -111,8 +115,8 @@ describeWithChromium("a 1,000-message thread in the console", (executablePath) =
       const rendered = await page.locator(".vrow").count();
       expect(rendered).toBeGreaterThan(3);
       expect(rendered).toBeLessThan(80);
-      const scrolled = (await page.evaluate(SCROLL_THROUGH)) as { scrollHeight: number; rows: number; sawFirst: boolean };
-      expect(scrolled.sawFirst).toBe(true);
+      const scrolled = (await page.evaluate(SCROLL_THROUGH)) as { scrollHeight: number; rows: number; sawFirst: boolean; atTop: unknown };
+      expect(scrolled.sawFirst, JSON.stringify(scrolled)).toBe(true);
       expect(scrolled.scrollHeight).toBeGreaterThan(1000 * 30);
       expect(scrolled.rows).toBeLessThan(80);
       await page.waitForTimeout(300);

@@ -110,8 +110,8 @@ export function Timeline({ threadId, runId: initialRun }: { threadId: string; ru
           {spans.map((s, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: spans of a finished run never reorder; two may share a name
             <li key={`${s.kind}-${s.tool_call_id ?? ""}-${i}`} className={`span span-${s.kind}`} data-span={s.kind} data-name={s.name}>
-              <span className="span-label">
-                {s.kind === "middleware" ? "mw" : s.kind} <strong>{s.name}</strong>
+              <span className="span-label" title={s.name}>
+                {s.kind === "middleware" ? "mw" : s.kind} <strong>{s.kind === "middleware" ? s.name.split("/").pop() : s.name}</strong>
               </span>
               <span className="span-track" aria-hidden="true">
                 <span

@@ -24,6 +24,7 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
   const [version, setVersion] = useState(0);
   const [view, setView] = useState({ top: 0, height: 800 });
   const atBottom = useRef(true);
+  const snappedAt = useRef<number | null>(null);
 
   const keys = useMemo(() => items.map(itemKey), [items, itemKey]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the signal that measured heights changed.
@@ -88,6 +89,7 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
     const el = scroller.current;
     if (!el) return;
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    snappedAt.current = atBottom.current ? el.scrollTop : null;
     const w = windowOf.current;
     const nextFirst = w.rowAt(Math.max(0, el.scrollTop - OVERSCAN_PX));
     const nextLast = w.rowAt(el.scrollTop + el.clientHeight + OVERSCAN_PX) + 1;
@@ -98,7 +100,16 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
-    if (atBottom.current) el.scrollTop = el.scrollHeight;
+    if (atBottom.current) {
+      const max = el.scrollHeight - el.clientHeight;
+      // Moved up since the last snap, and not by the browser clamping a shorter list: the reader scrolled away and
+      // the scroll event has not arrived yet. Their position wins.
+      if (snappedAt.current !== null && el.scrollTop < snappedAt.current - 2 && el.scrollTop < max - 2) atBottom.current = false;
+      else {
+        el.scrollTop = el.scrollHeight;
+        snappedAt.current = el.scrollTop;
+      }
+    }
     if (el.clientHeight !== view.height) setView({ top: el.scrollTop, height: el.clientHeight });
   });
 
