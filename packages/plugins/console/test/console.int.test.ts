@@ -72,6 +72,9 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
     await page.getByRole("button", { name: "New thread" }).waitFor();
     expect(await page.evaluate('sessionStorage.getItem("antler.console.apiKey")')).toBe(ALICE_KEY);
     const id = await newThread(page);
+    await page.getByPlaceholder("Search threads").fill("no such title");
+    await page.getByText("No threads match.").waitFor();
+    await page.getByPlaceholder("Search threads").fill("untitled");
     await page
       .getByRole("link", { name: /Untitled thread/ })
       .first()
@@ -223,6 +226,10 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
       runs: Array<{ trace_id: string }>;
     };
     expect(runs.runs.map((r) => r.trace_id)).toContain(traceId);
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await page.getByRole("button", { name: "Copy trace id" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(traceId);
     await page.getByText("added /mnt/user-data/outputs/summary.md").waitFor();
     await expectAccessible(page, "timeline");
     await screenshot(page, "timeline");

@@ -34,7 +34,8 @@ export function ThreadList({
   onDelete(id: string): void;
 }): ReactNode {
   const [query, setQuery] = useState("");
-  const shown = threads.filter((t) => (t.title ?? t.thread_id).toLowerCase().includes(query.trim().toLowerCase()));
+  // Matches what the list shows (the title, or "Untitled thread") and the thread id.
+  const shown = threads.filter((t) => `${t.title ?? "Untitled thread"} ${t.thread_id}`.toLowerCase().includes(query.trim().toLowerCase()));
   return (
     <nav className="threads" aria-label="Threads">
       <button type="button" className="primary" onClick={onNew}>
