@@ -181,7 +181,12 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
   it("uploads a file, runs a turn that writes a report from it, opens the artifact rendered and sanitized, and times each tool call", async () => {
     const page = await openConsole("/threads");
     await newThread(page);
-    await page.getByText(/up to \d+ files, [\d.]+ MB each/).waitFor();
+    await page.getByText("up to 5 files, 1.0 MB each").waitFor();
+    // Over the limit: refused in the page, with the limit named, before anything is sent.
+    await page
+      .locator('input[type="file"]')
+      .setInputFiles({ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(1024 * 1024 + 1) });
+    await page.getByText("big.bin is 1,048,577 bytes, over the limit of 1.0 MB (1,048,576 bytes).").waitFor();
     // Dropped onto the chat, as a user drags a file from the desktop.
     const files = await page.evaluateHandle(
       '(() => { const dt = new DataTransfer(); dt.items.add(new File(["travel notes\\n"], "notes.txt", { type: "text/plain" })); return dt; })()',

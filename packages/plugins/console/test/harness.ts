@@ -192,6 +192,7 @@ export async function startConsoleServer(
       models: [{ name: "scripted", provider: "scripted-slow" }],
       storage: { backend: "sqlite" },
       title: { enabled: false },
+      uploads: { max_files: 5, max_file_bytes: 1024 * 1024 },
     },
     plugins: [
       slowModelPlugin(options.chunkDelayMs ?? 60),

@@ -183,7 +183,10 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
     setUploadError(null);
     if (limits) {
       const big = list.find((f) => f.size > limits.max_file_bytes);
-      if (big) return setUploadError(`${big.name} is ${formatBytes(big.size)}, over the limit of ${formatBytes(limits.max_file_bytes)}.`);
+      if (big)
+        return setUploadError(
+          `${big.name} is ${big.size.toLocaleString("en")} bytes, over the limit of ${formatBytes(limits.max_file_bytes)} (${limits.max_file_bytes.toLocaleString("en")} bytes).`,
+        );
       if (list.length > limits.max_files) return setUploadError(`At most ${limits.max_files} files per upload.`);
     }
     const form = new FormData();
