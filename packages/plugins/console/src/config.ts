@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+export const PLUGIN_NAME = "@antler/plugin-console";
+
+/** The custom stream event the console's timeline is drawn from: one per model call and per tool call. */
+export const CONSOLE_SPAN_EVENT = "console_span";
+
+export const consoleConfigSchema = z.strictObject({
+  /**
+   * Folder with the built single-page app (`index.html` and `assets/`). Default: the package's own `dist/web`,
+   * written by the workspace build.
+   */
+  static_dir: z.string().min(1).optional(),
+  /** Emit a `console_span` custom event per model call and tool call (start, duration, outcome) for the run timeline. */
+  timeline: z.boolean().default(true),
+  /**
+   * Middleware hook calls (beforeAgent, beforeModel, afterModel, afterAgent) at least this long are drawn on the
+   * timeline too; 0 draws every one (many small events per model call).
+   */
+  middleware_span_min_ms: z.number().min(0).default(1),
+});
+
+export type ConsoleConfig = z.output<typeof consoleConfigSchema>;
+export type ConsoleConfigInput = z.input<typeof consoleConfigSchema>;
+
+/** The console's error codes, in the kernel's `ANTLER_ERR_*` shape. */
+export const ConsoleErrorCodes = Object.freeze({
+  /** The SPA has not been built into `static_dir` (no `index.html` there). */
+  NOT_BUILT: "ANTLER_ERR_CONSOLE_NOT_BUILT",
+});

@@ -1,0 +1,139 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { captureLogs, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import { AntlerClient } from "@antler/plugin-runtime";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import consolePlugin, { ConsoleErrorCodes } from "../src/index.js";
+import { ALICE_KEY, ensureConsoleBuilt, webDist } from "./harness.js";
+
+const open: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of open.splice(0).reverse()) await close();
+});
+
+async function serve(consoleConfig: Record<string, unknown> = {}): Promise<RunningGateway> {
+  const dir = mkdtempSync(join(tmpdir(), "antler-console-static-"));
+  const client = await AntlerClient.create({
+    config: { base_dir: dir, models: [{ name: "m", provider: "scripted" }], storage: { backend: "memory" }, title: { enabled: false } },
+    plugins: [scriptedModelsPlugin({ m: [{ text: "hi" }] }), { plugin: consolePlugin, config: consoleConfig }],
+    cwd: dir,
+    env: {},
+    discover: false,
+    logger: captureLogs({ level: "warn" }).logger,
+  });
+  const gateway = await startGateway({
+    client,
+    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
+  });
+  open.push(async () => {
+    await gateway.close();
+    await client.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return gateway;
+}
+
+function entryScript(): string {
+  const html = readFileSync(join(webDist, "index.html"), "utf8");
+  const src = /<script type="module" crossorigin src="([^"]+)"/.exec(html)?.[1];
+  if (!src) throw new Error("no entry script in the built index.html");
+  return src;
+}
+
+describe("the console's static files on the gateway", () => {
+  beforeAll(ensureConsoleBuilt, 120_000);
+
+  it("serves the shell at / and at every client-side route, revalidated on each load, with a strict CSP", async () => {
+    const gateway = await serve();
+    for (const path of ["/", "/threads", "/threads/t-1", "/batches", "/schedules", "/status"]) {
+      const response = await fetch(`${gateway.url}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(response.headers.get("cache-control")).toBe("no-cache");
+      expect(response.headers.get("content-security-policy")).toContain("default-src 'self'");
+      expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
+      expect(await response.text()).toContain('<div id="root"></div>');
+    }
+  });
+
+  it("serves hashed assets as immutable, gzipped when asked, and answers a matching ETag with 304", async () => {
+    const gateway = await serve();
+    const url = `${gateway.url}${entryScript()}`;
+    const plain = await fetch(url, { headers: { "accept-encoding": "identity" } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(plain.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    const body = Buffer.from(await plain.arrayBuffer());
+    const { request } = await import("node:http");
+    const gz = await new Promise<{ encoding: string | undefined; bytes: Buffer }>((resolve, reject) => {
+      request(url, { headers: { "accept-encoding": "gzip" } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ encoding: res.headers["content-encoding"], bytes: Buffer.concat(chunks) }));
+      })
+        .on("error", reject)
+        .end();
+    });
+    expect(gz.encoding).toBe("gzip");
+    expect(gunzipSync(gz.bytes).equals(body)).toBe(true);
+    const again = await fetch(url, { headers: { "if-none-match": plain.headers.get("etag") ?? "" } });
+    expect(again.status).toBe(304);
+  });
+
+  it("keeps /api, /health and unknown paths as they were: JSON 401/404, never the shell", async () => {
+    const gateway = await serve();
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+    const unauthenticated = await fetch(`${gateway.url}/api/threads`);
+    expect(unauthenticated.status).toBe(401);
+    expect(((await unauthenticated.json()) as { error: { code: string } }).error.code).toBe("ANTLER_ERR_GATEWAY_UNAUTHENTICATED");
+    const unknown = await fetch(`${gateway.url}/api/nope`, { headers: { authorization: `Bearer ${ALICE_KEY}` } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("content-type")).toContain("application/json");
+    expect((await fetch(`${gateway.url}/elsewhere`)).status).toBe(404);
+    expect((await fetch(`${gateway.url}/`, { method: "POST" })).status).toBe(405);
+  });
+
+  it("refuses asset names that try to leave the assets folder", async () => {
+    const gateway = await serve();
+    for (const path of ["/assets/..%2f..%2fpackage.json", "/assets/%2e%2e%2findex.html", "/assets/.hidden", "/assets/missing-abc123.js"]) {
+      const response = await fetch(`${gateway.url}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(await response.text()).not.toContain('"name": "@antler/plugin-console"');
+    }
+  });
+
+  it("answers 503 ANTLER_ERR_CONSOLE_NOT_BUILT with the build command when static_dir has no index.html", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "antler-console-empty-"));
+    open.push(async () => rmSync(empty, { recursive: true, force: true }));
+    const gateway = await serve({ static_dir: empty });
+    const response = await fetch(`${gateway.url}/`);
+    expect(response.status).toBe(503);
+    const body = (await response.json()) as { error: { code: string; message: string; hint: string } };
+    expect(body.error.code).toBe(ConsoleErrorCodes.NOT_BUILT);
+    expect(body.error.message).toContain(empty);
+    expect(body.error.hint).toContain("pnpm run build");
+  });
+
+  it("rejects an unknown console config key at boot, naming it", async () => {
+    await expect(serve({ statik_dir: "/tmp" })).rejects.toThrow(/statik_dir/);
+  });
+
+  it("serves /api/console/status behind the gateway's auth: plugins, models and upload limits", async () => {
+    const gateway = await serve();
+    expect((await fetch(`${gateway.url}/api/console/status`)).status).toBe(401);
+    const response = await fetch(`${gateway.url}/api/console/status`, { headers: { authorization: `Bearer ${ALICE_KEY}` } });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      plugins: Array<{ name: string }>;
+      models: Array<{ name: string }>;
+      uploads: { max_files: number; max_file_bytes: number };
+    };
+    expect(body.plugins.map((p) => p.name)).toContain("@antler/plugin-console");
+    expect(body.models.map((m) => m.name)).toEqual(["m"]);
+    expect(body.uploads.max_files).toBeGreaterThan(0);
+    expect(body.uploads.max_file_bytes).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,173 @@
+import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
+import { type ApiError, api, storedKey, storeKey } from "./api";
+import { Batches } from "./batches";
+import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
+import { Schedules } from "./schedules";
+import { Status } from "./status";
+
+type Route = { page: "threads"; threadId: string | null } | { page: "batches" } | { page: "schedules" } | { page: "status" };
+
+function parseRoute(pathname: string): Route {
+  const thread = /^\/threads\/([^/]+)/.exec(pathname);
+  if (thread) return { page: "threads", threadId: decodeURIComponent(thread[1] ?? "") };
+  if (pathname.startsWith("/batches")) return { page: "batches" };
+  if (pathname.startsWith("/schedules")) return { page: "schedules" };
+  if (pathname.startsWith("/status")) return { page: "status" };
+  return { page: "threads", threadId: null };
+}
+
+function KeyForm({ onKey, problem }: { onKey(key: string): void; problem: string | null }): ReactNode {
+  const [key, setKey] = useState("");
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (key.trim()) onKey(key.trim());
+  };
+  return (
+    <main className="signin">
+      <form className="card" onSubmit={submit}>
+        <h1>Antler Console</h1>
+        <p>This gateway needs an API key (one of its auth.api_keys). It is kept in this tab's session storage only.</p>
+        <label htmlFor="api-key">API key</label>
+        <input id="api-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} />
+        {problem ? <p role="alert">{problem}</p> : null}
+        <button type="submit" className="primary" disabled={!key.trim()}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
+
+export function App(): ReactNode {
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  const [auth, setAuth] = useState<"checking" | "needed" | "ok">("checking");
+  const [problem, setProblem] = useState<string | null>(null);
+  const [limits, setLimits] = useState<Limits | null>(null);
+  const [threads, setThreads] = useState<ThreadRecord[]>([]);
+
+  const navigate = useCallback((path: string) => {
+    history.pushState(null, "", path);
+    setRoute(parseRoute(path));
+  }, []);
+  useEffect(() => {
+    const onPop = () => setRoute(parseRoute(location.pathname));
+    addEventListener("popstate", onPop);
+    return () => removeEventListener("popstate", onPop);
+  }, []);
+
+  const check = useCallback(() => {
+    api<{ uploads: Limits }>("/console/status")
+      .then((s) => {
+        setLimits(s.uploads);
+        setAuth("ok");
+      })
+      .catch((e: ApiError) => {
+        if (e.status === 401) {
+          if (storedKey()) setProblem(e.message);
+          storeKey(null);
+          setAuth("needed");
+        } else {
+          setProblem(e.message);
+          setAuth("ok");
+        }
+      });
+  }, []);
+  useEffect(check, [check]);
+
+  const loadThreads = useCallback(() => {
+    api<{ threads: ThreadRecord[] }>("/threads?limit=200")
+      .then(({ threads }) => setThreads(threads))
+      .catch(() => undefined);
+  }, []);
+  useEffect(() => {
+    if (auth === "ok") loadThreads();
+  }, [auth, loadThreads]);
+
+  if (auth === "checking") return <p className="loading">Loading…</p>;
+  if (auth === "needed")
+    return (
+      <KeyForm
+        problem={problem}
+        onKey={(key) => {
+          storeKey(key);
+          setProblem(null);
+          check();
+        }}
+      />
+    );
+
+  const newThread = async () => {
+    const record = await api<ThreadRecord>("/threads", { method: "POST", json: {} });
+    loadThreads();
+    navigate(`/threads/${encodeURIComponent(record.thread_id)}`);
+  };
+  const deleteThread = async (id: string) => {
+    if (!confirm("Delete this thread, its messages and its files?")) return;
+    await api(`/threads/${encodeURIComponent(id)}`, { method: "DELETE" });
+    loadThreads();
+    if (route.page === "threads" && route.threadId === id) navigate("/threads");
+  };
+  const link = (path: string, label: string, active: boolean) => (
+    <a
+      href={path}
+      aria-current={active ? "page" : undefined}
+      onClick={(e) => {
+        e.preventDefault();
+        navigate(path);
+      }}
+    >
+      {label}
+    </a>
+  );
+
+  return (
+    <div className="app">
+      <header className="top">
+        <span className="brand">Antler Console</span>
+        <nav aria-label="Sections">
+          {link("/threads", "Threads", route.page === "threads")}
+          {link("/batches", "Batches", route.page === "batches")}
+          {link("/schedules", "Schedules", route.page === "schedules")}
+          {link("/status", "Status", route.page === "status")}
+        </nav>
+        {storedKey() ? (
+          <button
+            type="button"
+            className="link"
+            onClick={() => {
+              storeKey(null);
+              setAuth("needed");
+            }}
+          >
+            Sign out
+          </button>
+        ) : null}
+      </header>
+      {problem ? <p role="alert">{problem}</p> : null}
+      {route.page === "threads" ? (
+        <div className="threads-page">
+          <ThreadList
+            threads={threads}
+            current={route.threadId}
+            onOpen={(id) => navigate(`/threads/${encodeURIComponent(id)}`)}
+            onNew={() => void newThread()}
+            onDelete={(id) => void deleteThread(id)}
+          />
+          <main className="main">
+            {route.threadId ? (
+              <Chat threadId={route.threadId} limits={limits} onChanged={loadThreads} />
+            ) : (
+              <div className="empty">
+                <h1>Threads</h1>
+                <p>Open a thread on the left, or start a new one.</p>
+              </div>
+            )}
+          </main>
+        </div>
+      ) : null}
+      {route.page === "batches" ? <Batches /> : null}
+      {route.page === "schedules" ? <Schedules /> : null}
+      {route.page === "status" ? <Status /> : null}
+    </div>
+  );
+}

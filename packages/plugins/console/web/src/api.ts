@@ -1,0 +1,184 @@
+// Talks to the gateway's API from the page: the key lives in sessionStorage only (gone with the tab).
+
+const KEY_STORAGE = "antler.console.apiKey";
+
+export function storedKey(): string | null {
+  try {
+    return sessionStorage.getItem(KEY_STORAGE);
+  } catch {
+    return null;
+  }
+}
+
+export function storeKey(key: string | null): void {
+  try {
+    if (key === null) sessionStorage.removeItem(KEY_STORAGE);
+    else sessionStorage.setItem(KEY_STORAGE, key);
+  } catch {
+    // Storage refused (private mode): the key lasts as long as the page.
+  }
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+function headers(extra?: HeadersInit): Headers {
+  const h = new Headers(extra);
+  const key = storedKey();
+  if (key) h.set("authorization", `Bearer ${key}`);
+  return h;
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  let body: { error?: { code?: string; message?: string; hint?: string } } = {};
+  try {
+    body = (await response.json()) as typeof body;
+  } catch {
+    // Not JSON: keep the status line.
+  }
+  return new ApiError(
+    response.status,
+    body.error?.code ?? `HTTP_${response.status}`,
+    body.error?.message ?? `${response.status} ${response.statusText}`,
+    body.error?.hint,
+  );
+}
+
+/** A JSON API call; a non-2xx answer throws an ApiError with the gateway's code, message and hint. */
+export async function api<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
+  const { json, ...rest } = init;
+  const h = headers(rest.headers);
+  if (json !== undefined) h.set("content-type", "application/json");
+  const response = await fetch(`/api${path}`, { ...rest, headers: h, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
+  if (!response.ok) throw await failure(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+/** The raw response (for files); non-2xx throws like `api`. */
+export async function apiRaw(path: string, init: RequestInit = {}): Promise<Response> {
+  const response = await fetch(`/api${path}`, { ...init, headers: headers(init.headers) });
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
+export interface SseFrame {
+  id: number | null;
+  event: string;
+  data: unknown;
+}
+
+/** Splits an SSE body into frames as they arrive. */
+export async function* readSse(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<SseFrame> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const stop = () => void reader.cancel().catch(() => undefined);
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end = buffer.indexOf("\n\n");
+      while (end !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        end = buffer.indexOf("\n\n");
+        let event = "message";
+        let id: number | null = null;
+        let data: string | undefined;
+        for (const line of block.split("\n")) {
+          if (line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon === -1 ? line : line.slice(0, colon);
+          const text = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "event") event = text;
+          else if (field === "id") id = Number(text);
+          else if (field === "data") data = data === undefined ? text : `${data}\n${text}`;
+        }
+        if (data !== undefined) yield { id, event, data: JSON.parse(data) as unknown };
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
+}
+
+export interface RunHandlers {
+  onFrame(frame: SseFrame): void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts a run and follows it to its end. The run keeps going on the server if the connection drops
+ * (`on_disconnect: continue`); the page then joins it again after the last frame it saw (`Last-Event-ID`),
+ * so no event is lost or repeated. Cancelling is explicit (the Cancel button), never a side effect of a drop.
+ */
+export async function followRun(threadId: string, message: string, handlers: RunHandlers, signal: AbortSignal): Promise<void> {
+  const response = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/stream`, {
+    method: "POST",
+    headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
+    body: JSON.stringify({ input: { messages: [{ role: "user", content: message }] }, on_disconnect: "continue" }),
+    signal,
+  });
+  if (!response.ok || !response.body) throw await failure(response);
+  let runId = response.headers.get("x-run-id");
+  let last = 0;
+  let ended = false;
+  const consume = async (body: ReadableStream<Uint8Array>) => {
+    for await (const frame of readSse(body, signal)) {
+      if (frame.id !== null) last = frame.id;
+      if (frame.event === "metadata") runId = (frame.data as { run_id?: string }).run_id ?? runId;
+      handlers.onFrame(frame);
+      if (frame.event === "end" || frame.event === "error") ended = true;
+    }
+  };
+  try {
+    await consume(response.body);
+  } catch (error) {
+    if (signal.aborted) throw error;
+  }
+  for (let attempt = 0; !ended && !signal.aborted && runId && attempt < 20; attempt++) {
+    await sleep(Math.min(250 * 2 ** attempt, 4000));
+    try {
+      const joined = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`, {
+        headers: headers({ "last-event-id": String(last), accept: "text/event-stream" }),
+        signal,
+      });
+      if (joined.status === 204) return;
+      if (!joined.ok || !joined.body) throw await failure(joined);
+      attempt = -1;
+      await consume(joined.body);
+    } catch (error) {
+      if (signal.aborted || (error instanceof ApiError && error.status < 500)) throw error;
+    }
+  }
+}
+
+/** Every frame of a run, from its start (finished runs replay from the run event log). */
+export async function replayRun(threadId: string, runId: string, signal?: AbortSignal): Promise<SseFrame[]> {
+  const response = await apiRaw(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`, {
+    headers: { accept: "text/event-stream" },
+    ...(signal ? { signal } : {}),
+  });
+  const frames: SseFrame[] = [];
+  if (!response.body) return frames;
+  for await (const frame of readSse(response.body, signal)) frames.push(frame);
+  return frames;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10 * 1024 ? 1 : 0)} KB`;
+  return `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`;
+}

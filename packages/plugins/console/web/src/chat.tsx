@@ -1,0 +1,339 @@
+import { type DragEvent, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
+import { api, apiRaw, followRun, formatBytes } from "./api";
+import { Artifacts } from "./artifacts";
+import { AskCard, ToolCard } from "./cards";
+import { Markdown } from "./markdown";
+import { Timeline } from "./timeline";
+import { applyFrame, IDLE_RUN, type Item, itemsFromMessages, type RunStatus, type SavedMessage, type ThreadView } from "./transcript";
+import { VirtualList } from "./virtual-list";
+
+export interface ThreadRecord {
+  thread_id: string;
+  title: string | null;
+  updated_at: string;
+}
+
+export interface Limits {
+  max_files: number;
+  max_file_bytes: number;
+}
+
+const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
+
+export function ThreadList({
+  threads,
+  current,
+  onOpen,
+  onNew,
+  onDelete,
+}: {
+  threads: ThreadRecord[];
+  current: string | null;
+  onOpen(id: string): void;
+  onNew(): void;
+  onDelete(id: string): void;
+}): ReactNode {
+  const [query, setQuery] = useState("");
+  // Matches what the list shows (the title, or "Untitled thread") and the thread id.
+  const shown = threads.filter((t) => `${t.title ?? "Untitled thread"} ${t.thread_id}`.toLowerCase().includes(query.trim().toLowerCase()));
+  return (
+    <nav className="threads" aria-label="Threads">
+      <button type="button" className="primary" onClick={onNew}>
+        New thread
+      </button>
+      <label className="search">
+        <span className="sr-only">Search threads</span>
+        <input type="search" placeholder="Search threads" value={query} onChange={(e) => setQuery(e.target.value)} />
+      </label>
+      <ul>
+        {shown.map((t) => (
+          <li key={t.thread_id} className={t.thread_id === current ? "current" : undefined}>
+            <a
+              href={`/threads/${encodeURIComponent(t.thread_id)}`}
+              aria-current={t.thread_id === current ? "page" : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                onOpen(t.thread_id);
+              }}
+            >
+              <span className="thread-title">{t.title ?? "Untitled thread"}</span>
+              <span className="thread-time">{new Date(t.updated_at).toLocaleString()}</span>
+            </a>
+            <button
+              type="button"
+              className="icon"
+              aria-label={`Delete thread ${t.title ?? t.thread_id}`}
+              onClick={() => onDelete(t.thread_id)}
+            >
+              ✕
+            </button>
+          </li>
+        ))}
+        {shown.length === 0 ? <li className="muted">No threads{query ? " match" : " yet"}.</li> : null}
+      </ul>
+    </nav>
+  );
+}
+
+function Todos({ todos }: { todos: ThreadView["todos"] }): ReactNode {
+  if (todos.length === 0) return null;
+  return (
+    <section className="todos" aria-label="Todo list">
+      <h2>Todo list</h2>
+      <ul>
+        {todos.map((t, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the todo list is replaced whole; two todos may have the same text
+          <li key={`${i}-${t.content ?? ""}`} data-status={t.status}>
+            <span aria-hidden="true">{t.status === "completed" ? "☑" : t.status === "in_progress" ? "▶" : "☐"}</span> {t.content}
+            <span className="sr-only"> ({t.status ?? "pending"})</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+export function Chat({ threadId, limits, onChanged }: { threadId: string; limits: Limits | null; onChanged(): void }): ReactNode {
+  const [view, setView] = useState<ThreadView>(EMPTY);
+  const [run, setRun] = useState<RunStatus>(IDLE_RUN);
+  const [draft, setDraft] = useState("");
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [panel, setPanel] = useState<"artifacts" | "timeline">("artifacts");
+  const [uploads, setUploads] = useState<string[]>([]);
+  const [uploadError, setUploadError] = useState<string | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const abortRef = useRef<AbortController | null>(null);
+  const state = useRef({ view, run });
+  state.current = { view, run };
+
+  useEffect(() => {
+    abortRef.current?.abort();
+    setView(EMPTY);
+    setRun(IDLE_RUN);
+    setUploads([]);
+    setLoadError(null);
+    api<{ title: string | null; messages: SavedMessage[]; artifacts: string[]; todos: unknown[] | null }>(
+      `/threads/${encodeURIComponent(threadId)}/state`,
+    )
+      .then((s) =>
+        setView({
+          items: itemsFromMessages(s.messages),
+          title: s.title,
+          artifacts: s.artifacts,
+          todos: (s.todos ?? []) as ThreadView["todos"],
+        }),
+      )
+      .catch((e: Error) => setLoadError(e.message));
+    return () => abortRef.current?.abort();
+  }, [threadId]);
+
+  const send = useCallback(
+    async (text: string) => {
+      if (!text.trim() || state.current.run.running) return;
+      const abort = new AbortController();
+      abortRef.current = abort;
+      let current = {
+        view: { ...state.current.view, items: [...state.current.view.items, { kind: "human", key: `h${Date.now()}`, text } as Item] },
+        run: { ...IDLE_RUN, running: true },
+      };
+      setView(current.view);
+      setRun(current.run);
+      setDraft("");
+      try {
+        await followRun(
+          threadId,
+          text,
+          {
+            onFrame(frame) {
+              current = applyFrame(current.view, current.run, frame.event, frame.data);
+              setView(current.view);
+              setRun(current.run);
+            },
+          },
+          abort.signal,
+        );
+      } catch (e) {
+        if (!abort.signal.aborted) {
+          current = applyFrame(current.view, current.run, "error", {
+            code: (e as { code?: string }).code ?? "ANTLER_ERR_INTERNAL",
+            message: (e as Error).message,
+          });
+          setView(current.view);
+          setRun(current.run);
+        }
+      } finally {
+        setRun((r) => ({ ...r, running: false }));
+        onChanged();
+      }
+    },
+    [threadId, onChanged],
+  );
+
+  const cancel = async () => {
+    const runId = state.current.run.runId;
+    if (!runId) return;
+    await api(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`, { method: "POST" }).catch(
+      () => undefined,
+    );
+  };
+
+  const upload = async (files: FileList | File[]) => {
+    const list = [...files];
+    if (list.length === 0) return;
+    setUploadError(null);
+    if (limits) {
+      const big = list.find((f) => f.size > limits.max_file_bytes);
+      if (big)
+        return setUploadError(
+          `${big.name} is ${big.size.toLocaleString("en")} bytes, over the limit of ${formatBytes(limits.max_file_bytes)} (${limits.max_file_bytes.toLocaleString("en")} bytes).`,
+        );
+      if (list.length > limits.max_files) return setUploadError(`At most ${limits.max_files} files per upload.`);
+    }
+    const form = new FormData();
+    for (const f of list) form.append("files", f, f.name);
+    try {
+      const response = await apiRaw(`/threads/${encodeURIComponent(threadId)}/uploads`, { method: "POST", body: form });
+      const { files: saved } = (await response.json()) as { files: Array<{ virtual_path: string; size: number }> };
+      setUploads((u) => [...u, ...saved.map((f) => `${f.virtual_path} (${formatBytes(f.size)})`)]);
+    } catch (e) {
+      setUploadError((e as Error).message);
+    }
+  };
+
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    void upload(e.dataTransfer.files);
+  };
+
+  const last = view.items[view.items.length - 1];
+  const render = useCallback(
+    (item: Item): ReactNode => {
+      switch (item.kind) {
+        case "human":
+          return (
+            <div className="msg msg-human">
+              <span className="who">You</span>
+              <p>{item.text}</p>
+            </div>
+          );
+        case "ai":
+          return (
+            <div className="msg msg-ai" data-message={item.key}>
+              <span className="who">Agent</span>
+              <Markdown text={item.text} />
+            </div>
+          );
+        case "tool":
+          return <ToolCard item={item} />;
+        case "ask":
+          return <AskCard request={item.request} pending={!run.running && last?.key === item.key} onReply={(t) => void send(t)} />;
+        case "notice":
+          return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+      }
+    },
+    [run.running, last?.key, send],
+  );
+
+  return (
+    <div className="chat-layout">
+      <section
+        className={`chat${dragging ? " dragging" : ""}`}
+        aria-label="Chat"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={onDrop}
+      >
+        <header className="chat-head">
+          <h1>{view.title ?? "Untitled thread"}</h1>
+          <div className="run-status" aria-live="polite">
+            {run.running ? <span className="badge badge-running">running…</span> : null}
+            {!run.running && run.stopReason ? <span data-testid="stop-reason">stop: {run.stopReason}</span> : null}
+            {run.usage ? (
+              <span data-testid="usage">
+                tokens: {run.usage.input_tokens} in / {run.usage.output_tokens} out
+              </span>
+            ) : null}
+          </div>
+        </header>
+        {loadError ? <p role="alert">{loadError}</p> : null}
+        <VirtualList items={view.items} itemKey={itemKey} render={render} label="Messages" />
+        <form
+          className="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send(draft);
+          }}
+        >
+          <label htmlFor="composer-input" className="sr-only">
+            Message
+          </label>
+          <textarea
+            id="composer-input"
+            rows={2}
+            placeholder="Message the agent (Enter sends, Shift+Enter for a new line)"
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                void send(draft);
+              }
+            }}
+          />
+          <div className="composer-actions">
+            {run.running ? (
+              <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
+                Cancel run
+              </button>
+            ) : (
+              <button type="submit" className="primary" disabled={!draft.trim()}>
+                Send
+              </button>
+            )}
+            <label className="upload-button">
+              Upload files
+              <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />
+            </label>
+            <span className="muted limits">
+              {limits ? `Drop files here · up to ${limits.max_files} files, ${formatBytes(limits.max_file_bytes)} each` : "Drop files here"}
+            </span>
+          </div>
+          {uploadError ? <p role="alert">{uploadError}</p> : null}
+          {uploads.length > 0 ? (
+            <ul className="uploads" aria-label="Uploaded files">
+              {uploads.map((u) => (
+                <li key={u}>{u}</li>
+              ))}
+            </ul>
+          ) : null}
+        </form>
+      </section>
+      <aside className="side" aria-label="Thread details">
+        <div className="tabs" role="tablist" aria-label="Panels">
+          <button type="button" role="tab" aria-selected={panel === "artifacts"} onClick={() => setPanel("artifacts")}>
+            Artifacts ({view.artifacts.length})
+          </button>
+          <button type="button" role="tab" aria-selected={panel === "timeline"} onClick={() => setPanel("timeline")}>
+            Timeline
+          </button>
+        </div>
+        <Todos todos={view.todos} />
+        {panel === "artifacts" ? (
+          <Artifacts threadId={threadId} paths={view.artifacts} />
+        ) : (
+          <Timeline
+            key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
+            threadId={threadId}
+            runId={run.running ? null : run.runId}
+          />
+        )}
+      </aside>
+    </div>
+  );
+}
+
+const itemKey = (item: Item) => `${item.kind}:${item.key}`;

@@ -1,0 +1,198 @@
+// The chat as the page draws it: a flat list of items built from the thread's saved messages and then from the
+// run's stream frames. Pure functions of their inputs, so the same code serves a reload and a live run.
+import type { FormField } from "../../src/human-input";
+
+export interface ToolCallView {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface HumanInputRequest {
+  version: 1 | 2;
+  kind: "free_text" | "choice" | "form";
+  question: string;
+  clarification_type: string;
+  context?: string;
+  options?: string[];
+  fields?: FormField[];
+}
+
+export type Item =
+  | { kind: "human"; key: string; text: string }
+  | { kind: "ai"; key: string; text: string }
+  | {
+      kind: "tool";
+      key: string;
+      name: string;
+      args: Record<string, unknown>;
+      result?: string;
+      status?: "success" | "error";
+      durationMs?: number;
+    }
+  | { kind: "ask"; key: string; request: HumanInputRequest }
+  | { kind: "notice"; key: string; text: string; tone: "info" | "error" };
+
+export interface SavedMessage {
+  type: "human" | "ai" | "tool" | "system";
+  id?: string;
+  content: string;
+  tool_calls?: ToolCallView[];
+  tool_call_id?: string;
+  name?: string;
+  status?: "success" | "error";
+  artifact?: unknown;
+}
+
+export interface Todo {
+  content?: string;
+  status?: string;
+}
+
+export interface ThreadView {
+  items: Item[];
+  title: string | null;
+  todos: Todo[];
+  artifacts: string[];
+}
+
+function humanInputOf(artifact: unknown): HumanInputRequest | undefined {
+  const value = (artifact as { human_input?: HumanInputRequest } | null | undefined)?.human_input;
+  return value && typeof value.question === "string" ? value : undefined;
+}
+
+/** Adds a tool result to the card of its call (a new card when the call was not seen), and the human input card. */
+function withToolResult(
+  items: Item[],
+  result: { tool_call_id: string; name?: string | undefined; content: string; status?: "success" | "error"; artifact?: unknown },
+): Item[] {
+  const out = items.slice();
+  const at = out.findIndex((i) => i.kind === "tool" && i.key === result.tool_call_id);
+  const status = result.status ?? "success";
+  if (at === -1)
+    out.push({ kind: "tool", key: result.tool_call_id, name: result.name ?? "tool", args: {}, result: result.content, status });
+  else out[at] = { ...(out[at] as Extract<Item, { kind: "tool" }>), result: result.content, status };
+  const ask = humanInputOf(result.artifact);
+  if (ask && status === "success") out.push({ kind: "ask", key: `ask-${result.tool_call_id}`, request: ask });
+  return out;
+}
+
+/** The items of a saved thread (`GET /api/threads/{id}/state`). */
+export function itemsFromMessages(messages: readonly SavedMessage[]): Item[] {
+  let items: Item[] = [];
+  messages.forEach((m, index) => {
+    const key = m.id ?? `m${index}`;
+    if (m.type === "human") items.push({ kind: "human", key, text: m.content });
+    else if (m.type === "ai") {
+      if (m.content) items.push({ kind: "ai", key, text: m.content });
+      for (const call of m.tool_calls ?? []) items.push({ kind: "tool", key: call.id, name: call.name, args: call.args });
+    } else if (m.type === "tool" && m.tool_call_id) {
+      items = withToolResult(items, {
+        tool_call_id: m.tool_call_id,
+        name: m.name,
+        content: m.content,
+        ...(m.status ? { status: m.status } : {}),
+        artifact: m.artifact,
+      });
+    }
+  });
+  return items;
+}
+
+export interface RunStatus {
+  runId: string | null;
+  traceId: string | null;
+  running: boolean;
+  stopReason: string | null;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number } | null;
+  error: { code: string; message: string } | null;
+}
+
+export const IDLE_RUN: RunStatus = { runId: null, traceId: null, running: false, stopReason: null, usage: null, error: null };
+
+/** Applies one stream frame of a run to the view and the run's status. */
+export function applyFrame(view: ThreadView, run: RunStatus, event: string, data: unknown): { view: ThreadView; run: RunStatus } {
+  const d = data as Record<string, unknown>;
+  switch (event) {
+    case "metadata":
+      return { view, run: { ...run, runId: String(d.run_id ?? ""), traceId: String(d.trace_id ?? "") } };
+    case "messages-tuple": {
+      if (d.type === "ai") {
+        const id = String(d.id);
+        const calls = d.tool_calls as ToolCallView[] | undefined;
+        if (calls) {
+          const known = new Set(view.items.filter((i) => i.kind === "tool").map((i) => i.key));
+          const added: Item[] = calls.filter((c) => !known.has(c.id)).map((c) => ({ kind: "tool", key: c.id, name: c.name, args: c.args }));
+          return { view: { ...view, items: [...view.items, ...added] }, run };
+        }
+        const items = view.items.slice();
+        const at = items.findIndex((i) => i.kind === "ai" && i.key === id);
+        const piece = String(d.content ?? "");
+        if (at === -1) items.push({ kind: "ai", key: id, text: piece });
+        else items[at] = { kind: "ai", key: id, text: (items[at] as { text: string }).text + piece };
+        return { view: { ...view, items }, run };
+      }
+      if (d.type === "tool") {
+        const items = withToolResult(view.items, {
+          tool_call_id: String(d.tool_call_id),
+          name: d.name as string | undefined,
+          content: String(d.content ?? ""),
+          status: d.status === "error" ? "error" : "success",
+          artifact: d.artifact,
+        });
+        return { view: { ...view, items }, run };
+      }
+      return { view, run };
+    }
+    case "custom": {
+      if (d.type === "console_span" && d.kind === "tool" && typeof d.tool_call_id === "string") {
+        const items = view.items.map((i) =>
+          i.kind === "tool" && i.key === d.tool_call_id ? { ...i, durationMs: Number(d.duration_ms) } : i,
+        );
+        return { view: { ...view, items }, run };
+      }
+      return { view, run };
+    }
+    case "values":
+      return {
+        view: {
+          ...view,
+          title: (d.title as string | null) ?? view.title,
+          todos: Array.isArray(d.todos) ? (d.todos as Todo[]) : view.todos,
+          artifacts: Array.isArray(d.artifacts) ? (d.artifacts as string[]) : view.artifacts,
+        },
+        run,
+      };
+    case "end":
+      return {
+        view,
+        run: {
+          ...run,
+          running: false,
+          stopReason: (d.stop_reason as string | null) ?? "end_turn",
+          usage: (d.usage as RunStatus["usage"]) ?? null,
+        },
+      };
+    case "error": {
+      const code = String(d.code ?? "ANTLER_ERR_INTERNAL");
+      const cancelled = code === "ANTLER_ERR_RUN_CANCELLED";
+      return {
+        view: {
+          ...view,
+          items: [
+            ...view.items,
+            {
+              kind: "notice",
+              key: `err-${run.runId ?? ""}`,
+              text: cancelled ? "Run cancelled." : `${code}: ${String(d.message ?? "")}`,
+              tone: cancelled ? "info" : "error",
+            },
+          ],
+        },
+        run: { ...run, running: false, stopReason: cancelled ? "cancelled" : "error", error: { code, message: String(d.message ?? "") } },
+      };
+    }
+    default:
+      return { view, run };
+  }
+}

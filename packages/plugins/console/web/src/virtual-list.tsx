@@ -1,0 +1,134 @@
+// A windowed list for long threads: only the rows in (and near) the viewport are in the DOM. Row heights are
+// measured as rows render (ResizeObserver) and estimated until then; the list sticks to the bottom while the
+// reader is there, so a streaming answer stays in view.
+import { memo, type ReactNode, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+
+interface Props<T> {
+  items: readonly T[];
+  itemKey(item: T): string;
+  render(item: T): ReactNode;
+  estimate?: number;
+  label: string;
+}
+
+const OVERSCAN_PX = 400;
+
+// A row's content re-renders only when its item (or the render function) changes, never because the list scrolled.
+const RowContent = memo(function RowContent<T>({ item, render }: { item: T; render(item: T): ReactNode }): ReactNode {
+  return render(item);
+}) as <T>(props: { item: T; render(item: T): ReactNode }) => ReactNode;
+
+export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }: Props<T>): ReactNode {
+  const scroller = useRef<HTMLDivElement>(null);
+  const heights = useRef(new Map<string, number>());
+  const [version, setVersion] = useState(0);
+  const [view, setView] = useState({ top: 0, height: 800 });
+  const atBottom = useRef(true);
+  const snappedAt = useRef<number | null>(null);
+
+  const keys = useMemo(() => items.map(itemKey), [items, itemKey]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the signal that measured heights changed.
+  const offsets = useMemo(() => {
+    const out = new Float64Array(keys.length + 1);
+    for (let i = 0; i < keys.length; i++) out[i + 1] = (out[i] ?? 0) + (heights.current.get(keys[i] ?? "") ?? estimate);
+    return out;
+  }, [keys, version, estimate]);
+  const total = offsets[keys.length] ?? 0;
+
+  // The first row whose bottom is below `y` (binary search over the prefix sums).
+  const rowAt = useCallback(
+    (y: number) => {
+      let lo = 0;
+      let hi = keys.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((offsets[mid + 1] ?? 0) <= y) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    },
+    [offsets, keys.length],
+  );
+  const first = rowAt(Math.max(0, view.top - OVERSCAN_PX));
+  const last = Math.min(keys.length, rowAt(view.top + view.height + OVERSCAN_PX) + 1);
+
+  const observer = useMemo(
+    () =>
+      typeof ResizeObserver === "undefined"
+        ? null
+        : new ResizeObserver((entries) => {
+            let changed = false;
+            for (const entry of entries) {
+              const key = (entry.target as HTMLElement).dataset.key;
+              if (key === undefined) continue;
+              const h = Math.ceil(entry.borderBoxSize[0]?.blockSize ?? (entry.target as HTMLElement).offsetHeight);
+              if (heights.current.get(key) !== h) {
+                heights.current.set(key, h);
+                changed = true;
+              }
+            }
+            if (changed) setVersion((v) => v + 1);
+          }),
+    [],
+  );
+  useEffect(() => () => observer?.disconnect(), [observer]);
+
+  const measure = useCallback(
+    (el: HTMLDivElement | null) => {
+      if (!el || !observer) return;
+      observer.observe(el);
+      return () => observer.unobserve(el);
+    },
+    [observer],
+  );
+
+  // Scrolling re-renders only when the window of rows changes, not on every scroll event.
+  const windowOf = useRef({ rowAt, first, last });
+  windowOf.current = { rowAt, first, last };
+  const onScroll = useCallback(() => {
+    const el = scroller.current;
+    if (!el) return;
+    atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    snappedAt.current = atBottom.current ? el.scrollTop : null;
+    const w = windowOf.current;
+    const nextFirst = w.rowAt(Math.max(0, el.scrollTop - OVERSCAN_PX));
+    const nextLast = w.rowAt(el.scrollTop + el.clientHeight + OVERSCAN_PX) + 1;
+    if (nextFirst === w.first && nextLast === w.last) return;
+    setView({ top: el.scrollTop, height: el.clientHeight });
+  }, []);
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    if (atBottom.current) {
+      const max = el.scrollHeight - el.clientHeight;
+      // Moved up since the last snap, and not by the browser clamping a shorter list: the reader scrolled away and
+      // the scroll event has not arrived yet. Their position wins.
+      if (snappedAt.current !== null && el.scrollTop < snappedAt.current - 2 && el.scrollTop < max - 2) atBottom.current = false;
+      else {
+        el.scrollTop = el.scrollHeight;
+        snappedAt.current = el.scrollTop;
+      }
+    }
+    if (el.clientHeight !== view.height) setView({ top: el.scrollTop, height: el.clientHeight });
+  });
+
+  const rows: ReactNode[] = [];
+  for (let i = first; i < last; i++) {
+    const item = items[i] as T;
+    const key = keys[i] ?? String(i);
+    rows.push(
+      <div key={key} data-key={key} ref={measure} className="vrow" style={{ transform: `translateY(${offsets[i] ?? 0}px)` }}>
+        <RowContent item={item} render={render} />
+      </div>,
+    );
+  }
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable to scroll it by keyboard.
+    <div ref={scroller} className="vlist" onScroll={onScroll} tabIndex={0} role="log" aria-label={label} data-rows={keys.length}>
+      <div className="vspace" style={{ height: total }}>
+        {rows}
+      </div>
+    </div>
+  );
+}
