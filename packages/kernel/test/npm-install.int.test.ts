@@ -274,13 +274,15 @@ describe("a project outside the workspace that installs the packed packages with
     async () => {
       expect(Object.keys(state.tarballs), "the pack step failed").toHaveLength(PACKED.length);
       mkdirSync(projectDir);
-      const workspaceTs = createRequire(join(REPO_ROOT, "package.json"))("typescript/package.json") as { version: string };
+      // TypeScript and Node's types at the versions the workspace pins, so the check matches the workspace's.
+      const pinned = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
+        .devDependencies;
       const manifest = {
         name: "acme-word-count",
         private: true,
         type: "module",
         dependencies: Object.fromEntries(Object.entries(state.tarballs).map(([name, file]) => [name, `file:../packs/${file}`])),
-        devDependencies: { typescript: workspaceTs.version, "@types/node": "20.19.43" },
+        devDependencies: { typescript: pinned.typescript, "@types/node": pinned["@types/node"] },
       };
       writeFileSync(join(projectDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
       const install = await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], {
