@@ -10,6 +10,8 @@ export const BrowserErrorCodes = {
   BLOCKED_URL: "ANTLER_ERR_BROWSER_BLOCKED_URL",
   /** CDP attach without `allow_unguarded_cdp`, or another unsafe setup. */
   UNSAFE_CONFIG: "ANTLER_ERR_BROWSER_UNSAFE_CONFIG",
+  /** The remote browser service has no token, or refused the one it was given. */
+  REMOTE_AUTH: "ANTLER_ERR_BROWSER_REMOTE_AUTH",
   /** The manager (or its kernel) is closed. */
   CLOSED: "ANTLER_ERR_BROWSER_CLOSED",
 } as const;

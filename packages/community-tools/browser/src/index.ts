@@ -1,13 +1,24 @@
 import { createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
+import { provideGatewayRoutes } from "@antler/plugin-gateway";
 import { browserCheckCommand } from "./check.js";
 import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";
 import { assertBrowserStartable, loadPlaywright } from "./launch.js";
+import { browserLiveRoutes } from "./live.js";
+import { type Env, remoteToken } from "./remote.js";
 import { BrowserSessionManager } from "./session-manager.js";
 import { createBrowserTools } from "./tools.js";
 
 export { type BrowserCheckResult, browserCheckCommand, checkBrowser } from "./check.js";
-export { type BrowserConfig, type BrowserConfigInput, browserConfigSchema, DEFAULT_EXECUTABLE_PATH } from "./config.js";
+export {
+  type BrowserConfig,
+  type BrowserConfigInput,
+  browserConfigSchema,
+  DEFAULT_BROWSERLESS_TOKEN_ENV,
+  DEFAULT_EXECUTABLE_PATH,
+  type RemoteBrowserConfig,
+  remoteBrowserSchema,
+} from "./config.js";
 export { BrowserError, type BrowserErrorCode, BrowserErrorCodes, isBrowserError } from "./errors.js";
 export { ELEMENT_REF_PATTERN, type ElementRef, FrameRefs, type ParsedRef, parseElementRef } from "./frame-refs.js";
 export { type BlockedRequest, type CheckUrl, installRequestGuard, type RequestGuardOptions } from "./guard.js";
@@ -22,6 +33,8 @@ export {
   launchChromium,
   loadPlaywright,
 } from "./launch.js";
+export { browserLiveRoutes, type LiveInput, type LiveViewConfig, LiveViewErrorCodes } from "./live.js";
+export { browserlessUrl, connectBrowserless, type Env, redact, remoteToken } from "./remote.js";
 export {
   BrowserSession,
   MAX_FRAME_DEPTH,
@@ -30,7 +43,7 @@ export {
   type SessionOptions,
   type SessionScope,
 } from "./session.js";
-export { type BrowserManagerOptions, BrowserSessionManager, type SessionInfo } from "./session-manager.js";
+export { type BrowserManagerOptions, BrowserSessionManager, type SessionInfo, UNGUARDED_CDP_WARNING } from "./session-manager.js";
 export {
   FRAME_SLOT_ATTRIBUTE,
   type FrameSlot,
@@ -54,6 +67,8 @@ export interface BrowserPluginOptions {
   checkUrl?: CheckUrl;
   /** Called with each kernel's session manager once it exists (diagnostics, tests). */
   onManager?: (manager: BrowserSessionManager) => void;
+  /** Where `remote.token_env` is looked up. Default `process.env`. */
+  env?: Env;
 }
 
 /**
@@ -68,10 +83,10 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
     description: "Browser automation on the system Chromium: navigate, snapshot with refs, click, type, read, back, screenshot.",
     configSchema: browserConfigSchema,
     setup(ctx) {
-      const manager = new BrowserSessionManager({ config: ctx.config, checkUrl: options.checkUrl, logger: ctx.logger });
+      const manager = new BrowserSessionManager({ config: ctx.config, checkUrl: options.checkUrl, logger: ctx.logger, env: options.env });
       options.onManager?.(manager);
       ctx.provide(BROWSER_SESSIONS, { useValue: manager });
-      ctx.commands.add(browserCheckCommand(() => ctx.config));
+      ctx.commands.add(browserCheckCommand(() => ctx.config, options.env));
       // A thread's session is pinned for the whole run, not just while a tool call runs: the model is mid-task
       // on that page between tool calls.
       const unpins = new Map<string, () => void>();
@@ -84,14 +99,17 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
         unpins.delete(run.runId);
       });
       // Fail the start, not the first browser call: a host that comes up with browser tools that cannot work only
-      // surfaces the setup problem to a user mid-task. Playwright must load either way; a CDP browser is attached
-      // on first use and checked then.
+      // surfaces the setup problem to a user mid-task. Playwright must load either way; a remote browser is
+      // connected on first use (its token must be set at start), a CDP browser is attached on first use.
       ctx.hooks.start.tap(async () => {
         await loadPlaywright();
-        if (ctx.config.cdp_url === undefined) await assertBrowserStartable(ctx.config.executable_path);
+        if (ctx.config.remote !== undefined) remoteToken(ctx.config.remote, options.env ?? process.env);
+        else if (ctx.config.cdp_url === undefined) await assertBrowserStartable(ctx.config.executable_path);
       });
       ctx.hooks.stop.tap(() => manager.close());
       for (const tool of createBrowserTools({ manager, baseDir: ctx.paths.baseDir })) ctx.tools.add(tool, { group: BROWSER_TOOL_GROUP });
+      // Mounted only when the gateway serves; the console shows them.
+      if (ctx.config.live.enabled) provideGatewayRoutes(ctx, { routes: browserLiveRoutes(manager, ctx.config.live, ctx.logger) });
     },
   });
 }

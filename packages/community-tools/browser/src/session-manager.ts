@@ -5,6 +5,7 @@ import type { BrowserConfig } from "./config.js";
 import { BrowserError, BrowserErrorCodes } from "./errors.js";
 import type { CheckUrl } from "./guard.js";
 import { connectOverCdp, launchChromium } from "./launch.js";
+import { connectBrowserless, type Env } from "./remote.js";
 import { BrowserSession, type SessionOptions, type SessionScope } from "./session.js";
 
 export interface BrowserManagerOptions {
@@ -12,7 +13,13 @@ export interface BrowserManagerOptions {
   /** Replaces the SSRF check (tests use it to treat a loopback server as a public site). Default `validatePublicHttpUrl`. */
   readonly checkUrl?: CheckUrl | undefined;
   readonly logger?: Logger | undefined;
+  /** Where `remote.token_env` is looked up, at each connect. Default `process.env`. */
+  readonly env?: Env | undefined;
 }
+
+/** The warning logged whenever a manager attaches to a `cdp_url` browser under `allow_unguarded_cdp`. */
+export const UNGUARDED_CDP_WARNING =
+  "allow_unguarded_cdp: true: attaching to the browser at cdp_url, whose other tabs and contexts, extensions, service workers and launch flags the SSRF guard cannot screen; only the plugin's own contexts are guarded";
 
 export interface SessionInfo {
   readonly userId: string;
@@ -36,6 +43,7 @@ export class BrowserSessionManager {
   private readonly config: BrowserConfig;
   private readonly checkUrl: CheckUrl;
   private readonly logger: Logger | undefined;
+  private readonly env: Env;
   private readonly live = new Map<string, BrowserSession>();
   private readonly pins = new Map<string, number>();
   private browser: Promise<Browser> | undefined;
@@ -49,12 +57,20 @@ export class BrowserSessionManager {
     this.config = options.config;
     this.checkUrl = options.checkUrl ?? validatePublicHttpUrl;
     this.logger = options.logger;
+    this.env = options.env ?? process.env;
     if (this.config.cdp_url !== undefined && !this.config.allow_unguarded_cdp) {
       throw new BrowserError(
         BrowserErrorCodes.UNSAFE_CONFIG,
-        "cdp_url is set without allow_unguarded_cdp: true. The SSRF guard cannot screen a browser it did not launch (its other tabs, extensions and flags); set allow_unguarded_cdp: true to accept that, or remove cdp_url.",
+        `[${BrowserErrorCodes.UNSAFE_CONFIG}] cdp_url is set without allow_unguarded_cdp: true. The SSRF guard cannot screen a browser it did not launch (its other tabs, extensions and flags); set allow_unguarded_cdp: true to accept that, use remote: { provider: browserless } for a hosted browser the guard covers, or remove cdp_url.`,
       );
     }
+    if (this.config.cdp_url !== undefined && this.config.remote !== undefined) {
+      throw new BrowserError(
+        BrowserErrorCodes.UNSAFE_CONFIG,
+        `[${BrowserErrorCodes.UNSAFE_CONFIG}] remote and cdp_url are both set; keep one of them.`,
+      );
+    }
+    if (this.config.cdp_url !== undefined) this.logger?.warn({ cdp_url: this.config.cdp_url }, UNGUARDED_CDP_WARNING);
   }
 
   get maxSessions(): number {
@@ -165,10 +181,13 @@ export class BrowserSessionManager {
   private ensureBrowser(): Promise<Browser> {
     if (this.browser) return this.browser;
     const c = this.config;
+    const timeoutMs = c.navigation_timeout_seconds * 1000;
     const started = (
-      c.cdp_url !== undefined
-        ? connectOverCdp(c.cdp_url, c.navigation_timeout_seconds * 1000)
-        : launchChromium({ executablePath: c.executable_path, headless: c.headless, extraArgs: c.extra_args })
+      c.remote !== undefined
+        ? connectBrowserless(c.remote, this.env, timeoutMs)
+        : c.cdp_url !== undefined
+          ? connectOverCdp(c.cdp_url, timeoutMs)
+          : launchChromium({ executablePath: c.executable_path, headless: c.headless, extraArgs: c.extra_args })
     ).then((browser) => {
       browser.on("disconnected", () => {
         if (this.browser !== started) return;

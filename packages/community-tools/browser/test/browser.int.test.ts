@@ -652,68 +652,6 @@ describeWithChromium("@antler/tools-browser against real Chromium", (executableP
     expect(snap).toContain("again");
   });
 
-  it("attaches over CDP only with allow_unguarded_cdp, still screens its own contexts, and leaves the foreign browser running", async () => {
-    const { spawn } = await import("node:child_process");
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const profile = mkdtempSync(join(tmpdir(), "antler-cdp-"));
-    const child = spawn(
-      executablePath,
-      [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--remote-debugging-port=0",
-        `--user-data-dir=${profile}`,
-        "about:blank",
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    cleanups.push(async () => {
-      if (child.exitCode === null) {
-        child.kill("SIGKILL");
-        await new Promise((r) => child.once("exit", r));
-      }
-    });
-    const wsUrl = await new Promise<string>((resolve, reject) => {
-      let err = "";
-      const timer = setTimeout(() => reject(new Error(`no DevTools URL from chromium: ${err}`)), 20_000);
-      child.stderr?.on("data", (d: Buffer) => {
-        err += d.toString();
-        const found = /DevTools listening on (ws:\/\/\S+)/.exec(err);
-        if (found?.[1]) {
-          clearTimeout(timer);
-          resolve(found[1]);
-        }
-      });
-    });
-    const httpUrl = `http://${new URL(wsUrl).host}`;
-
-    expect(browserConfigSchema.safeParse({ cdp_url: httpUrl }).success).toBe(false);
-
-    const s = await site({ "/": html("<p>via cdp</p>") });
-    const internal = await site({ "/": html("<p>internal</p>") });
-    const checkUrl: CheckUrl = async (url, options) => {
-      const parsed = new URL(url);
-      if (parsed.origin === s.origin) return { ok: true, url: parsed, addresses: ["93.184.216.34"] };
-      return validatePublicHttpUrl(url, options);
-    };
-    const m = new BrowserSessionManager({ config: browserConfigSchema.parse({ cdp_url: httpUrl, allow_unguarded_cdp: true }), checkUrl });
-    cleanups.push(() => m.close());
-    const snap = await m.withSession(thread("cdp"), async (session) => {
-      await session.navigate(`${s.origin}/`);
-      return session.snapshot();
-    });
-    expect(snap).toContain("via cdp");
-    const blocked = await rejection(m.withSession(thread("cdp"), (session) => session.navigate(`${internal.origin}/`)));
-    expect(isBrowserError(blocked, BrowserErrorCodes.BLOCKED_URL)).toBe(true);
-    expect(internal.hits).toEqual([]);
-    await m.close();
-    expect(child.exitCode).toBeNull();
-  });
-
   it("goes back through history, says when there is nothing to go back to, and follows a target=_blank popup", async () => {
     const s = await site({
       "/one": html(`<a href="/two">second</a><a href="/three" target="_blank">popup</a><article><p>Article body</p></article>`, "One"),

@@ -1,6 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { CliIO, Kernel } from "@antler/kernel";
 
@@ -101,4 +104,118 @@ export async function runCommand(
   const io: CliIO = { stdout, stderr, cwd: process.cwd(), env: {}, kernel };
   const code = await command.run(args, io);
   return { code, stdout: out, stderr: err };
+}
+
+export interface DebuggableChromium {
+  /** The browser's DevTools WebSocket URL (`ws://127.0.0.1:<port>/devtools/browser/<id>`). */
+  readonly wsUrl: string;
+  /** `http://127.0.0.1:<port>`, what `cdp_url` takes. */
+  readonly httpUrl: string;
+  running(): boolean;
+  close(): Promise<void>;
+}
+
+/** Starts a headless Chromium with a DevTools port of its own: the "already running" browser of CDP and remote tests. */
+export async function startDebuggableChromium(executablePath: string): Promise<DebuggableChromium> {
+  const profile = mkdtempSync(join(tmpdir(), "antler-cdp-"));
+  const child = spawn(
+    executablePath,
+    [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--no-first-run",
+      "--remote-debugging-port=0",
+      `--user-data-dir=${profile}`,
+      "about:blank",
+    ],
+    // Its own process group, so closing it also ends the helper processes that write the profile.
+    { stdio: ["ignore", "ignore", "pipe"], detached: true },
+  );
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      process.kill(-(child.pid as number), "SIGKILL");
+      await exited;
+    }
+    // Chromium's helper processes may still be writing the profile for a moment after the main one exits.
+    rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  };
+  try {
+    const wsUrl = await new Promise<string>((resolve, reject) => {
+      let err = "";
+      const timer = setTimeout(() => reject(new Error(`no DevTools URL from chromium: ${err}`)), 20_000);
+      child.once("exit", (code) => reject(new Error(`chromium exited (${code}): ${err}`)));
+      child.stderr?.on("data", (d: Buffer) => {
+        err += d.toString();
+        const found = /DevTools listening on (ws:\/\/\S+)/.exec(err);
+        if (found?.[1]) {
+          clearTimeout(timer);
+          resolve(found[1]);
+        }
+      });
+    });
+    return { wsUrl, httpUrl: `http://${new URL(wsUrl).host}`, running: () => child.exitCode === null && child.signalCode === null, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export interface BrowserlessStandIn {
+  /** `ws://127.0.0.1:<port>`: what `remote.endpoint` takes. */
+  readonly endpoint: string;
+  /** Every WebSocket upgrade it received: the path, its `token` parameter, and whether it was let through. */
+  readonly upgrades: Array<{ path: string; token: string | null; accepted: boolean }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback stand-in for browserless: a WebSocket endpoint that answers 401 unless the `token` query parameter
+ * is `token` (as browserless does), and otherwise relays the connection to `browser`'s DevTools socket.
+ */
+export async function startBrowserlessStandIn(browser: DebuggableChromium, token: string): Promise<BrowserlessStandIn> {
+  const upgrades: BrowserlessStandIn["upgrades"] = [];
+  const target = new URL(browser.wsUrl);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((_req, res) => res.writeHead(404).end());
+  server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    const url = new URL(req.url ?? "/", "http://stand-in");
+    const given = url.searchParams.get("token");
+    const accepted = given === token;
+    upgrades.push({ path: url.pathname, token: given, accepted });
+    if (!accepted) {
+      socket.end("HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nInvalid API key\n");
+      return;
+    }
+    const upstream = connect(Number(target.port), target.hostname, () => {
+      const lines = [`GET ${target.pathname} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i] ?? "";
+        if (name.toLowerCase() !== "host") lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ""}`);
+      }
+      lines.push(`Host: ${target.host}`);
+      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (head.length) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on("close", () => sockets.delete(upstream));
+    upstream.on("error", () => socket.destroy());
+    socket.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    endpoint: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    upgrades,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -12,13 +12,17 @@ import browserPlugin, {
   BrowserErrorCodes,
   BrowserSessionManager,
   browserConfigSchema,
+  browserlessUrl,
   chromiumArgs,
+  createBrowserPlugin,
   createBrowserTools,
   formatSnapshot,
   isBrowserError,
   launchChromium,
   loadPlaywright,
   parseElementRef,
+  redact,
+  remoteBrowserSchema,
 } from "../src/index.js";
 import { runCommand } from "./fixtures.js";
 
@@ -30,7 +34,78 @@ afterEach(async () => {
 runPluginConformance(browserPlugin, {
   // The start check wants an executable file at executable_path; any will do, so the suite runs without Chromium.
   validConfig: { max_sessions: 2, allow_private_addresses: false, executable_path: process.execPath },
-  invalidConfigs: [{ max_sessions: 0 }, { cdp_url: "http://127.0.0.1:9222" }, { executable_path: "" }],
+  invalidConfigs: [
+    { max_sessions: 0 },
+    { cdp_url: "http://127.0.0.1:9222" },
+    { executable_path: "" },
+    { remote: { provider: "browserless", endpoint: "wss://production-sfo.browserless.io?token=abc" } },
+  ],
+});
+
+describe("remote browser config", () => {
+  const endpoint = "wss://production-sfo.browserless.io";
+
+  it("takes browserless with an endpoint and reads the token from BROWSERLESS_TOKEN by default", () => {
+    const config = browserConfigSchema.parse({ remote: { provider: "browserless", endpoint } });
+    expect(config.remote).toEqual({ provider: "browserless", endpoint, token_env: "BROWSERLESS_TOKEN" });
+  });
+
+  it("refuses a token written into the endpoint, pointing at token_env", () => {
+    const result = browserConfigSchema.safeParse({ remote: { provider: "browserless", endpoint: `${endpoint}/?token=secret` } });
+    expect(result.success).toBe(false);
+    const issue = result.error?.issues[0];
+    expect(issue?.path).toEqual(["remote", "endpoint"]);
+    expect(issue?.message).toContain("BROWSERLESS_TOKEN environment variable");
+  });
+
+  it("refuses plain ws:// to a non-loopback host, which would send the token in clear text", () => {
+    const result = browserConfigSchema.safeParse({ remote: { provider: "browserless", endpoint: "ws://browserless.internal:3000" } });
+    expect(result.error?.issues[0]?.message).toContain("use wss://");
+    expect(browserConfigSchema.safeParse({ remote: { provider: "browserless", endpoint: "ws://127.0.0.1:3000" } }).success).toBe(true);
+  });
+
+  it("refuses an unknown provider, an http endpoint and remote together with cdp_url", () => {
+    expect(browserConfigSchema.safeParse({ remote: { provider: "steel", endpoint } }).success).toBe(false);
+    expect(browserConfigSchema.safeParse({ remote: { provider: "browserless", endpoint: "https://x.example" } }).success).toBe(false);
+    const both = browserConfigSchema.safeParse({
+      remote: { provider: "browserless", endpoint },
+      cdp_url: "http://127.0.0.1:9222",
+      allow_unguarded_cdp: true,
+    });
+    expect(both.error?.issues.map((i) => i.path.join("."))).toContain("remote");
+  });
+
+  it("builds the documented browserless URL (token as query parameter) and redacts the token from any text", () => {
+    const remote = remoteBrowserSchema.parse({ provider: "browserless", endpoint: `${endpoint}/chromium?timeout=60000` });
+    expect(browserlessUrl(remote, "a b/c")).toBe(`${endpoint}/chromium?timeout=60000&token=a+b%2Fc`);
+    expect(redact(`failed: ${browserlessUrl(remote, "a b/c")} (a b/c, a%20b%2Fc)`, "a b/c")).toBe(
+      `failed: ${endpoint}/chromium?timeout=60000&token=*** (***, ***)`,
+    );
+  });
+
+  it("fails the kernel start with REMOTE_AUTH naming the variable when the token is not set", async () => {
+    const err = await createTestKernel({
+      plugins: [
+        { plugin: createBrowserPlugin({ env: {} }), config: { remote: { provider: "browserless", endpoint, token_env: "BL_TOKEN" } } },
+      ],
+    }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe("ANTLER_ERR_KERNEL_START_FAILED");
+    expect(isBrowserError((err as Error).cause, BrowserErrorCodes.REMOTE_AUTH)).toBe(true);
+    expect((err as Error).message).toContain("export BL_TOKEN=");
+  });
+
+  it("starts with a token set and no local Chromium to check", async () => {
+    const kernel = await createTestKernel({
+      plugins: [
+        {
+          plugin: createBrowserPlugin({ env: { BL_TOKEN: "t" } }),
+          config: { executable_path: "/nonexistent/chromium", remote: { provider: "browserless", endpoint, token_env: "BL_TOKEN" } },
+        },
+      ],
+    });
+    cleanups.push(() => kernel.close());
+    expect(kernel.status).toBe("started");
+  });
 });
 
 describe("config", () => {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
+import { isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
 import { type AntlerClient, agentSaveRequestSchema, RuntimeErrorCodes, runRequestText, runtimeConfig } from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
@@ -169,6 +169,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       options: {
         threadId,
         userId: user(c),
+        // The API key's role, never one from the body (the runtime drops a caller's `user_role`).
+        ...(c.get("principal").role !== undefined ? { userRole: c.get("principal").role } : {}),
         model,
         context,
         metadata,
@@ -411,12 +413,12 @@ function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
 
 function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
   const digest = (key: string) => createHash("sha256").update(key).digest("hex");
-  const users = new Map(config.auth.api_keys.map((entry) => [digest(entry.key), entry.user]));
+  const users = new Map(config.auth.api_keys.map((entry) => [digest(entry.key), { userId: entry.user, role: entry.role }]));
   const challenge = { "WWW-Authenticate": 'Bearer realm="antler"' };
   return async (c, next) => {
     if (c.req.method === "OPTIONS") return next();
     if (config.auth.mode === "none") {
-      c.set("principal", { kind: "user", userId: config.auth.user });
+      c.set("principal", { kind: "user", userId: config.auth.user, ...(config.auth.role !== undefined ? { role: config.auth.role } : {}) });
       return next();
     }
     const authorization = c.req.header("authorization");
@@ -432,8 +434,8 @@ function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
         challenge,
       );
     }
-    const userId = users.get(digest(key));
-    if (!userId) {
+    const found = users.get(digest(key));
+    if (!found) {
       throw new HttpError(
         401,
         GatewayErrorCodes.UNAUTHENTICATED,
@@ -444,7 +446,10 @@ function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
       );
     }
     // Always a user principal: nothing that arrives over HTTP can act as the internal principal.
-    c.set("principal", Object.freeze({ kind: "user" as const, userId }));
+    c.set(
+      "principal",
+      Object.freeze({ kind: "user" as const, userId: found.userId, ...(found.role !== undefined ? { role: found.role } : {}) }),
+    );
     return next();
   };
 }

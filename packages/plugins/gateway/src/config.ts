@@ -10,6 +10,11 @@ export const apiKeySchema = z.strictObject({
   key: z.string().min(16, "API keys must be at least 16 characters (generate one with `openssl rand -hex 24`)"),
   /** The user id the key acts as: threads, uploads, artifacts and runs are scoped by it. */
   user: userIdSchema,
+  /**
+   * The role the key acts with for authorization (`authorization.roles`, with `@antler/plugin-guardrails`);
+   * omitted: `authorization.default_role`. Stamped on every run's context as `user_role`.
+   */
+  role: z.string().min(1).max(64).optional(),
 });
 
 export const gatewayAuthSchema = z
@@ -19,6 +24,8 @@ export const gatewayAuthSchema = z
     api_keys: z.array(apiKeySchema).default([]),
     /** The single user of `mode: none`. */
     user: userIdSchema.default("default"),
+    /** The role of the single user of `mode: none` (see `api_keys[].role`). */
+    role: z.string().min(1).max(64).optional(),
     /** Users who may change the MCP config and reset its cache (in `mode: none`, the single user). */
     admins: z.array(userIdSchema).default([]),
   })

@@ -13,7 +13,7 @@ export {
   gatewayConfigSchema,
 } from "./config.js";
 export { type ErrorBody, GatewayErrorCodes, HttpError, statusForAntlerError } from "./errors.js";
-export { mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
+export { backgroundTasksResponseSchema, mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
 export {
   CALLER_DATA_LIMITS,
   gatewayRunRequestSchema,

@@ -1,6 +1,6 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
-import type { Logger } from "@antler/kernel";
-import { MCP_TOOLS, type McpToolCatalog, parseExtensionsConfig } from "@antler/plugin-mcp";
+import type { Kernel, Logger } from "@antler/kernel";
+import { MCP_BACKGROUND_TASKS, MCP_TOOLS, type McpToolCatalog, parseExtensionsConfig } from "@antler/plugin-mcp";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { RuntimeErrorCodes } from "@antler/plugin-runtime";
 import type { Context, Hono } from "hono";
@@ -86,10 +86,57 @@ async function describe(catalog: McpToolCatalog): Promise<z.output<typeof mcpCon
   return { extensions_config: path, servers: [...known.values()] };
 }
 
+/** `GET /api/threads/{id}/background-tasks`: the thread's durable MCP tasks, bounded local fields only. */
+export const backgroundTasksResponseSchema = z.object({
+  thread_id: z.string(),
+  tasks: z.array(
+    z.object({
+      task_id: z.string(),
+      task_name: z.string(),
+      server: z.string(),
+      status: z.string(),
+      cancel_requested: z.boolean(),
+      result_summary: z.string().nullable(),
+      error: z.string().nullable(),
+      created_at: z.string(),
+      updated_at: z.string(),
+      finished_at: z.string().nullable(),
+    }),
+  ),
+});
+
+/**
+ * While the gateway serves, the durable MCP task poller runs in it (so a restarted server resumes the tasks a
+ * previous process left); any number of servers may poll one database, each task is leased to one at a time.
+ */
+export function mcpServeHook(kernel: Kernel): { plugin: string; onServe: () => () => Promise<void> } | undefined {
+  const tasks = kernel.scope.tryResolve(MCP_BACKGROUND_TASKS);
+  if (!tasks) return undefined;
+  return {
+    plugin: "@antler/plugin-mcp",
+    onServe: () => {
+      tasks.startPoller();
+      return () => tasks.stopPoller();
+    },
+  };
+}
+
 /** Mounts the MCP admin routes when `@antler/plugin-mcp` is loaded; otherwise they do not exist (404). */
 export function mountMcpRoutes(app: Hono<GatewayEnv>, deps: McpRouteDeps): void {
   const catalog = deps.client.kernel.scope.tryResolve(MCP_TOOLS);
   if (!catalog) return;
+  const tasks = deps.client.kernel.scope.tryResolve(MCP_BACKGROUND_TASKS);
+  if (tasks) {
+    app.get("/api/threads/:id/background-tasks", async (c) => {
+      const userId = c.get("principal").userId;
+      const threadId = c.req.param("id");
+      // Another user's thread is THREAD_NOT_FOUND (404), exactly like a missing one.
+      await deps.client.getThreadRecord(threadId, { userId });
+      const activeOnly = c.req.query("active_only") === "true";
+      const body = backgroundTasksResponseSchema.parse({ thread_id: threadId, tasks: await tasks.list(userId, threadId, { activeOnly }) });
+      return c.json(body);
+    });
+  }
   const { config } = deps;
   const admins = new Set(config.auth.mode === "none" ? [config.auth.user] : config.auth.admins);
   const requireAdmin = (c: Context<GatewayEnv>) => {

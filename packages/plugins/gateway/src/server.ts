@@ -6,6 +6,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";
 import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
+import { mcpServeHook } from "./mcp.js";
 import { type GatewayRequestWrapper, type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
 import { openRunEventLog } from "./run-events/open.js";
@@ -71,6 +72,8 @@ export function collectServeHooks(kernel: Kernel): Array<{ plugin: string; onSer
     const onServe = kernel.scope.tryResolve(gatewayRoutesToken(plugin.name))?.onServe;
     if (onServe) out.push({ plugin: plugin.name, onServe });
   }
+  const mcp = mcpServeHook(kernel);
+  if (mcp) out.push(mcp);
   return out;
 }
 

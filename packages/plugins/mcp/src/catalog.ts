@@ -12,8 +12,8 @@ import {
   threadPaths,
 } from "@antler/kernel";
 import { DynamicStructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { type McpPluginConfig, type McpServerConfig, readExtensionsConfig } from "./config.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type McpPluginConfig, type McpServerConfig, type McpTaskToolConfig, readExtensionsConfig } from "./config.js";
 import { errorText, type ToolContentBlock, toToolContent } from "./results.js";
 import { isConnectionLoss, isTimeout, McpSession } from "./session.js";
 import { type ContentSignature, SignatureCache } from "./signature.js";
@@ -48,6 +48,31 @@ export interface McpToolCatalogOptions {
   baseDir: string;
   logger: Logger;
   pluginName?: string;
+  /** Drives the tools listed under a server's `tasks:` in the background (durable MCP tasks). */
+  backgroundTasks?: BackgroundTaskStarter | undefined;
+}
+
+/** Who calls a tool: the (user, thread) whose session serves it. */
+export interface McpCaller {
+  userId: string | null;
+  threadId: string | null;
+}
+
+/** What a long tool's call hands to the durable task service; it answers with the text the model sees. */
+export interface BackgroundTaskStart {
+  readonly server: string;
+  readonly config: McpServerConfig;
+  readonly task: McpTaskToolConfig;
+  /** The model-visible tool name. */
+  readonly toolName: string;
+  readonly args: Record<string, unknown>;
+  readonly caller: McpCaller;
+  readonly runContext: Record<string, unknown>;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface BackgroundTaskStarter {
+  start(request: BackgroundTaskStart): Promise<string>;
 }
 
 interface ResolvedServers {
@@ -57,10 +82,7 @@ interface ResolvedServers {
 
 type Listing = { ok: true; tools: AntlerTool[]; names: string[] } | { ok: false; error: string };
 
-interface Caller {
-  userId: string | null;
-  threadId: string | null;
-}
+type Caller = McpCaller;
 
 const NO_ID = "\u0000";
 
@@ -230,7 +252,9 @@ export class McpToolCatalog {
     try {
       const tools = await this.withSession(name, config, caller, (session) => session.listTools());
       this.lastErrors.delete(name);
-      const built = tools.map((t) => this.buildTool(name, config, t));
+      // The status and cancel tools of durable tasks take the private job handle: only the task service calls them.
+      const internal = new Set((config.tasks?.tools ?? []).flatMap((t) => [t.status_tool, ...(t.cancel_tool ? [t.cancel_tool] : [])]));
+      const built = tools.filter((t) => !internal.has(t.name)).map((t) => this.buildTool(name, config, t));
       return { ok: true, tools: built, names: built.map((t) => t.name) };
     } catch (err) {
       const error = `MCP server ${name} is unavailable: ${redactText(message(err))}`;
@@ -351,14 +375,21 @@ export class McpToolCatalog {
     const name = mcpToolName(server, def.name, config.tool_name_prefix);
     const description = (def.description ?? def.title ?? "").trim() || `Tool ${def.name} of MCP server ${server}.`;
     const schema = { ...def.inputSchema, type: "object" as const, properties: def.inputSchema.properties ?? {} };
+    const task = config.tasks?.tools.find((t) => t.tool === def.name);
+    const background = task ? this.options.backgroundTasks : undefined;
     return new DynamicStructuredTool({
       name,
-      description,
+      description: background
+        ? `${description}\n\nRuns as a background task: the call returns a task id at once, and you get a message on this thread when it finishes (list_background_tasks shows its state; cancel_background_task stops it).`
+        : description,
       schema,
       func: async (input: unknown, _run?: unknown, runConfig?: ToolRunnableConfig) => {
         const ctx = (runConfig?.context ?? {}) as Record<string, unknown>;
         const caller: Caller = { userId: text(ctx.user_id) ?? DEFAULT_USER_ID, threadId: text(ctx.thread_id) };
         const args = (input !== null && typeof input === "object" ? input : {}) as Record<string, unknown>;
+        if (background && task) {
+          return background.start({ server, config, task, toolName: name, args, caller, runContext: ctx, signal: runConfig?.signal });
+        }
         return this.call(server, config, def.name, name, args, caller, runConfig?.signal);
       },
     }) as unknown as AntlerTool;
@@ -374,6 +405,21 @@ export class McpToolCatalog {
     caller: Caller,
     signal?: AbortSignal,
   ): Promise<string | ToolContentBlock[]> {
+    const result = await this.callRaw(server, config, mcpName, toolName, args, caller, signal);
+    if (result.isError) throw new Error(errorText(result.content));
+    return toToolContent(result.content, result.structuredContent, config.result_max_chars);
+  }
+
+  /** Calls one MCP tool and returns the server's result as it came (an `isError` result is returned, not thrown). */
+  async callRaw(
+    server: string,
+    config: McpServerConfig,
+    mcpName: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    caller: Caller,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
     let entry: SessionEntry;
     let session: McpSession;
     try {
@@ -408,8 +454,7 @@ export class McpToolCatalog {
         throw err;
       }
     });
-    if (result.isError) throw new Error(errorText(result.content));
-    return toToolContent(result.content, result.structuredContent, config.result_max_chars);
+    return result;
   }
 
   private async closeServerSessions(server: string): Promise<void> {

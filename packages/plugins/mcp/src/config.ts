@@ -20,6 +20,25 @@ export const mcpOAuthSchema = z
 
 export type McpOAuthConfig = z.output<typeof mcpOAuthSchema>;
 
+/**
+ * A long-running tool of a server that follows the job-handle pattern: `tool` starts a job and returns a handle,
+ * `status_tool` and `cancel_tool` take that handle. The handle stays in Antler's store; the model never sees it.
+ */
+export const mcpTaskToolSchema = z.strictObject({
+  /** The MCP tool that starts the job (its name on the server, without the `<server>_` prefix). */
+  tool: z.string().min(1),
+  /** The MCP tool that reports a job's state: `{ status, result?, error? }` as structured content or JSON text. */
+  status_tool: z.string().min(1),
+  /** The MCP tool that cancels a job; without it, `cancel_background_task` refuses this tool's tasks. */
+  cancel_tool: z.string().min(1).optional(),
+  /** Field of the start result (structured content, or its text parsed as JSON) that holds the handle. */
+  handle_field: z.string().min(1).default("job_id"),
+  /** Argument name under which status_tool and cancel_tool take the handle; default `handle_field`. */
+  handle_arg: z.string().min(1).optional(),
+});
+
+export type McpTaskToolConfig = z.output<typeof mcpTaskToolSchema>;
+
 /** One MCP server as configured under `servers.<name>` in the plugin config. */
 export const mcpServerSchema = z
   .object({
@@ -38,8 +57,23 @@ export const mcpServerSchema = z
     /** A tool result's text beyond this many characters is cut in the middle (head and tail kept), so one call cannot flood the context. */
     result_max_chars: z.number().int().min(1000).max(1_000_000).default(40_000),
     description: z.string().optional(),
+    /** Long-running tools driven in the background (durable MCP tasks). */
+    tasks: z.strictObject({ tools: z.array(mcpTaskToolSchema).min(1) }).optional(),
   })
   .superRefine((server, issues) => {
+    const seen = new Set<string>();
+    for (const [i, t] of (server.tasks?.tools ?? []).entries()) {
+      if (seen.has(t.tool))
+        issues.addIssue({ code: "custom", path: ["tasks", "tools", i, "tool"], message: `tool ${t.tool} is listed twice` });
+      seen.add(t.tool);
+      if (t.status_tool === t.tool || t.cancel_tool === t.tool) {
+        issues.addIssue({
+          code: "custom",
+          path: ["tasks", "tools", i],
+          message: `the start tool ${t.tool} cannot also be its own status_tool or cancel_tool`,
+        });
+      }
+    }
     if (server.transport === "stdio" && !server.command) {
       issues.addIssue({ code: "custom", path: ["command"], message: "a stdio server needs `command` (the program to spawn)" });
     }
@@ -71,9 +105,30 @@ export const mcpPluginConfigSchema = z.object({
       max_stdio_sessions: z.number().int().positive().max(10_000).default(64),
     })
     .default({ idle_seconds: 600, max_stdio_sessions: 64 }),
+  /** The service that drives durable MCP tasks (servers with `tasks:`): polling, leases, retries, notification runs. */
+  background_tasks: z
+    .strictObject({
+      poll_interval_seconds: z.number().positive().max(3600).default(5),
+      /** A claim on one task lasts this long without renewal; a crashed instance's task is taken over after it. */
+      lease_seconds: z.number().positive().max(3600).default(30),
+      /** Backoff after a failed remote call: doubles from the initial delay up to the maximum (with jitter). */
+      retry_initial_seconds: z.number().positive().max(3600).default(1),
+      retry_max_seconds: z.number().positive().max(86_400).default(60),
+      /** Consecutive failed remote calls after which a task is marked failed. */
+      max_remote_failures: z.number().int().positive().max(1000).default(20),
+      /** A finished task's result is kept (and shown) up to this many characters, head and tail. */
+      result_max_chars: z.number().int().min(100).max(100_000).default(2000),
+      /** Launch a non-interactive run on the task's thread when it finishes, so the agent reports the result. */
+      notify: z.boolean().default(true),
+      /** Names this instance in leases; default `<hostname>:<pid>:<random>`. Must differ between instances. */
+      instance_id: z.string().min(1).max(200).optional(),
+    })
+    .prefault({}),
 });
 
 export type McpPluginConfig = z.output<typeof mcpPluginConfigSchema>;
+
+export type BackgroundTasksConfig = McpPluginConfig["background_tasks"];
 
 /** DeerFlow's `mcpServers.<name>` entry. Unknown keys (routing, oauth, ...) are tolerated and ignored. */
 const extensionsServerSchema = z

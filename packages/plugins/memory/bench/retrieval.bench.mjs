@@ -1,7 +1,9 @@
 // Memory retrieval benchmark. Run `pnpm bench` after a build (or `node bench/retrieval.bench.mjs` here).
 // 10,000 facts for the measured user (and 10,000 of other users in the same index), then, per query:
-//   (a) search: the full-text lookup of the most relevant facts (what memory_search and injection run)
+//   (a) search: the most relevant facts from the scope's in-memory index, after the version check that keeps it in
+//       step with the database (what memory_search and injection run)
 //   (b) inject: the whole per-turn injection path (profile + search + formatting under the token budget)
+//   (c) SQL full-text: the database's own index, used for scopes above INDEX_MAX_FACTS (no target)
 // Target: p99 ≤ 5 ms with 10,000 facts. SQLite always; PostgreSQL too when ANTLER_TEST_PG_URL is set.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -79,10 +81,14 @@ async function bench(label, kernel) {
   const hits = (await store.search(scope, "typescript kubernetes", { limit: 15 })).length;
   // The floor under this machine's load: a trivial statement through the same driver and connection.
   const floor = await measure(() => store.db.selectNoFrom((eb) => eb.lit(1).as("one")).execute());
-  const search = await measure((q) => store.search(scope, q, { limit: 15 }));
+  const build = performance.now();
+  await service.search(scope, "warm up", { limit: 1 });
+  const buildMs = performance.now() - build;
+  const search = await measure((q) => service.search(scope, q, { limit: 15 }));
   const inject = await measure((q) => service.contextBlock(scope, q));
+  const fullText = await measure((q) => store.search(scope, q, { limit: 15 }));
   await service.close();
-  return { label, loadMs, hits, floor, search, inject };
+  return { label, loadMs, buildMs, hits, floor, search, inject, fullText };
 }
 
 const rows = [];
@@ -124,10 +130,14 @@ for (const row of rows) {
     ["floor: select 1 (machine + driver)", row.floor],
     ["search (top 15)", row.search],
     ["inject (profile + search + format)", row.inject],
+    ["SQL full-text (fallback, no target)", row.fullText],
   ]) {
     console.log(`| ${row.label} | ${path} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.p99)} | ${ms(r.max)} |`);
-    if (r !== row.floor && r.p99 > TARGET_P99_MS) met = false;
+    if ((r === row.search || r === row.inject) && r.p99 > TARGET_P99_MS) met = false;
   }
 }
-for (const row of rows) console.log(`${row.label}: loaded in ${row.loadMs.toFixed(0)} ms; sample query found ${row.hits} facts`);
+for (const row of rows)
+  console.log(
+    `${row.label}: loaded in ${row.loadMs.toFixed(0)} ms; index built in ${row.buildMs.toFixed(0)} ms (once per write); sample query found ${row.hits} facts`,
+  );
 console.log(`target p99 ≤ ${TARGET_P99_MS} ms with ${FACTS.toLocaleString("en")} facts: ${met ? "met" : "NOT met"}`);

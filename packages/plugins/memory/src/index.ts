@@ -20,16 +20,16 @@ export {
   parseExtractionReply,
   type TranscriptMessage,
 } from "./extraction.js";
+export { FactIndex, INDEX_MAX_FACTS, indexTerms, type ScopeSnapshot, ScopeSnapshotCache } from "./fact-index.js";
 export { memoryRoutes } from "./http.js";
 export { MEMORY_MIDDLEWARE_NAME, memoryMiddleware, transcriptOf } from "./middleware.js";
 export { default, PLUGIN_NAME } from "./plugin.js";
 export { REDACTED, redactMemoryText } from "./redact.js";
 export * from "./schemas.js";
-export { MAX_QUERY_TERMS, queryTerms } from "./search-terms.js";
+export { MAX_QUERY_TERMS, MAX_TERM_DOCS, queryTerms } from "./search-terms.js";
 export { type ExtractionOutcome, formatContext, MemoryService, type MemoryServiceOptions, memoryScope } from "./service.js";
 export {
   FACTS_TABLE,
-  MAX_TERM_DOCS,
   type MemoryFact,
   type MemoryHistory,
   type MemoryProfile,

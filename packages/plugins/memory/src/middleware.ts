@@ -2,7 +2,7 @@ import { DEFAULT_USER_ID, type HookRuntime, type Logger, type MiddlewareSpec } f
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { TranscriptMessage } from "./extraction.js";
 import { type MemoryService, memoryScope } from "./service.js";
-import { type MemoryScope, scopeToken } from "./store.js";
+import type { MemoryScope } from "./store.js";
 
 export const MEMORY_MIDDLEWARE_NAME = "Memory";
 
@@ -24,19 +24,20 @@ function textOf(message: BaseMessage): string {
   return message.text.trim();
 }
 
-/** The conversation as extraction reads it: user messages and final assistant answers, no tool traffic. */
-export function transcriptOf(messages: readonly BaseMessage[]): TranscriptMessage[] {
+/**
+ * The conversation as extraction reads it: user messages and final assistant answers, no tool traffic, oldest
+ * first, at most the newest `limit` of them (extraction never reads more, so a long thread costs no more).
+ */
+export function transcriptOf(messages: readonly BaseMessage[], limit = Number.POSITIVE_INFINITY): TranscriptMessage[] {
   const out: TranscriptMessage[] = [];
-  messages.forEach((m, i) => {
-    if (HumanMessage.isInstance(m)) {
-      const text = textOf(m);
-      if (text) out.push({ id: m.id ?? `#${i}`, role: "user", text });
-    } else if (AIMessage.isInstance(m) && (m.tool_calls?.length ?? 0) === 0) {
-      const text = textOf(m);
-      if (text) out.push({ id: m.id ?? `#${i}`, role: "assistant", text });
-    }
-  });
-  return out;
+  for (let i = messages.length - 1; i >= 0 && out.length < limit; i--) {
+    const m = messages[i] as BaseMessage;
+    const role = HumanMessage.isInstance(m) ? "user" : AIMessage.isInstance(m) && (m.tool_calls?.length ?? 0) === 0 ? "assistant" : null;
+    if (!role) continue;
+    const text = textOf(m);
+    if (text) out.push({ id: m.id ?? `#${i}`, role, text });
+  }
+  return out.reverse();
 }
 
 function latestHuman(messages: readonly BaseMessage[]): { index: number; message: HumanMessage } | null {
@@ -55,14 +56,15 @@ function latestHuman(messages: readonly BaseMessage[]): { index: number; message
  * (and the conversation before the turn) stays byte-identical and prefix-cacheable. It is never written to the
  * thread. One lookup per turn, shared by the turn's model calls.
  *
- * Extraction (`afterAgent`): the turn's conversation is queued for the debounced extraction and the hook returns
- * at once; the model call happens off the turn's critical path.
+ * Extraction (`afterModel`, on the turn's final answer): the conversation is queued for the debounced extraction
+ * and the hook returns at once; the model call happens off the turn's critical path. An `afterModel` hook that
+ * never jumps runs inside the model's own step, where an `afterAgent` hook would add a graph step to every turn.
  */
 export function memoryMiddleware(service: MemoryService, logger?: Logger): MiddlewareSpec {
   const injected = new Map<string, Promise<string | null>>();
   const inject = service.config.injection_enabled;
   const blockFor = (scope: MemoryScope, human: HumanMessage): Promise<string | null> => {
-    const key = `${scopeToken(scope)}:${human.id ?? human.text}`;
+    const key = `${scope.userId}\0${scope.agentName}\0${human.id ?? human.text}`;
     let block = injected.get(key);
     if (!block) {
       block = service.contextBlock(scope, human.text).catch((err: unknown) => {
@@ -92,13 +94,13 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
           },
         }
       : {}),
-    afterAgent(state, runtime) {
+    afterModel(state, runtime) {
+      const last = state.messages.at(-1);
+      // Only a final answer ends the turn; a reply with tool calls (clarification included) goes on.
+      if (!last || !AIMessage.isInstance(last) || (last.tool_calls?.length ?? 0) > 0) return undefined;
       const who = scopeOf(runtime);
       if (!who?.threadId) return undefined;
-      const last = state.messages.at(-1);
-      // A turn that stopped on a tool call (clarification, interrupt) is not finished: extract when it is.
-      if (!last || !AIMessage.isInstance(last) || (last.tool_calls?.length ?? 0) > 0) return undefined;
-      service.queueExtraction(who.scope, who.threadId, transcriptOf(state.messages));
+      service.queueExtraction(who.scope, who.threadId, transcriptOf(state.messages, service.config.max_extraction_messages));
       return undefined;
     },
   };

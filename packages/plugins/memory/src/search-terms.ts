@@ -1,6 +1,6 @@
 // Words that carry no topic: dropped from retrieval queries so "what is my favourite language" searches for
 // "favourite language". The same list is used on SQLite and PostgreSQL, so both rank by the same terms.
-const STOP_WORDS = new Set(
+export const STOP_WORDS = new Set(
   (
     "a about above after again against all am an and any are as at be because been before being below between both but by " +
     "can could did do does doing down during each few for from further had has have having he her here hers herself him " +
@@ -36,3 +36,10 @@ export function queryTerms(text: string): string[] {
 export function fts5Query(terms: readonly string[]): string {
   return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
 }
+
+/**
+ * A term found in more facts than this ranks almost nothing (bm25's idf is near zero) but makes the lookup score
+ * every fact that has it: "plans" in "what about sourdough for my plans?" would score thousands to find the
+ * sourdough ones. Such terms are dropped from the query unless no rarer term matches anything.
+ */
+export const MAX_TERM_DOCS = 1_000;

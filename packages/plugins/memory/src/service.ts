@@ -18,6 +18,7 @@ import {
   parseExtractionReply,
   type TranscriptMessage,
 } from "./extraction.js";
+import { INDEX_MAX_FACTS, type ScopeSnapshot, ScopeSnapshotCache } from "./fact-index.js";
 import { redactMemoryText } from "./redact.js";
 import {
   factCreateSchema,
@@ -107,6 +108,7 @@ export class MemoryService {
   private readonly pending = new Map<string, PendingExtraction>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly cursors = new Map<string, string>();
+  private readonly snapshots = new ScopeSnapshotCache();
   private closed = false;
   /** Extractions started (model calls made) by this service, for status and tests. */
   extractionCount = 0;
@@ -156,8 +158,36 @@ export class MemoryService {
     return found;
   }
 
-  async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string } = {}): Promise<SearchHit[]> {
-    return (await this.store()).search(scope, query, { limit: options.limit ?? 10, category: options.category });
+  /**
+   * The scope's profile and an in-memory index of its facts, as of the scope's current version (which the
+   * database's triggers bump on every write to its facts or profile, from any instance). Costs one primary-key
+   * read while nothing changed; rebuilt, re-stemming only changed facts, when something did.
+   */
+  private async snapshot(scope: MemoryScope): Promise<ScopeSnapshot> {
+    const store = await this.store();
+    const version = await store.version(scope);
+    return this.snapshots.get(`${scope.userId}\0${scope.agentName}`, version, async () => {
+      const [facts, profile] = await Promise.all([store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }), store.profile(scope)]);
+      return { facts, profile };
+    });
+  }
+
+  /**
+   * The scope's facts most relevant to `query`, best first (BM25 over stemmed words). Scopes above
+   * INDEX_MAX_FACTS use the database's full-text index instead.
+   */
+  async search(scope: MemoryScope, query: string, options: { limit?: number; category?: string | undefined } = {}): Promise<SearchHit[]> {
+    return this.searchIn(await this.snapshot(scope), scope, query, options);
+  }
+
+  private async searchIn(
+    { index }: ScopeSnapshot,
+    scope: MemoryScope,
+    query: string,
+    options: { limit?: number; category?: string | undefined },
+  ): Promise<SearchHit[]> {
+    const search = { limit: options.limit ?? 10, category: options.category };
+    return index ? index.search(query, search) : (await this.store()).search(scope, query, search);
   }
 
   async export(scope: MemoryScope): Promise<MemoryExport> {
@@ -300,12 +330,10 @@ export class MemoryService {
    * to `max_injection_tokens` (about 4 characters each). Null when there is nothing to say.
    */
   async contextBlock(scope: MemoryScope, query: string): Promise<string | null> {
-    const store = await this.store();
-    const [profile, facts] = await Promise.all([
-      store.profile(scope),
-      this.config.max_injected_facts > 0 ? store.search(scope, query, { limit: this.config.max_injected_facts }) : [],
-    ]);
-    return formatContext(profileOf(profile), historyOf(profile), facts, this.config.max_injection_tokens * 4);
+    const snapshot = await this.snapshot(scope);
+    const limit = this.config.max_injected_facts;
+    const facts = limit > 0 ? await this.searchIn(snapshot, scope, query, { limit }) : [];
+    return formatContext(profileOf(snapshot.profile), historyOf(snapshot.profile), facts, this.config.max_injection_tokens * 4);
   }
 
   // ------------------------------------------------------------------ extraction
@@ -380,7 +408,7 @@ export class MemoryService {
     if (fresh.length === 0 || !fresh.some((m) => m.role === "user")) return { added: 0, updated: 0, removed: 0 };
     const store = await this.store();
     const transcriptText = fresh.map((m) => m.text).join("\n");
-    const [profileRow, relevant] = await Promise.all([store.profile(job.scope), store.search(job.scope, transcriptText, { limit: 50 })]);
+    const [profileRow, relevant] = await Promise.all([store.profile(job.scope), this.search(job.scope, transcriptText, { limit: 50 })]);
     const prompt = extractionPrompt({ profile: profileOf(profileRow), history: historyOf(profileRow), facts: relevant, transcript: fresh });
     const model = await this.extractionModel();
     this.extractionCount++;
@@ -465,6 +493,7 @@ export class MemoryService {
         "memory extractions still running at close were given up (memory.shutdown_flush_timeout_ms)",
       );
     }
+    this.snapshots.clear();
     const opened = await this.opened?.catch(() => undefined);
     this.opened = undefined;
     if (opened && !this.givenDatabase) await opened.database.close();

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { AntlerDatabase, Migration, SqlDialect } from "@antler/kernel";
 import { type Kysely, sql, type Transaction } from "kysely";
-import { fts5Query, queryTerms } from "./search-terms.js";
+import { fts5Query, MAX_TERM_DOCS, queryTerms } from "./search-terms.js";
 
 export const FACTS_TABLE = "memory_facts";
 export const PROFILES_TABLE = "memory_profiles";
+export const VERSIONS_TABLE = "memory_versions";
 const FTS_TABLE = "memory_facts_fts";
 
 /** Timestamps are ISO-8601 UTC text, so they order as strings on SQLite and PostgreSQL alike. */
@@ -36,9 +37,17 @@ export type MemoryProfilesTable = {
   updated_at: string;
 };
 
+/** A scope's write counter: the database bumps it on every insert, update and delete of the scope's facts or profile. */
+export type MemoryVersionsTable = {
+  user_id: string;
+  agent_name: string;
+  version: number | string;
+};
+
 export type MemoryTables = {
   memory_facts: MemoryFactsTable;
   memory_profiles: MemoryProfilesTable;
+  memory_versions: MemoryVersionsTable;
 };
 
 /** One remembered fact, as every surface (client, HTTP, CLI, tools) shows it. */
@@ -148,6 +157,48 @@ export function memoryMigrations(dialect: SqlDialect): Migration[] {
         await db.schema.createIndex("memory_facts_scope").on(FACTS_TABLE).columns(["user_id", "agent_name", "updated_at"]).execute();
       },
     },
+    {
+      // Triggers, not the store's write methods, keep the counter: no writer (an import, another instance, a
+      // manual fix in SQL) can change facts or a profile without the cached snapshots of every instance noticing.
+      name: "memory/003-versions",
+      async up(db) {
+        await db.schema
+          .createTable(VERSIONS_TABLE)
+          .addColumn("user_id", "text", (c) => c.notNull())
+          .addColumn("agent_name", "text", (c) => c.notNull())
+          .addColumn("version", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("memory_versions_pk", ["user_id", "agent_name"])
+          .execute();
+        const bump = (row: "new" | "old") =>
+          sql.raw(`insert into ${VERSIONS_TABLE} (user_id, agent_name, version) values (${row}.user_id, ${row}.agent_name, 1)
+            on conflict (user_id, agent_name) do update set version = ${VERSIONS_TABLE}.version + 1`);
+        if (dialect === "sqlite") {
+          for (const [table, tag] of [
+            [FACTS_TABLE, "f"],
+            [PROFILES_TABLE, "p"],
+          ] as const) {
+            await sql`create trigger ${sql.raw(`memory_versions_${tag}i`)} after insert on ${sql.table(table)} begin ${bump("new")}; end`.execute(
+              db,
+            );
+            await sql`create trigger ${sql.raw(`memory_versions_${tag}d`)} after delete on ${sql.table(table)} begin ${bump("old")}; end`.execute(
+              db,
+            );
+            // An update that moves a row to another scope bumps both.
+            const update = sql`create trigger ${sql.raw(`memory_versions_${tag}u`)} after update on ${sql.table(table)}`;
+            await sql`${update} begin ${bump("old")}; ${bump("new")}; end`.execute(db);
+          }
+        } else {
+          await sql`create function memory_versions_bump() returns trigger language plpgsql as $$ begin
+            if tg_op <> 'INSERT' then ${bump("old")}; end if;
+            if tg_op <> 'DELETE' then ${bump("new")}; end if;
+            return null; end $$`.execute(db);
+          for (const table of [FACTS_TABLE, PROFILES_TABLE]) {
+            await sql`create trigger memory_versions_bump after insert or update or delete on ${sql.table(table)}
+              for each row execute function memory_versions_bump()`.execute(db);
+          }
+        }
+      },
+    },
   ];
 }
 
@@ -204,6 +255,17 @@ export class MemoryStore {
       .where("user_id", "=", scope.userId)
       .where("agent_name", "=", scope.agentName)
       .executeTakeFirst();
+  }
+
+  /** The scope's write counter (0 before its first fact): equal counters mean equal facts. */
+  async version(scope: MemoryScope): Promise<number> {
+    const row = await this.db
+      .selectFrom(VERSIONS_TABLE)
+      .select("version")
+      .where("user_id", "=", scope.userId)
+      .where("agent_name", "=", scope.agentName)
+      .executeTakeFirst();
+    return Number(row?.version ?? 0);
   }
 
   async saveProfile(
@@ -396,13 +458,6 @@ export class MemoryStore {
     return result.rows.map(hit);
   }
 }
-
-/**
- * A term found in more facts than this ranks almost nothing (bm25's idf is near zero) but makes the lookup score
- * every fact that has it: "plans" in "what about sourdough for my plans?" would score thousands to find the
- * sourdough ones. Such terms are dropped from the query unless no rarer term matches anything.
- */
-export const MAX_TERM_DOCS = 1_000;
 
 function fact(row: Pick<MemoryFactsTable, (typeof FACT_COLUMNS)[number]>): MemoryFact {
   return {

@@ -1,14 +1,15 @@
-import { type AntlerDatabase, runMigrations } from "@antler/kernel";
+import { type AntlerDatabase, type Kernel, runMigrations } from "@antler/kernel";
+import { sql } from "kysely";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { MemoryStore, memoryMigrations } from "../src/index.js";
+import { MemoryService, MemoryStore, memoryMigrations, memorySectionSchema } from "../src/index.js";
 
 const alice = { userId: "alice", agentName: "" };
 const bob = { userId: "bob", agentName: "" };
 const aliceChef = { userId: "alice", agentName: "chef" };
 
 /** The store's behaviour on one database; run against SQLite (unit) and PostgreSQL (integration). */
-export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; cleanup(): Promise<void> }>): void {
-  let opened: { database: AntlerDatabase; cleanup(): Promise<void> };
+export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; kernel: Kernel; cleanup(): Promise<void> }>): void {
+  let opened: { database: AntlerDatabase; kernel: Kernel; cleanup(): Promise<void> };
   let store: MemoryStore;
 
   beforeEach(async () => {
@@ -90,5 +91,52 @@ export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; c
     await store.clear(alice);
     expect(await store.countFacts(alice)).toBe(0);
     expect(await store.search(alice, "tea", { limit: 5 })).toEqual([]);
+  });
+
+  it("bumps a scope's version on every insert, update and delete of its facts or profile, and no other scope's", async () => {
+    expect(await store.version(alice)).toBe(0);
+    const [first] = await store.insertFacts(alice, [fact("Runs marathons"), fact("Bakes sourdough")]);
+    const afterInsert = await store.version(alice);
+    expect(afterInsert).toBeGreaterThan(0);
+    await store.updateFact(alice, first?.id ?? "", { confidence: 0.9 });
+    const afterUpdate = await store.version(alice);
+    expect(afterUpdate).toBeGreaterThan(afterInsert);
+    await store.deleteFacts(alice, [first?.id ?? ""]);
+    expect(await store.version(alice)).toBeGreaterThan(afterUpdate);
+    const afterDelete = await store.version(alice);
+    await store.saveProfile(alice, { top_of_mind: "Q3 release" });
+    expect(await store.version(alice)).toBeGreaterThan(afterDelete);
+    expect(await store.version(bob)).toBe(0);
+    expect(await store.version(aliceChef)).toBe(0);
+  });
+
+  it("serves search from an in-memory index that follows every write to the database, whoever makes it", async () => {
+    const service = new MemoryService({
+      kernel: opened.kernel,
+      config: memorySectionSchema.parse({}),
+      logger: opened.kernel.logger,
+      database: opened.database,
+    });
+    const found = async (query: string) => (await service.search(alice, query, { limit: 5 })).map((h) => h.content);
+    await store.insertFacts(alice, [fact("Runs marathons in spring"), fact("Bakes sourdough on Sundays")]);
+    await store.insertFacts(bob, [fact("Runs marathons too")]);
+    expect(await found("any marathon plans?")).toEqual(["Runs marathons in spring"]);
+    // Another instance's write (a second store on the database) is seen by the next search.
+    await new MemoryStore(opened.database).insertFacts(alice, [fact("Ran the Lisbon marathon")]);
+    expect((await found("marathon")).sort()).toEqual(["Ran the Lisbon marathon", "Runs marathons in spring"]);
+    // So is a manual fix in SQL that bypasses the store.
+    await sql`update memory_facts set content = 'Walks the dog on Sundays' where content = 'Ran the Lisbon marathon'`.execute(
+      opened.database.db,
+    );
+    expect(await found("marathon")).toEqual(["Runs marathons in spring"]);
+    // The shorter fact ranks first (BM25 length normalisation).
+    expect(await found("sundays")).toEqual(["Bakes sourdough on Sundays", "Walks the dog on Sundays"]);
+    await sql`delete from memory_facts where user_id = 'alice'`.execute(opened.database.db);
+    expect(await found("marathon")).toEqual([]);
+    // The injected block's profile follows writes the same way.
+    expect(await service.contextBlock(alice, "anything")).toBeNull();
+    await new MemoryStore(opened.database).saveProfile(alice, { top_of_mind: "Ship the Q3 release" });
+    expect(await service.contextBlock(alice, "anything")).toContain("Ship the Q3 release");
+    await service.close();
   });
 }

@@ -15,6 +15,7 @@ describeWithPostgres("memory store on PostgreSQL (tsvector + GIN)", (url) => {
     const database = await kernel.openDatabase();
     return {
       database,
+      kernel,
       cleanup: async () => {
         await kernel.close();
         await schema.drop();

@@ -17,6 +17,7 @@ describe("memory store on SQLite (FTS5)", () => {
     const database = await kernel.openDatabase();
     return {
       database,
+      kernel,
       cleanup: async () => {
         await kernel.close();
         dir.remove();

@@ -17,4 +17,6 @@ export const RuntimeErrorCodes = Object.freeze({
   AGENT_INVALID: "ANTLER_ERR_AGENT_INVALID",
   /** Creating an agent that exists, or changing one that ships with the distribution. */
   AGENT_CONFLICT: "ANTLER_ERR_AGENT_CONFLICT",
+  /** The caller's role may not use the model a run asked for (authorization layer 1); 403 over HTTP. */
+  MODEL_FORBIDDEN: "ANTLER_ERR_MODEL_FORBIDDEN",
 });

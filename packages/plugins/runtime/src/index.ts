@@ -1,3 +1,4 @@
+export { admitRun, provideRunAdmission, type RunAdmissionCheck, type RunAdmissionRequest } from "./admission.js";
 export {
   type AgentFeatures,
   type AntlerAgent,

@@ -13,12 +13,17 @@ export const SERVER_OWNED_CONTEXT_KEYS: readonly string[] = Object.freeze([
   "sandbox_lease",
   "sandbox_scope",
   "user_id",
+  // Authorization: the role comes from the gateway's API-key mapping or an in-process caller's `userRole`.
+  "user_role",
+  "is_internal",
 ]);
 
 export interface Principal {
   /** `internal` is only for in-process callers such as the scheduler; never for a network client. */
   readonly kind: "internal" | "user";
   readonly userId: string;
+  /** The caller's role for authorization (`authorization.roles`); the gateway sets it from the API key's `role`. */
+  readonly role?: string | undefined;
 }
 
 export const INTERNAL_PRINCIPAL: Principal = Object.freeze({ kind: "internal", userId: "internal" });
@@ -51,5 +56,6 @@ export function sanitizeRunContext(
   Object.assign(context, options.server ?? {});
   context[TRACE_METADATA_KEY] = options.traceId;
   if (!trusted || context.user_id === undefined) context.user_id = options.principal.userId;
+  if (trusted) context.is_internal = true;
   return { context, dropped };
 }

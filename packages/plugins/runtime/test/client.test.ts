@@ -260,3 +260,53 @@ describe("caller metadata", () => {
     expect(seen).not.toHaveProperty("priority");
   });
 });
+
+describe("agent reuse", () => {
+  it("rebuilds the agent when a tool keeps its name but changes its schema (an MCP server's new version)", async () => {
+    let version: 1 | 2 = 1;
+    const v1 = defineTool({
+      name: "lookup",
+      description: "Looks a thing up by number.",
+      schema: z.object({ id: z.number() }),
+      run: ({ id }) => `v1 found ${id}`,
+    });
+    const v2 = defineTool({
+      name: "lookup",
+      description: "Looks a thing up by name.",
+      schema: z.object({ name: z.string() }),
+      run: ({ name }) => `v2 found ${name}`,
+    });
+    const changing = definePlugin({
+      name: "changing-tools",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.tools.add(async () => (version === 1 ? v1 : v2));
+      },
+    });
+    const scripted = scriptedModelsPlugin({
+      m: [
+        { toolCalls: [{ name: "lookup", args: { id: 7 } }] },
+        { text: "first" },
+        { toolCalls: [{ name: "lookup", args: { name: "seven" } }] },
+        { text: "second" },
+      ],
+    });
+    const c = await AntlerClient.create({
+      config: { models: [{ name: "m", provider: "scripted" }], storage: { backend: "memory" }, title: { enabled: false } },
+      plugins: [scripted, changing],
+      cwd: tempDir(),
+      env: {},
+      discover: false,
+    });
+    clients.push(c);
+    const toolResults = async (threadId: string) =>
+      (await c.getThread(threadId)).messages.filter((m) => m.type === "tool").map((m) => m.content);
+    await c.invoke("one", { threadId: "a" });
+    expect(await toolResults("a")).toEqual(["v1 found 7"]);
+    version = 2;
+    await c.invoke("two", { threadId: "b" });
+    // An agent reused from the first build would validate against { id: number } and refuse the call.
+    expect(await toolResults("b")).toEqual(["v2 found seven"]);
+  });
+});

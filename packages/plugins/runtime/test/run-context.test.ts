@@ -16,4 +16,13 @@ describe("server-owned runtime context", () => {
     expect(context).toMatchObject({ non_interactive: true, sandbox_id: "someone-elses", [TRACE_METADATA_KEY]: "server-trace" });
     expect(dropped).toEqual([TRACE_METADATA_KEY]);
   });
+
+  it("drops a user_role or is_internal an ordinary caller sends, and marks the internal principal's runs is_internal", () => {
+    const forged = { user_role: "admin", is_internal: true, locale: "de" };
+    const user = sanitizeRunContext(forged, { principal: { kind: "user", userId: "alice", role: "user" }, traceId: "t" });
+    expect(user.context).toEqual({ locale: "de", [TRACE_METADATA_KEY]: "t", user_id: "alice" });
+    expect(user.dropped.sort()).toEqual(["is_internal", "user_role"]);
+    const internal = sanitizeRunContext({ user_role: "ops" }, { principal: INTERNAL_PRINCIPAL, traceId: "t" });
+    expect(internal.context).toMatchObject({ user_role: "ops", is_internal: true });
+  });
 });

@@ -59,6 +59,8 @@ export interface SubagentRequest {
   readonly description?: string | undefined;
   readonly acceptanceCriteria?: readonly string[] | undefined;
   readonly userId: string;
+  /** The parent run's `user_role` (authorization); the subagent acts with the same role. */
+  readonly userRole?: string | undefined;
   /** The parent thread; the subagent gets its own checkpoint thread derived from it. */
   readonly threadId: string;
   /** Cancels the subagent cooperatively (parent cancelled, batch cancelled, lease lost). */

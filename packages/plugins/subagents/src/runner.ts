@@ -216,6 +216,7 @@ export class KernelSubagentRunner implements SubagentRunner {
     const context: Record<string, unknown> = {
       thread_id: request.threadId,
       user_id: request.userId,
+      ...(request.userRole !== undefined ? { user_role: request.userRole } : {}),
       [TRACE_METADATA_KEY]: traceId,
       model_name: modelName,
       non_interactive: true,

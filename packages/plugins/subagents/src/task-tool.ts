@@ -200,6 +200,7 @@ export function createTaskTool(deps: TaskToolDeps): AntlerTool {
               description: label,
               acceptanceCriteria: normalized.criteria,
               userId,
+              userRole: str(ctx, "user_role"),
               threadId,
               signal,
               traceId,

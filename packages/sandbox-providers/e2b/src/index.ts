@@ -27,11 +27,13 @@ export {
 export {
   BOOTSTRAP_COMMAND,
   E2B_PROVIDER_ID,
+  E2B_SERVICE,
   type E2BProviderOptions,
   E2BSandboxProvider,
   e2bSandboxId,
   type HostMount,
   hostMounts,
+  type RemoteSandboxService,
   threadMetadata,
 } from "./provider.js";
 export type {

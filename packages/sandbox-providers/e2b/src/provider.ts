@@ -29,8 +29,27 @@ const USER_DATA_DIRS = [VIRTUAL_DIRS.workspace, VIRTUAL_DIRS.uploads, VIRTUAL_DI
  */
 export const BOOTSTRAP_COMMAND = `mkdir -p ${USER_DATA_DIRS.join(" ")} && chmod 777 ${USER_DATA_DIRS.join(" ")}`;
 
+/**
+ * Who the remote sandboxes belong to, for providers that reuse this one over another vendor's API (BoxLite,
+ * Tenki): the provider id (`sandbox.provider`, the sandbox id prefix), the name in logs and errors, and the hint
+ * given when creating a sandbox fails. Default: E2B's.
+ */
+export interface RemoteSandboxService {
+  readonly id: string;
+  readonly label: string;
+  readonly createHint: string;
+}
+
+export const E2B_SERVICE: RemoteSandboxService = Object.freeze({
+  id: E2B_PROVIDER_ID,
+  label: "E2B",
+  createHint: "Check api_key, api_url/domain and template, and that your E2B account has sandbox capacity left.",
+});
+
 export interface E2BProviderOptions {
   config: E2BConfig;
+  /** The vendor behind `remote`, when it is not E2B. */
+  service?: RemoteSandboxService;
   /** Antler's data folder; outputs land in `<baseDir>/users/<user>/threads/<thread>/user-data/outputs`. */
   baseDir: string;
   logger: Logger;
@@ -102,8 +121,8 @@ async function listHostFiles(dir: string, max: number): Promise<Array<{ rel: str
 }
 
 /** The id a thread's sandbox keeps across remote sandboxes (reclaims, replacements, resets): `e2b:<user>/<thread>`. */
-export function e2bSandboxId(userId: string, threadId: string): string {
-  return `${E2B_PROVIDER_ID}:${userId}/${threadId}`;
+export function e2bSandboxId(userId: string, threadId: string, providerId: string = E2B_PROVIDER_ID): string {
+  return `${providerId}:${userId}/${threadId}`;
 }
 
 /**
@@ -117,10 +136,11 @@ export function e2bSandboxId(userId: string, threadId: string): string {
  *   `pool_size`, oldest evicted and killed) or kills it.
  */
 export class E2BSandboxProvider implements SandboxProvider {
-  readonly id = E2B_PROVIDER_ID;
+  readonly id: string;
   readonly isolated = true;
 
   private readonly options: E2BProviderOptions;
+  private readonly service: RemoteSandboxService;
   private readonly logger: Logger;
   private remoteClient: E2BRemote | null = null;
   /** Keyed by the thread-stable sandbox id. */
@@ -134,14 +154,16 @@ export class E2BSandboxProvider implements SandboxProvider {
   constructor(options: E2BProviderOptions) {
     this.options = options;
     this.logger = options.logger;
+    this.service = options.service ?? E2B_SERVICE;
+    this.id = this.service.id;
   }
 
   async acquire(threadId: string, options: AcquireOptions): Promise<E2BSandbox> {
     if (this.closed) {
-      throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, "the e2b sandbox provider is closed", { where: this.where() });
+      throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, `the ${this.id} sandbox provider is closed`, { where: this.where() });
     }
     const paths = threadPaths(this.options.baseDir, options.userId, threadId);
-    const key = e2bSandboxId(paths.userId, paths.threadId);
+    const key = e2bSandboxId(paths.userId, paths.threadId, this.id);
     await this.releasing.get(key);
     const live = this.active.get(key);
     if (live) {
@@ -173,7 +195,7 @@ export class E2BSandboxProvider implements SandboxProvider {
   async syncOutputs(id: string): Promise<OutputSyncReport> {
     const lease = this.active.get(id);
     if (!lease) {
-      throw new AntlerError(ErrorCodes.SANDBOX_NOT_FOUND, `sandbox ${id} is not live in the e2b provider`, { where: this.where() });
+      throw new AntlerError(ErrorCodes.SANDBOX_NOT_FOUND, `sandbox ${id} is not live in the ${this.id} provider`, { where: this.where() });
     }
     return this.sync(lease);
   }
@@ -209,7 +231,7 @@ export class E2BSandboxProvider implements SandboxProvider {
         // A parked sandbox can expire or break while it waits; the thread gets a fresh one instead.
         this.logger.warn(
           { sandboxId: parked.sandbox.remote.sandboxId, err: (err as Error).message },
-          "e2b: parked sandbox failed its bootstrap check; discarding it and creating a new one",
+          `${this.id}: parked sandbox failed its bootstrap check; discarding it and creating a new one`,
         );
         await this.kill(parked.sandbox.remote, "broken parked sandbox");
       }
@@ -227,11 +249,15 @@ export class E2BSandboxProvider implements SandboxProvider {
         signal,
       });
     } catch (err) {
-      throw new AntlerError(ErrorCodes.SANDBOX_UNAVAILABLE, `cannot create an E2B sandbox: ${(err as Error)?.message ?? String(err)}`, {
-        where: this.where(),
-        cause: err,
-        hint: "Check api_key, api_url/domain and template, and that your E2B account has sandbox capacity left.",
-      });
+      throw new AntlerError(
+        ErrorCodes.SANDBOX_UNAVAILABLE,
+        `cannot create a${/^[AEIOU]/.test(this.service.label) ? "n" : ""} ${this.service.label} sandbox: ${(err as Error)?.message ?? String(err)}`,
+        {
+          where: this.where(),
+          cause: err,
+          hint: this.service.createHint,
+        },
+      );
     }
     try {
       await this.bootstrap(created);
@@ -239,7 +265,7 @@ export class E2BSandboxProvider implements SandboxProvider {
       await this.kill(created, "failed bootstrap");
       throw new AntlerError(
         ErrorCodes.SANDBOX_UNAVAILABLE,
-        `E2B sandbox ${created.sandboxId} failed its bootstrap and was killed: ${(err as Error).message}`,
+        `${this.service.label} sandbox ${created.sandboxId} failed its bootstrap and was killed: ${(err as Error).message}`,
         {
           where: this.where(),
           cause: err,
@@ -263,7 +289,7 @@ export class E2BSandboxProvider implements SandboxProvider {
     } catch (err) {
       this.logger.warn(
         { thread_id: paths.threadId, err: (err as Error)?.message },
-        "e2b: listing sandboxes by metadata failed; creating one",
+        `${this.id}: listing sandboxes by metadata failed; creating one`,
       );
       return null;
     }
@@ -271,10 +297,13 @@ export class E2BSandboxProvider implements SandboxProvider {
       try {
         const connected = await remote.connect(id, { timeoutMs: this.options.config.timeout_seconds * 1000, signal });
         await this.bootstrap(connected);
-        this.logger.info({ sandboxId: id, thread_id: paths.threadId }, "e2b: reattached to the thread's running sandbox");
+        this.logger.info({ sandboxId: id, thread_id: paths.threadId }, `${this.id}: reattached to the thread's running sandbox`);
         return connected;
       } catch (err) {
-        this.logger.warn({ sandboxId: id, err: (err as Error)?.message }, "e2b: a sandbox listed for this thread could not be reattached");
+        this.logger.warn(
+          { sandboxId: id, err: (err as Error)?.message },
+          `${this.id}: a sandbox listed for this thread could not be reattached`,
+        );
       }
     }
     return null;
@@ -308,7 +337,10 @@ export class E2BSandboxProvider implements SandboxProvider {
       }
     });
     lease.pushing = run.catch((err: unknown) => {
-      this.logger.warn({ sandboxId: lease.sandbox.id, err: (err as Error)?.message }, "e2b: uploading host files into the sandbox failed");
+      this.logger.warn(
+        { sandboxId: lease.sandbox.id, err: (err as Error)?.message },
+        `${this.id}: uploading host files into the sandbox failed`,
+      );
     });
     return lease.pushing;
   }
@@ -326,7 +358,7 @@ export class E2BSandboxProvider implements SandboxProvider {
       // Release must not fail the run; the manifest is untouched, so the next release retries.
       this.logger.error(
         { sandboxId: lease.sandbox.id, remoteId: lease.sandbox.remote.sandboxId, err: (err as Error).message },
-        "e2b: output sync failed on release",
+        `${this.id}: output sync failed on release`,
       );
     }
     if (!park) {
@@ -364,7 +396,7 @@ export class E2BSandboxProvider implements SandboxProvider {
     try {
       await remote.kill();
     } catch (err) {
-      this.logger.warn({ sandboxId: remote.sandboxId, why, err: (err as Error)?.message }, "e2b: killing the remote sandbox failed");
+      this.logger.warn({ sandboxId: remote.sandboxId, why, err: (err as Error)?.message }, `${this.id}: killing the remote sandbox failed`);
     }
   }
 

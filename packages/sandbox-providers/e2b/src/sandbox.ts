@@ -194,7 +194,7 @@ export class E2BSandbox implements Sandbox {
     if (normalized === skills || normalized.startsWith(`${skills}/`)) return normalized;
     throw new AntlerError(ErrorCodes.PATH_UNSAFE, `path ${JSON.stringify(virtualPath)} is outside ${VIRTUAL_ROOT}`, {
       where: this.id,
-      hint: `The e2b provider serves ${Object.values(VIRTUAL_DIRS).join(", ")}, and /mnt/skills (read-only) when the skills plugin is loaded.`,
+      hint: `The sandbox serves ${Object.values(VIRTUAL_DIRS).join(", ")}, and /mnt/skills (read-only) when the skills plugin is loaded.`,
     });
   }
 

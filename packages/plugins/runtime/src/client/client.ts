@@ -19,6 +19,7 @@ import {
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
+import { admitRun } from "../admission.js";
 import {
   type AgentDetails,
   type AgentSaveRequest,
@@ -47,6 +48,7 @@ import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigration
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
 import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
+import { toolFingerprint } from "./tool-fingerprint.js";
 
 export interface AntlerClientOptions {
   /** A booted kernel. The client starts it if it is not started yet. */
@@ -85,6 +87,12 @@ export interface RunCallOptions {
   context?: Record<string, unknown>;
   /** Who is calling. Default: the user; only in-process callers such as the scheduler may be `INTERNAL_PRINCIPAL`. */
   principal?: Principal;
+  /**
+   * The caller's role for authorization (`authorization.roles`, with `@antler/plugin-guardrails`), stamped on the
+   * run's context as `user_role`. Default: the principal's `role`; a `user_role` sent in `context` is dropped
+   * unless the principal is internal. The gateway sets it from the API key's `role`.
+   */
+  userRole?: string;
   /** A trace id carried in from outside (a header); unusable ids are replaced. */
   traceId?: string;
   signal?: AbortSignal;
@@ -324,6 +332,18 @@ export class AntlerClient {
       agentName === undefined || bootstrap ? undefined : await requireCustomAgent(this.kernel, { userId, name: agentName });
     let custom = await loadAgent();
     const modelName = this.kernel.modelConfig(options.model ?? custom?.model).name;
+    const principal = options.principal ?? { kind: "user" as const, userId };
+    const internalRole = principal.kind === "internal" ? options.context?.user_role : undefined;
+    const userRole = options.userRole ?? principal.role ?? (typeof internalRole === "string" ? internalRole : undefined);
+    // Refusals (a role that may not use this model) come before anything is recorded: a 403, not a failed run.
+    await admitRun(this.kernel, {
+      userId,
+      userRole,
+      modelName,
+      agentName,
+      internal: principal.kind === "internal",
+      traceId: options.traceId,
+    });
     const { saver, threads, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
     const run = await ensureTraceContext(options.traceId, (scopeId) =>
@@ -364,7 +384,6 @@ export class AntlerClient {
       observe("runStarted", (o) => o.runStarted({ runId, threadId, userId, traceId }));
     };
     try {
-      const principal = options.principal ?? { kind: "user" as const, userId };
       const { context } = sanitizeRunContext(options.context, {
         principal,
         traceId,
@@ -372,6 +391,7 @@ export class AntlerClient {
           thread_id: threadId,
           user_id: userId,
           model_name: modelName,
+          ...(userRole !== undefined ? { user_role: userRole } : {}),
           ...(agentName !== undefined ? { agent_name: agentName } : {}),
           ...(bootstrap ? { is_bootstrap: true } : {}),
         },
@@ -705,12 +725,12 @@ export class AntlerClient {
       subagentEnabled: subagentsEnabled(this.kernel.config),
       groups: custom?.toolGroups,
     });
-    // What changes the built agent: who (prompts and files are per user), the model, the tool set, the custom
-    // agent's files, and the run flags that switch middleware or tools on and off.
+    // What changes the built agent: who (prompts and files are per user), the model, the tool set (names and
+    // schemas), the custom agent's files, and the run flags that switch middleware or tools on and off.
     const key = JSON.stringify([
       userId,
       modelConfig.name,
-      tools.map((t) => t.name),
+      tools.map(toolFingerprint),
       context.non_interactive === true,
       context.is_bootstrap === true,
       context.agent_name ?? null,
