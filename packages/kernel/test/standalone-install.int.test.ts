@@ -169,8 +169,19 @@ function projectLockfile(tarballName: string, tarballBytes: Buffer): { lockfile:
       kernelDeps[name] = dep.version;
     }
   }
-  const peerSuffix = manifest.peerDependencies?.vitest ? `(vitest@${vitest.version})` : "";
-  if (peerSuffix) kernelDeps.vitest = vitest.version;
+  // The kernel's peers (LangChain, zod) resolve to the versions the workspace develops the kernel against; vitest
+  // to the root's. The project gets them as the kernel's resolved peers, as pnpm's auto-install-peers would.
+  for (const name of Object.keys(manifest.peerDependencies ?? {})) {
+    if (name === "vitest") continue;
+    const dep = kernelImporter.devDependencies?.[name];
+    if (!dep) throw new Error(`the workspace lockfile has no devDependency ${name} of @antler/kernel to satisfy its peer`);
+    kernelDeps[name] = dep.version;
+  }
+  if (manifest.peerDependencies?.vitest) kernelDeps.vitest = vitest.version;
+  const peerSuffix = Object.keys(manifest.peerDependencies ?? {})
+    .sort()
+    .map((name) => `(${name}@${kernelDeps[name]})`)
+    .join("");
 
   // A snapshot's dependency is `name: version(peers)`, or `alias: real-name@version` for an npm: alias.
   const snapshotKey = (name: string, version: string) => (/^\d/.test(version) ? `${name}@${version}` : version);

@@ -1,6 +1,17 @@
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
+import { createRequire } from "node:module";
+import type { Readability as ReadabilityClass } from "@mozilla/readability";
+import type { parseHTML as ParseHTML } from "linkedom";
 import { type DomNode, domToMarkdown } from "./markdown.js";
+
+// linkedom and Readability (a few hundred modules) load on the first extraction, not with the package, so that
+// loading the plugin (`antler config check`, `antler plugins list`) stays light. `require` keeps this synchronous;
+// both ship CommonJS builds.
+let domLibraries: { parseHTML: typeof ParseHTML; Readability: typeof ReadabilityClass } | undefined;
+function loadDomLibraries(): NonNullable<typeof domLibraries> {
+  const require = createRequire(import.meta.url);
+  domLibraries ??= { parseHTML: require("linkedom").parseHTML, Readability: require("@mozilla/readability").Readability };
+  return domLibraries;
+}
 
 export interface ExtractedPage {
   readonly title: string | undefined;
@@ -28,6 +39,7 @@ export function extractReadable(html: string, url?: string): ExtractedPage {
   // Scripts, styles, inline SVG and comments are often most of a page's bytes and never readable text; dropping
   // them before parsing keeps the (synchronous) DOM work proportional to the content.
   const lean = html.replace(STRIP_BEFORE_PARSE, "");
+  const { parseHTML, Readability } = loadDomLibraries();
   const parse = () => (parseHTML(lean) as unknown as { document: LinkedomDocument }).document;
   const forReader = parse();
   const fallbackTitle = (forReader.title ?? "").trim() || undefined;

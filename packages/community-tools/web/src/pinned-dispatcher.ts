@@ -1,5 +1,6 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
-import { Agent } from "undici";
+import { createRequire } from "node:module";
+import type { Agent } from "undici";
 import type { UrlCheckOptions } from "./contract.js";
 import { SsrfBlockedError } from "./guarded-fetch.js";
 import { classifyAddress, systemLookup } from "./ssrf.js";
@@ -14,6 +15,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * are covered by the per-hop check. Close it (`await dispatcher.close()`) when done.
  */
 export function createPinnedDispatcher(options: UrlCheckOptions = {}): Agent {
+  // undici (CommonJS, a few hundred files) loads with the first dispatcher, not with the package.
+  const { Agent } = createRequire(import.meta.url)("undici") as typeof import("undici");
   const resolve = options.lookup ?? systemLookup;
   const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
     resolve(hostname).then(

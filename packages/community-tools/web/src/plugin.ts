@@ -44,11 +44,15 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
       );
 
       let built: Map<string, AntlerTool> | undefined;
-      // One connection pool per kernel whose connections re-check resolved addresses (DNS rebinding).
-      const dispatcher = config.pin_resolved_addresses
-        ? createPinnedDispatcher({ allowPrivateAddresses: config.allow_private_addresses, lookup: options.lookup })
-        : undefined;
-      if (dispatcher) ctx.hooks.stop.tap(() => dispatcher.close());
+      // One connection pool per kernel whose connections re-check resolved addresses (DNS rebinding), made by the
+      // first fetch: loading the plugin (`antler config check`) never loads undici.
+      let dispatcher: ReturnType<typeof createPinnedDispatcher> | undefined;
+      const pinnedDispatcher = () => {
+        if (!config.pin_resolved_addresses) return undefined;
+        dispatcher ??= createPinnedDispatcher({ allowPrivateAddresses: config.allow_private_addresses, lookup: options.lookup });
+        return dispatcher;
+      };
+      ctx.hooks.stop.tap(() => dispatcher?.close());
       // Provider plugins may set up after this one, so the names in config are resolved once every setup ran.
       ctx.hooks.boot.tap(() => {
         const pick = (key: keyof typeof CAPABILITY): WebSearchProvider | undefined => {
@@ -76,7 +80,9 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
           lookup: options.lookup,
           fetch: options.fetch,
           sleep: options.sleep,
-          dispatcher,
+          get dispatcher() {
+            return pinnedDispatcher();
+          },
           logger: ctx.logger,
           where,
         });

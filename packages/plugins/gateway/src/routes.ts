@@ -1,3 +1,5 @@
+// Also the subpath `@antler/plugin-gateway/routes`: plugins that contribute routes import it from there, which loads
+// only types at run time, so their entry stays light (`antler config check` never loads the gateway or the runtime).
 import type { PluginContext, Token } from "@antler/kernel";
 import type { AntlerClient, Principal } from "@antler/plugin-runtime";
 import type { z } from "zod";

@@ -1,8 +1,8 @@
 import { fetchWithTraceId, getCurrentTraceId } from "@antler/kernel";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./config.js";
 import { OAuthTokenSource } from "./oauth.js";
 import { PLUGIN_VERSION } from "./version.js";
@@ -27,6 +27,10 @@ function traceMeta(): Record<string, string> | undefined {
 }
 
 /** One live connection to one MCP server (for stdio: one child process). */
+// The SDK (mostly its zod schemas, built at import) loads with the first connection, not with the plugin, so
+// `antler config check` and `antler plugins list` stay light. No McpError exists before it has loaded.
+let sdkTypes: typeof import("@modelcontextprotocol/sdk/types.js") | undefined;
+
 export class McpSession {
   private closing = false;
   private exitedFlag = false;
@@ -43,12 +47,17 @@ export class McpSession {
     const oauth = config.transport !== "stdio" && config.oauth ? new OAuthTokenSource(server, config.oauth) : undefined;
     // Fetch the token first, so a bad client secret is reported as such rather than as a 401 from the server.
     if (oauth) await oauth.token();
+    const [{ Client }, types] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
+    ]);
+    sdkTypes = types;
     const transport = await createTransport(config, options, oauth);
     const client = new Client({ name: "antler", version: PLUGIN_VERSION });
     const session = new McpSession(server, config, client, transport);
-    if (transport instanceof StdioClientTransport) {
+    if (config.transport === "stdio") {
       // Read stderr continuously: an unread pipe fills up and stalls the server; the tail explains crashes.
-      transport.stderr?.on("data", (chunk: Buffer | string) => {
+      (transport as StdioClientTransport).stderr?.on("data", (chunk: Buffer | string) => {
         session.tail = (session.tail + String(chunk)).slice(-STDERR_TAIL_CHARS);
       });
     }
@@ -69,7 +78,7 @@ export class McpSession {
 
   /** The child process id of a stdio server; `null` for HTTP/SSE. */
   get pid(): number | null {
-    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+    return this.config.transport === "stdio" ? (this.transport as StdioClientTransport).pid : null;
   }
 
   /** Whether the connection went away without `close()` (a crashed or killed server). */
@@ -115,6 +124,7 @@ export class McpSession {
 
 async function createTransport(config: McpServerConfig, options: OpenSessionOptions, oauth?: OAuthTokenSource): Promise<Transport> {
   if (config.transport === "stdio") {
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
     return new StdioClientTransport({
       command: config.command ?? "",
       args: config.args,
@@ -150,12 +160,13 @@ function stdioBaseEnv(): Record<string, string> {
 
 /** Whether an error means the connection is gone (rather than the tool or the request failing). */
 export function isConnectionLoss(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed && error.message.includes("Connection closed");
+  if (sdkTypes && error instanceof sdkTypes.McpError)
+    return error.code === sdkTypes.ErrorCode.ConnectionClosed && error.message.includes("Connection closed");
   if (error instanceof TypeError && /fetch failed|terminated|ECONNREFUSED|ECONNRESET/i.test(error.message)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return code === "EPIPE" || code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED";
 }
 
 export function isTimeout(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+  return sdkTypes !== undefined && error instanceof sdkTypes.McpError && error.code === sdkTypes.ErrorCode.RequestTimeout;
 }

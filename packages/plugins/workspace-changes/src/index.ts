@@ -1,5 +1,5 @@
 import { createToken, DEFAULT_USER_ID, definePlugin, emitCustomEvent, type Kernel } from "@antler/kernel";
-import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway";
+import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
 import type { WorkspaceChanges } from "./changes.js";

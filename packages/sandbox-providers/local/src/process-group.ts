@@ -1,5 +1,3 @@
-import { execa } from "execa";
-
 export interface ProcessGroupRun {
   shell: string;
   command: string;
@@ -43,6 +41,8 @@ export function killProcessGroup(pgid: number): void {
  * output flood kills the command with everything it spawned, not just the shell.
  */
 export async function runInProcessGroup(run: ProcessGroupRun): Promise<ProcessGroupResult> {
+  // execa (about a hundred modules) loads with the first command, not with the plugin (`antler config check`).
+  const { execa } = await import("execa");
   const subprocess = execa(run.shell, ["-c", run.command], {
     cwd: run.cwd,
     env: run.env,

@@ -1,0 +1,112 @@
+// Whole-process time of the CLI commands that only read config (issue 16): `antler config check` and `antler
+// plugins list` with the research-assistant example's config, and `antler --help` there, against bare `node -e 0`
+// measured in the same run. A floor row boots the kernel host with no plugin (`preset: none`), which is what no
+// plugin change can go below. Each sample is a fresh process; the cases run interleaved in rounds, in an order
+// rotated every round, so noise on a shared machine hits all of them. Prints medians, ratios and PASS/FAIL against
+// 4× bare node. Run with `pnpm bench` (after a build), or `node packages/kernel/bench/cli-startup.bench.mjs`;
+// BENCH_ROUNDS sets the samples per case (default 5). Always exits 0.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const WARMUP_ROUNDS = 1;
+const TARGET = 4;
+const kernelDir = dirname(dirname(fileURLToPath(import.meta.url)));
+const repoRoot = join(kernelDir, "../..");
+const bin = join(kernelDir, "bin/antler.js");
+const exampleDir = join(repoRoot, "examples/research-assistant");
+const config = join(exampleDir, "config.yaml");
+const floorDir = mkdtempSync(join(tmpdir(), "antler-cli-startup-"));
+writeFileSync(join(floorDir, "config.yaml"), "preset: none\nlogging:\n  level: warn\n");
+// Nothing that adds the same fixed cost to every process (NODE_EXTRA_CA_CERTS parses a CA bundle at start-up).
+const STRIPPED_ENV = ["ANTLER_CONFIG", "NODE_OPTIONS", "NODE_EXTRA_CA_CERTS", "ANTLER_LOG_LEVEL"];
+const childEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !STRIPPED_ENV.includes(key))),
+  // The example's config.yaml points its MCP server here; `config check` never starts it.
+  RESEARCH_ASSISTANT_DIR: exampleDir,
+};
+
+const cases = [
+  { name: "baseline: node -e 0", args: ["-e", "0"], cwd: floorDir },
+  { name: "antler config check (research-assistant)", args: [bin, "config", "check", "-c", config], cwd: exampleDir, target: true },
+  { name: "antler plugins list (research-assistant)", args: [bin, "plugins", "list", "-c", config], cwd: exampleDir, target: true },
+  { name: "antler --help (research-assistant)", args: [bin, "--help", "-c", config], cwd: exampleDir },
+  {
+    name: "floor: config check, preset none, 0 plugins",
+    args: [bin, "config", "check", "-c", join(floorDir, "config.yaml")],
+    cwd: floorDir,
+  },
+];
+const [baseline] = cases;
+
+/** One fresh process; its wall time in ms, or the reason it failed. */
+function runOnce(c) {
+  const t0 = performance.now();
+  const result = spawnSync(process.execPath, c.args, { cwd: c.cwd, env: childEnv, stdio: ["ignore", "ignore", "pipe"] });
+  const ms = performance.now() - t0;
+  if (result.error || result.status !== 0) {
+    return {
+      failure: `${c.name} failed (exit ${result.status ?? result.error?.message}): ${String(result.stderr).trim().split("\n").slice(-3).join(" | ")}`,
+    };
+  }
+  return { ms };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function main() {
+  if (!existsSync(join(kernelDir, "dist/cli/main.js"))) {
+    console.log("\nCLI start-up benchmark skipped: packages/kernel/dist is missing; run `pnpm run build` first.");
+    return;
+  }
+  if (!existsSync(join(exampleDir, "node_modules"))) {
+    console.log("\nCLI start-up benchmark skipped: examples/research-assistant is not installed; run `pnpm install` first.");
+    return;
+  }
+  const samples = new Map(cases.map((c) => [c, []]));
+  const failures = new Set();
+  for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
+    const order = cases.map((_, i) => cases[(i + round) % cases.length]);
+    for (const c of order) {
+      const result = runOnce(c);
+      if (result.failure) failures.add(result.failure);
+      else if (round >= WARMUP_ROUNDS) samples.get(c).push(result.ms);
+    }
+  }
+  if (failures.size > 0) {
+    console.log("\nSome runs failed; their figures leave those runs out:");
+    for (const f of failures) console.log(`  ${f}`);
+  }
+  const base = samples.get(baseline);
+  if (base.length === 0) {
+    console.log("\nCLI start-up benchmark: no baseline sample succeeded, so there is nothing to compare against.");
+    return;
+  }
+  const ratio = (c) => (samples.get(c).length ? median(samples.get(c)) / median(base) : Number.NaN);
+  console.log(
+    `\nCLI wall time, fresh process per sample, median of ${ROUNDS} interleaved rounds (order rotated), ${WARMUP_ROUNDS} warm-up round dropped`,
+  );
+  console.log(`Children run without ${STRIPPED_ENV.join(", ")}.`);
+  console.log(`| case                                          | median ms |   ratio | target ≤ ${TARGET}× |`);
+  console.log(`|-----------------------------------------------|-----------|---------|------------|`);
+  for (const c of cases) {
+    const xs = samples.get(c);
+    const r = ratio(c);
+    const verdict = c.target ? (r <= TARGET ? "PASS" : "FAIL") : "";
+    console.log(
+      `| ${c.name.padEnd(45)} | ${(xs.length ? median(xs).toFixed(0) : "n/a").padStart(9)} | ${r.toFixed(2).padStart(6)}× | ${verdict.padEnd(10)} |`,
+    );
+  }
+}
+
+try {
+  main();
+} catch (err) {
+  console.log(`\nCLI start-up benchmark could not finish: ${err instanceof Error ? err.message : String(err)}`);
+} finally {
+  rmSync(floorDir, { recursive: true, force: true });
+}
