@@ -1,5 +1,5 @@
 import { createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway";
+import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { browserCheckCommand } from "./check.js";
 import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";

@@ -1,7 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { definePlugin } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway";
-import { runtimeConfig } from "@antler/plugin-runtime";
+import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { type ConsoleConfig, consoleConfigSchema, PLUGIN_NAME } from "./config.js";
 import { consoleSpanMiddleware, MiddlewareSpanRelay } from "./spans.js";
 import { StaticSite } from "./static.js";
@@ -78,7 +77,10 @@ export default definePlugin({
           method: "GET",
           path: "/console/status",
           summary: "Read-only status for the console: loaded plugins, models, and upload limits.",
-          handler: ({ client }) => {
+          handler: async ({ client }) => {
+            // Loaded here: the gateway that serves this route has the runtime loaded already, and `config check`
+            // or `plugins list` never pays for it.
+            const { runtimeConfig } = await import("@antler/plugin-runtime");
             const uploads = runtimeConfig(client.kernel.config).uploads;
             return {
               body: {
