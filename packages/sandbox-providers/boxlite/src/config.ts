@@ -1,6 +1,5 @@
+import { remoteSandboxPoolAndSyncFields } from "@antler/sandbox-e2b";
 import { z } from "zod";
-
-const MiB = 1024 * 1024;
 
 /** `plugins[i].config` of `@antler/sandbox-boxlite`. */
 export const boxliteConfigSchema = z.strictObject({
@@ -30,26 +29,7 @@ export const boxliteConfigSchema = z.strictObject({
     .max(10)
     .default(3)
     .describe("Retries of a request that failed with 429, 5xx, a timeout or a dropped connection"),
-  pool_size: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(4)
-    .describe("Released boxes kept running (per thread) for the thread's next run; 0 removes on release."),
-  max_file_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(100 * MiB)
-    .describe("Output sync: files larger than this are never downloaded."),
-  max_total_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(512 * MiB)
-    .describe("Output sync: bytes downloaded per release."),
-  max_files: z.number().int().positive().default(2000).describe("Output sync: files downloaded per release."),
-  deadline_ms: z.number().int().positive().default(120_000).describe("Output sync: wall-clock budget per release."),
+  ...remoteSandboxPoolAndSyncFields,
 });
 
 export type BoxLiteConfig = z.output<typeof boxliteConfigSchema>;

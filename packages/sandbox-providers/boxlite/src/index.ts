@@ -1,5 +1,5 @@
-import { type AcquireOptions, definePlugin, type Token } from "@antler/kernel";
-import { type E2BSandbox, E2BSandboxProvider, e2bConfigSchema, type RemoteSandboxService } from "@antler/sandbox-e2b";
+import { type AcquireOptions, definePlugin } from "@antler/kernel";
+import { type E2BSandbox, E2BSandboxProvider, e2bConfigSchema, type RemoteSandboxService, skillMounts } from "@antler/sandbox-e2b";
 import { BoxLiteApi } from "./api.js";
 import { BOXLITE_API_KEY_ENV, type BoxLiteConfig, boxliteConfigSchema } from "./config.js";
 import { createBoxLiteRemote } from "./remote.js";
@@ -76,12 +76,6 @@ export class BoxLiteSandboxProvider extends E2BSandboxProvider {
   }
 }
 
-/** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
-const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: string } }> = Object.freeze({
-  key: Symbol.for("@antler/sandbox/skill-mounts"),
-  name: "sandbox.skill-mounts",
-});
-
 /** Sandbox provider `boxlite`: BoxLite micro-VMs over the REST API, outputs synced to the host on release. */
 const boxliteSandboxPlugin = definePlugin({
   name: "@antler/sandbox-boxlite",
@@ -98,15 +92,7 @@ const boxliteSandboxPlugin = definePlugin({
         baseDir: ctx.paths.baseDir,
         logger: ctx.logger,
         where: `plugins[${ctx.plugin.name}].config`,
-        mounts: (userId) => {
-          const skills = ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
-          return skills
-            ? [
-                { hostPath: skills.public, virtualPath: "/mnt/skills/public" },
-                { hostPath: skills.custom, virtualPath: "/mnt/skills/custom" },
-              ]
-            : [];
-        },
+        mounts: skillMounts(ctx.services),
       }),
     );
   },

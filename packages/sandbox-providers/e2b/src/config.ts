@@ -2,6 +2,33 @@ import { z } from "zod";
 
 const MiB = 1024 * 1024;
 
+/**
+ * The warm pool and output-sync settings every remote sandbox provider built on this package's lifecycle shares
+ * (E2B, BoxLite, Tenki): spread them into a provider's config schema.
+ */
+export const remoteSandboxPoolAndSyncFields = {
+  pool_size: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(4)
+    .describe("Released sandboxes kept running (per thread) for the thread's next run; 0 removes them on release."),
+  max_file_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(100 * MiB)
+    .describe("Output sync: files larger than this are never downloaded."),
+  max_total_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(512 * MiB)
+    .describe("Output sync: bytes downloaded per release."),
+  max_files: z.number().int().positive().default(2000).describe("Output sync: files downloaded per release."),
+  deadline_ms: z.number().int().positive().default(120_000).describe("Output sync: wall-clock budget per release."),
+};
+
 /** `plugins[i].config` of `@antler/sandbox-e2b`. */
 export const e2bConfigSchema = z.strictObject({
   api_key: z
@@ -20,26 +47,7 @@ export const e2bConfigSchema = z.strictObject({
     .default(1800)
     .describe("Lifetime of a remote sandbox; E2B kills it after this, parked or not."),
   request_timeout_ms: z.number().int().positive().default(60_000).describe("Per HTTP request to E2B."),
-  pool_size: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(4)
-    .describe("Released sandboxes kept warm (per thread) for the thread's next run; 0 kills on release."),
-  max_file_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(100 * MiB)
-    .describe("Output sync: files larger than this are never downloaded."),
-  max_total_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(512 * MiB)
-    .describe("Output sync: bytes downloaded per release."),
-  max_files: z.number().int().positive().default(2000).describe("Output sync: files downloaded per release."),
-  deadline_ms: z.number().int().positive().default(120_000).describe("Output sync: wall-clock budget per release."),
+  ...remoteSandboxPoolAndSyncFields,
 });
 
 export type E2BConfig = z.output<typeof e2bConfigSchema>;

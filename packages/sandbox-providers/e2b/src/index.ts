@@ -1,8 +1,8 @@
-import { definePlugin, type Token } from "@antler/kernel";
+import { definePlugin, type PluginContext, type Token } from "@antler/kernel";
 import { e2bConfigSchema } from "./config.js";
 import { E2BSandboxProvider } from "./provider.js";
 
-export { E2B_API_KEY_ENV, type E2BConfig, type E2BConfigInput, e2bConfigSchema } from "./config.js";
+export { E2B_API_KEY_ENV, type E2BConfig, type E2BConfigInput, e2bConfigSchema, remoteSandboxPoolAndSyncFields } from "./config.js";
 export { createFolderRemote, type FolderRemote, type FolderRemoteOptions } from "./folder-remote.js";
 export { type LedgerEntry, recordSync, SANDBOX_SYNC_LEDGER_FILE } from "./ledger.js";
 export {
@@ -56,6 +56,22 @@ const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: 
   name: "sandbox.skill-mounts",
 });
 
+/**
+ * A remote provider's `mounts` option: the user's skills folders (when `@antler/plugin-skills` is loaded) at
+ * /mnt/skills/public and /mnt/skills/custom, uploaded read-only on acquire.
+ */
+export function skillMounts(services: Pick<PluginContext<unknown>["services"], "tryResolve">) {
+  return (userId: string): Array<{ hostPath: string; virtualPath: string }> => {
+    const skills = services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
+    return skills
+      ? [
+          { hostPath: skills.public, virtualPath: "/mnt/skills/public" },
+          { hostPath: skills.custom, virtualPath: "/mnt/skills/custom" },
+        ]
+      : [];
+  };
+}
+
 /** Sandbox provider `e2b`: remote E2B micro-VMs, with bounded, manifest-based output sync on release. */
 const e2bSandboxPlugin = definePlugin({
   name: "@antler/sandbox-e2b",
@@ -72,15 +88,7 @@ const e2bSandboxPlugin = definePlugin({
         baseDir: ctx.paths.baseDir,
         logger: ctx.logger,
         where: `plugins[${ctx.plugin.name}].config`,
-        mounts: (userId) => {
-          const skills = ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
-          return skills
-            ? [
-                { hostPath: skills.public, virtualPath: "/mnt/skills/public" },
-                { hostPath: skills.custom, virtualPath: "/mnt/skills/custom" },
-              ]
-            : [];
-        },
+        mounts: skillMounts(ctx.services),
       }),
     );
   },

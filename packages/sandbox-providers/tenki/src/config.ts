@@ -1,6 +1,5 @@
+import { remoteSandboxPoolAndSyncFields } from "@antler/sandbox-e2b";
 import { z } from "zod";
-
-const MiB = 1024 * 1024;
 
 /** `plugins[i].config` of `@antler/sandbox-tenki`. */
 export const tenkiConfigSchema = z.strictObject({
@@ -32,26 +31,7 @@ export const tenkiConfigSchema = z.strictObject({
     .regex(/^\/[^\0]*[^/]$/, "an absolute path")
     .default("/tmp")
     .describe("Where a command's stdout and stderr are captured for reading back (removed afterwards)"),
-  pool_size: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(4)
-    .describe("Released sessions kept (per thread) for the thread's next run; 0 terminates on release."),
-  max_file_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(100 * MiB)
-    .describe("Output sync: files larger than this are never downloaded."),
-  max_total_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(512 * MiB)
-    .describe("Output sync: bytes downloaded per release."),
-  max_files: z.number().int().positive().default(2000).describe("Output sync: files downloaded per release."),
-  deadline_ms: z.number().int().positive().default(120_000).describe("Output sync: wall-clock budget per release."),
+  ...remoteSandboxPoolAndSyncFields,
 });
 
 export type TenkiConfig = z.output<typeof tenkiConfigSchema>;

@@ -1,5 +1,5 @@
-import { type AcquireOptions, definePlugin, type Logger, type Token } from "@antler/kernel";
-import { type E2BSandbox, E2BSandboxProvider, e2bConfigSchema, type RemoteSandboxService } from "@antler/sandbox-e2b";
+import { type AcquireOptions, definePlugin, type Logger } from "@antler/kernel";
+import { type E2BSandbox, E2BSandboxProvider, e2bConfigSchema, type RemoteSandboxService, skillMounts } from "@antler/sandbox-e2b";
 import { TenkiApi } from "./api.js";
 import { TENKI_KEY_ENVS, type TenkiConfig, tenkiConfigSchema } from "./config.js";
 import { createTenkiRemote } from "./remote.js";
@@ -92,12 +92,6 @@ export class TenkiSandboxProvider extends E2BSandboxProvider {
   }
 }
 
-/** `@antler/plugin-skills`' mounts, by the registry key it provides them under (no dependency on that package). */
-const SKILL_MOUNTS: Token<{ hostDirs(userId: string): { public: string; custom: string } }> = Object.freeze({
-  key: Symbol.for("@antler/sandbox/skill-mounts"),
-  name: "sandbox.skill-mounts",
-});
-
 /** Sandbox provider `tenki`: Tenki micro-VM sessions over ConnectRPC, outputs synced to the host on release. */
 const tenkiSandboxPlugin = definePlugin({
   name: "@antler/sandbox-tenki",
@@ -114,15 +108,7 @@ const tenkiSandboxPlugin = definePlugin({
         baseDir: ctx.paths.baseDir,
         logger: ctx.logger,
         where: `plugins[${ctx.plugin.name}].config`,
-        mounts: (userId) => {
-          const skills = ctx.services.tryResolve(SKILL_MOUNTS)?.hostDirs(userId);
-          return skills
-            ? [
-                { hostPath: skills.public, virtualPath: "/mnt/skills/public" },
-                { hostPath: skills.custom, virtualPath: "/mnt/skills/custom" },
-              ]
-            : [];
-        },
+        mounts: skillMounts(ctx.services),
       }),
     );
   },
