@@ -9,15 +9,14 @@
 // better-sqlite3's install script would download a prebuilt binary from GitHub (not reachable from CI) and
 // then compile for minutes; instead the binding the workspace built from the same better-sqlite3 version is
 // copied in, which is what the prebuilt download would have put there.
-import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "../src/testing/index.js";
+import { cleanEnv, commandMissing, killRunning, pnpmCommand, REPO_ROOT, type RunResult, run } from "./install-helpers.js";
 
-const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 /** The packages packed and installed, by folder; the first five are what a project that runs a turn needs. */
 const PACKED = [
   "packages/kernel",
@@ -28,87 +27,15 @@ const PACKED = [
 ];
 const STEP_TIMEOUT_MS = 180_000;
 
-interface RunResult {
-  readonly code: number | null;
-  readonly output: string;
-}
-
-const running = new Set<ChildProcess>();
-
-/** Runs a command in its own process group, output collected; on timeout the whole group is killed. */
-function run(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number }): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: cleanEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    running.add(child);
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const timer = setTimeout(() => killGroup(child), options.timeoutMs);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      running.delete(child);
-      reject(err);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      running.delete(child);
-      killGroup(child);
-      resolvePromise({ code, output });
-    });
-  });
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    // the group is already gone
-  }
-}
-
-/**
- * The environment of a user's shell: no variables of the outer vitest, and none of the `npm_*` settings pnpm
- * exports to the scripts it runs (they would point npm at pnpm's own configuration).
- */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) =>
-        !key.startsWith("VITEST") &&
-        !/^(npm|pnpm)_/i.test(key) &&
-        !["NODE_OPTIONS", "TEST", "ANTLER_CONFIG", "ANTLER_LOG_LEVEL", "FORCE_COLOR", "INIT_CWD"].includes(key),
-    ),
-  );
-  return { ...env, NO_COLOR: "1", npm_config_update_notifier: "false" };
-}
-
-/** How to start pnpm: the one running this suite (npm_execpath), else `pnpm` from PATH. */
-function pnpmCommand(args: readonly string[]): [string, string[]] {
-  const self = process.env.npm_execpath;
-  if (self && /pnpm/.test(self))
-    return self.endsWith(".js") || self.endsWith(".cjs") ? [process.execPath, [self, ...args]] : [self, [...args]];
-  return ["pnpm", [...args]];
-}
-
-async function commandMissing(command: string, args: readonly string[]): Promise<boolean> {
-  try {
-    return (await run(command, args, { cwd: REPO_ROOT, timeoutMs: 30_000 })).code !== 0;
-  } catch {
-    return true;
-  }
+/** A command as a user's shell runs it: without pnpm's `npm_*` settings, which would point npm at pnpm's config. */
+function runAsUser(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number }): Promise<RunResult> {
+  return run(command, args, { env: cleanEnv({ packageManagerVars: false }), ...options });
 }
 
 async function skipReason(): Promise<string | undefined> {
   const unbuilt = PACKED.filter((dir) => !existsSync(join(REPO_ROOT, dir, "dist/index.js")));
   if (unbuilt.length > 0) return `${unbuilt.join(", ")} ${unbuilt.length === 1 ? "has" : "have"} no dist; run \`pnpm run build\` first`;
-  if (await commandMissing("npm", ["--version"])) return "npm is not on PATH";
-  if (await commandMissing(...pnpmCommand(["--version"]))) return "pnpm is not on PATH";
-  return undefined;
+  return (await commandMissing("npm", ["--version"], "npm")) ?? (await commandMissing(...pnpmCommand(["--version"]), "pnpm"));
 }
 
 /** The directory of every installed copy of `name` in the project's node_modules tree, nested ones included. */
@@ -232,7 +159,7 @@ describe("a project outside the workspace that installs the packed packages with
   };
 
   afterAll(async () => {
-    for (const child of running) killGroup(child);
+    killRunning();
     await state.server?.close();
     rmSync(root, { recursive: true, force: true });
   });
@@ -243,19 +170,22 @@ describe("a project outside the workspace that installs the packed packages with
       mkdirSync(packs);
       for (const dir of PACKED) {
         const [command, args] = pnpmCommand(["pack", "--pack-destination", packs]);
-        const packed = await run(command, args, { cwd: join(REPO_ROOT, dir), timeoutMs: 60_000 });
+        const packed = await runAsUser(command, args, { cwd: join(REPO_ROOT, dir), timeoutMs: 60_000 });
         expect(packed.code, packed.output).toBe(0);
         const name = (JSON.parse(readFileSync(join(REPO_ROOT, dir, "package.json"), "utf8")) as { name: string }).name;
         const file = readdirSync(packs).find((f) => f.startsWith(`${name.replace("@", "").replace("/", "-")}-`));
         expect(file, `no tarball for ${name} in ${readdirSync(packs).join(", ")}`).toBeDefined();
         state.tarballs[name] = file as string;
       }
-      const listing = await run("tar", ["-tzf", join(packs, state.tarballs["@antler/kernel"] as string)], { cwd: root, timeoutMs: 30_000 });
+      const listing = await runAsUser("tar", ["-tzf", join(packs, state.tarballs["@antler/kernel"] as string)], {
+        cwd: root,
+        timeoutMs: 30_000,
+      });
       expect(listing.output).toContain("package/dist/index.d.ts");
       expect(listing.output).toContain("package/bin/antler.js");
       expect(listing.output).toContain("package/README.md");
       expect(listing.output).not.toContain("package/src/");
-      const manifest = await run(
+      const manifest = await runAsUser(
         "tar",
         ["-xzOf", join(packs, state.tarballs["@antler/plugin-runtime"] as string), "package/package.json"],
         {
@@ -285,10 +215,14 @@ describe("a project outside the workspace that installs the packed packages with
         devDependencies: { typescript: pinned.typescript, "@types/node": pinned["@types/node"] },
       };
       writeFileSync(join(projectDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-      const install = await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], {
-        cwd: projectDir,
-        timeoutMs: STEP_TIMEOUT_MS - 20_000,
-      });
+      const install = await runAsUser(
+        "npm",
+        ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
+        {
+          cwd: projectDir,
+          timeoutMs: STEP_TIMEOUT_MS - 20_000,
+        },
+      );
       expect(install.code, install.output).toBe(0);
       // Real folders, not links back into the workspace.
       const kernelDir = join(projectDir, "node_modules/@antler/kernel");
@@ -324,7 +258,7 @@ describe("a project outside the workspace that installs the packed packages with
       writeFileSync(join(projectDir, "src/plugin.ts"), PLUGIN_SOURCE);
       writeFileSync(join(projectDir, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
       const tsc = join(projectDir, "node_modules/typescript/bin/tsc");
-      const check = await run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: projectDir, timeoutMs: 120_000 });
+      const check = await runAsUser(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: projectDir, timeoutMs: 120_000 });
       expect(check.code, check.output).toBe(0);
 
       // The same check fails on a plugin that misuses the API, so the pass above is not vacuous.
@@ -332,14 +266,14 @@ describe("a project outside the workspace that installs the packed packages with
         join(projectDir, "src/broken.ts"),
         `import { definePlugin } from "@antler/kernel";\nexport default definePlugin({ name: 1, setup() {} });\n`,
       );
-      const broken = await run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: projectDir, timeoutMs: 120_000 });
+      const broken = await runAsUser(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: projectDir, timeoutMs: 120_000 });
       rmSync(join(projectDir, "src/broken.ts"));
       expect(broken.code).not.toBe(0);
       expect(broken.output).toMatch(/src\/broken\.ts\(2,\d+\): error TS\d+/);
       expect(broken.output).not.toContain("src/plugin.ts");
 
       // Node 20 runs JavaScript: strip the types (the check above already passed) with the project's TypeScript.
-      const transpile = await run(
+      const transpile = await runAsUser(
         process.execPath,
         [
           "--input-type=module",
@@ -371,7 +305,7 @@ mkdirSync("build", { recursive: true }); writeFileSync("build/plugin.js", output
       });
       writeFileSync(join(projectDir, "config.yaml"), CONFIG_YAML(state.server.url));
       writeFileSync(join(projectDir, "turn.mjs"), TURN_SOURCE);
-      const turn = await run(process.execPath, ["turn.mjs"], { cwd: projectDir, timeoutMs: 120_000 });
+      const turn = await runAsUser(process.execPath, ["turn.mjs"], { cwd: projectDir, timeoutMs: 120_000 });
       expect(turn.code, turn.output).toBe(0);
       const printed = JSON.parse(turn.output.trim().split("\n").at(-1) as string) as { plugins: string[]; answer: string };
       expect(printed.plugins).toEqual(expect.arrayContaining(["@antler/plugin-openai", "acme-word-count", "@antler/plugin-runtime"]));

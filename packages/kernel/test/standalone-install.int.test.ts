@@ -6,15 +6,15 @@
 // workspace install never fills, so a project without a lockfile fails with ERR_PNPM_NO_OFFLINE_META. The test
 // therefore writes the project's pnpm-lock.yaml from the workspace's: the kernel's dependencies and vitest at the
 // versions the workspace is tested with, fetched from the workspace's own store with no network.
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import YAML from "yaml";
+import { describeUnless } from "../src/testing/index.js";
+import { cleanEnv, commandMissing, killRunning, pnpmCommand, REPO_ROOT, type RunResult, run } from "./install-helpers.js";
 
-const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 const KERNEL_DIR = join(REPO_ROOT, "packages/kernel");
 /** Packages a plugin author must not get with the kernel: database drivers and the database checkpointers. */
 const FORBIDDEN_PACKAGES = [
@@ -25,61 +25,6 @@ const FORBIDDEN_PACKAGES = [
   "@langchain/langgraph-checkpoint-postgres",
 ];
 const STEP_TIMEOUT_MS = 240_000;
-
-interface RunResult {
-  readonly code: number | null;
-  readonly output: string;
-}
-
-const running = new Set<ChildProcess>();
-
-/**
- * Runs a command in its own process group and collects stdout and stderr together. On timeout the whole group
- * is killed (npx → vitest → its workers), so a hung step leaves no process behind.
- */
-function run(
-  command: string,
-  args: readonly string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
-): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    running.add(child);
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const timer = setTimeout(() => killGroup(child), options.timeoutMs);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      running.delete(child);
-      reject(err);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      running.delete(child);
-      killGroup(child); // workers the command left behind, if any
-      resolvePromise({ code, output });
-    });
-  });
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    // the group is already gone
-  }
-}
 
 /** pnpm registers each project that uses a store under `<store>/projects`; drop this test's link so none dangles. */
 function forgetProject(storePath: string, projectDir: string): void {
@@ -95,49 +40,14 @@ function forgetProject(storePath: string, projectDir: string): void {
   }
 }
 
-/** The outer vitest's variables would make the project's own vitest believe it runs inside a worker. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !key.startsWith("VITEST") && !["NODE_OPTIONS", "TEST", "ANTLER_CONFIG", "FORCE_COLOR"].includes(key),
-    ),
-  );
-  // Plain text, so the child's summary lines can be matched.
-  return { ...env, NO_COLOR: "1" };
-}
-
-/**
- * How to start pnpm: the one running this test suite (`npm test` starts pnpm through npx, so it need not be on
- * PATH; pnpm names itself in npm_execpath), else `pnpm` from PATH.
- */
-function pnpmCommand(args: readonly string[]): [string, string[]] {
-  const self = process.env.npm_execpath;
-  if (self && /pnpm/.test(self))
-    return self.endsWith(".js") || self.endsWith(".cjs") ? [process.execPath, [self, ...args]] : [self, [...args]];
-  return ["pnpm", [...args]];
-}
-
 function runPnpm(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
   const [command, full] = pnpmCommand(args);
   return run(command, full, options);
 }
 
 /** `pnpm` must be on PATH to pack and install; the reason to skip when it is not. */
-async function pnpmMissing(): Promise<string | undefined> {
-  try {
-    const { code } = await runPnpm(["--version"], { cwd: REPO_ROOT, timeoutMs: 30_000 });
-    return code === 0 ? undefined : "`pnpm --version` failed";
-  } catch {
-    return "pnpm is not on PATH";
-  }
-}
-
-/** One skipped test that names the reason, like describeWithPostgres in src/testing/services.ts. */
-function describeWhen(name: string, skipReason: string | undefined, fn: () => void): void {
-  describe(name, () => {
-    if (skipReason === undefined) fn();
-    else it.skip(`skipped: ${skipReason}`, () => {});
-  });
+function pnpmMissing(): Promise<string | undefined> {
+  return commandMissing(...pnpmCommand(["--version"]), "pnpm");
 }
 
 type Lockfile = {
@@ -321,14 +231,14 @@ const distMissing =
     : "packages/kernel/dist is missing; run `pnpm run build` first";
 const skipReason = distMissing ?? (await pnpmMissing());
 
-describeWhen("a project outside the workspace that installs only @antler/kernel", skipReason, () => {
+describeUnless("a project outside the workspace that installs only @antler/kernel", skipReason, () => {
   // os.tmpdir() is outside /work, so pnpm finds no workspace above the project.
   const root = mkdtempSync(join(tmpdir(), "antler-standalone-"));
   const projectDir = join(root, "project");
   const state: { tarball?: string; storePath?: string; installed?: boolean; installOutput?: string } = {};
 
   afterAll(() => {
-    for (const child of running) killGroup(child);
+    killRunning();
     if (state.storePath) forgetProject(state.storePath, projectDir);
     rmSync(root, { recursive: true, force: true });
   });

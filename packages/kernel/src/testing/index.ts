@@ -29,6 +29,7 @@ export {
   CHROMIUM_PATH,
   chromiumPath,
   createPostgresTestSchema,
+  describeUnless,
   describeWithChromium,
   describeWithPostgres,
   describeWithRedis,

@@ -18,17 +18,19 @@ export function chromiumPath(): string | undefined {
 }
 
 /**
- * A suite that needs a service. When the service is missing, one skipped test says why, so the report shows
+ * A suite that runs unless `skipReason` is set; then one skipped test says why, so the report shows
  * "skipped: <reason>" instead of a suite that silently passed with nothing in it.
  */
+export function describeUnless(name: string, skipReason: string | undefined, fn: () => void): void {
+  describe(name, () => {
+    if (skipReason === undefined) fn();
+    else it.skip(`skipped: ${skipReason}`, () => {});
+  });
+}
+
+/** A suite that needs a service: `fn(value)` when it is there, else one skipped test naming `reason`. */
 function describeWithService(name: string, value: string | undefined, reason: string, fn: (value: string) => void): void {
-  if (value === undefined) {
-    describe(name, () => {
-      it.skip(`skipped: ${reason}`, () => {});
-    });
-    return;
-  }
-  describe(name, () => fn(value));
+  describeUnless(name, value === undefined ? reason : undefined, () => fn(value as string));
 }
 
 /** Runs `fn(url)` as a suite when ANTLER_TEST_PG_URL is set; otherwise registers one skipped test naming the reason. */
