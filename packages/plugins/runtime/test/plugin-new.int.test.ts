@@ -70,7 +70,7 @@ describe("antler plugin new", () => {
     const kernel = JSON.parse(readFileSync(join(REPO, "packages/kernel/package.json"), "utf8"));
     expect(TEMPLATE_VERSIONS).toEqual({
       kernel: kernel.version,
-      zod: kernel.dependencies.zod,
+      zod: kernel.devDependencies.zod,
       typescript: root.devDependencies.typescript,
       vitest: root.devDependencies.vitest,
     });

@@ -29,7 +29,9 @@ export function pluginFiles(options: TemplateOptions): Record<string, string> {
     description: "An Antler plugin: a tool and a middleware.",
     type: "module",
     exports: { ".": { types: "./dist/index.d.ts", default: "./dist/index.js" } },
-    files: ["dist"],
+    types: "./dist/index.d.ts",
+    files: ["dist", "README.md"],
+    engines: { node: ">=20.11" },
     scripts: { build: "tsc -p tsconfig.json", test: "vitest run" },
     peerDependencies: { "@antler/kernel": `^${v.kernel}`, zod: `^${v.zod}` },
     devDependencies: {
