@@ -1,8 +1,10 @@
+import { tmpdir } from "node:os";
 import { defineTool } from "@antler/kernel/authoring";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { createAgent, fakeModel } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createAntlerAgent } from "../src/agent.js";
 import { clarificationMiddleware, isClarificationAllowed } from "../src/middleware/clarification.js";
 import { compileThreadPipeline } from "../src/state.js";
 import {
@@ -190,10 +192,14 @@ async function invoke(agent: ReturnType<typeof clarifyingAgent>, context: Record
 }
 
 describe("Clarification middleware in createAgent", () => {
-  it("exposes ask_clarification as a returnDirect tool", () => {
+  it("brings ask_clarification without returnDirect, so ordinary tool steps need no conditional routing", async () => {
     const [tool] = clarificationMiddleware().tools ?? [];
     expect(tool?.name).toBe("ask_clarification");
-    expect((tool as unknown as { returnDirect?: boolean }).returnDirect).toBe(true);
+    expect((tool as unknown as { returnDirect?: boolean }).returnDirect).toBeFalsy();
+    const graph = await createAntlerAgent({ model: fakeModel(), tools: [], baseDir: tmpdir() }).agent.graph.getGraphAsync();
+    const edges = graph.edges.map((e) => `${e.source}->${e.target}${e.conditional ? "?" : ""}`);
+    expect(edges).toContain("tools->model_request");
+    expect(edges).not.toContain("tools->__end__?");
   });
 
   it("ends the turn right after ask_clarification: the model is called once and the last message is the question", async () => {
@@ -312,7 +318,7 @@ describe("Clarification middleware in createAgent", () => {
     expect(messages.find((m) => ToolMessage.isInstance(m))?.content).toBe("echo: hi");
   });
 
-  it("the tool alone (no middleware) gives the same answer and also ends the turn", async () => {
+  it("the tool alone (no middleware) gives the same answer; ending the turn is the middleware's part", async () => {
     const model = fakeModel()
       .respondWithTools([
         {
@@ -321,11 +327,11 @@ describe("Clarification middleware in createAgent", () => {
           args: { question: "Which format?", clarification_type: "approach_choice", options: ["PDF", "HTML"] },
         },
       ])
-      .respond(new AIMessage("should never be reached"));
+      .respond(new AIMessage("the model goes on"));
     const agent = createAgent({ model, tools: [createAskClarificationTool()] });
     const result = (await agent.invoke({ messages: [{ role: "user", content: "go" }] })) as unknown as { messages: BaseMessage[] };
-    expect(model.callCount).toBe(1);
-    const last = result.messages.at(-1) as ToolMessage;
+    expect(model.callCount).toBe(2);
+    const last = result.messages.at(-2) as ToolMessage;
     expect((last.artifact as { human_input: HumanInputRequest }).human_input).toEqual({
       version: 1,
       kind: "choice",

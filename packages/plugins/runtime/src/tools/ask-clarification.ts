@@ -378,16 +378,15 @@ export function clarificationMessage(args: unknown, toolCallId: string): ToolMes
 }
 
 /**
- * `ask_clarification`: `returnDirect`, so the agent loop ends the turn as soon as the call succeeds. The
- * Clarification middleware answers the call before this tool runs (so even malformed arguments get normalized);
- * the tool gives the same answer when it is used without the middleware.
+ * `ask_clarification`. The Clarification middleware answers the call before this tool runs (so even malformed
+ * arguments get normalized) and ends the turn once it succeeded; the tool gives the same answer when it is used
+ * without the middleware, but then nothing ends the turn for it.
  */
 export function createAskClarificationTool(): AntlerTool {
   return defineTool({
     name: ASK_CLARIFICATION_TOOL_NAME,
     description: DESCRIPTION,
     schema: askClarificationSchema,
-    returnDirect: true,
     run: (args, runtime: ToolRuntime) => clarificationMessage(args, runtime?.toolCallId ?? ""),
   });
 }
