@@ -13,8 +13,13 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "../src/testing/index.js";
+import { afterAll, expect, it } from "vitest";
+import {
+  type ChatCompletionRequest,
+  describeUnless,
+  type OpenAICompatibleServer,
+  startOpenAICompatibleServer,
+} from "../src/testing/index.js";
 import { cleanEnv, commandMissing, killRunning, pnpmCommand, REPO_ROOT, type RunResult, run } from "./install-helpers.js";
 
 /** The packages packed and installed, by folder; the first five are what a project that runs a turn needs. */
@@ -144,13 +149,7 @@ try {
 }
 `;
 
-const reason = await skipReason();
-
-describe("a project outside the workspace that installs the packed packages with npm", () => {
-  if (reason !== undefined) {
-    it.skip(`skipped: ${reason}`, () => {});
-    return;
-  }
+describeUnless("a project outside the workspace that installs the packed packages with npm", await skipReason(), () => {
   const root = mkdtempSync(join(tmpdir(), "antler-npm-"));
   const packs = join(root, "packs");
   const projectDir = join(root, "project");
