@@ -5,12 +5,11 @@
 // rotated every round, so noise on a shared machine hits all of them. Prints medians, ratios and PASS/FAIL against
 // 4× bare node. Run with `pnpm bench` (after a build), or `node packages/kernel/bench/cli-startup.bench.mjs`;
 // BENCH_ROUNDS sets the samples per case (default 5). Always exits 0.
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { median, sampleInterleaved } from "./process-timing.mjs";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP_ROUNDS = 1;
@@ -43,21 +42,6 @@ const cases = [
 ];
 const [baseline] = cases;
 
-/** One fresh process; its wall time in ms, or the reason it failed. */
-function runOnce(c) {
-  const t0 = performance.now();
-  const result = spawnSync(process.execPath, c.args, { cwd: c.cwd, env: childEnv, stdio: ["ignore", "ignore", "pipe"] });
-  const ms = performance.now() - t0;
-  if (result.error || result.status !== 0) {
-    return {
-      failure: `${c.name} failed (exit ${result.status ?? result.error?.message}): ${String(result.stderr).trim().split("\n").slice(-3).join(" | ")}`,
-    };
-  }
-  return { ms };
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 function main() {
   if (!existsSync(join(kernelDir, "dist/cli/main.js"))) {
     console.log("\nCLI start-up benchmark skipped: packages/kernel/dist is missing; run `pnpm run build` first.");
@@ -67,25 +51,9 @@ function main() {
     console.log("\nCLI start-up benchmark skipped: examples/research-assistant is not installed; run `pnpm install` first.");
     return;
   }
-  const samples = new Map(cases.map((c) => [c, []]));
-  const failures = new Set();
-  for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
-    const order = cases.map((_, i) => cases[(i + round) % cases.length]);
-    for (const c of order) {
-      const result = runOnce(c);
-      if (result.failure) failures.add(result.failure);
-      else if (round >= WARMUP_ROUNDS) samples.get(c).push(result.ms);
-    }
-  }
-  if (failures.size > 0) {
-    console.log("\nSome runs failed; their figures leave those runs out:");
-    for (const f of failures) console.log(`  ${f}`);
-  }
+  const samples = sampleInterleaved(cases, { rounds: ROUNDS, warmupRounds: WARMUP_ROUNDS, env: childEnv, label: "CLI start-up benchmark" });
+  if (!samples) return;
   const base = samples.get(baseline);
-  if (base.length === 0) {
-    console.log("\nCLI start-up benchmark: no baseline sample succeeded, so there is nothing to compare against.");
-    return;
-  }
   const ratio = (c) => (samples.get(c).length ? median(samples.get(c)) / median(base) : Number.NaN);
   console.log(
     `\nCLI wall time, fresh process per sample, median of ${ROUNDS} interleaved rounds (order rotated), ${WARMUP_ROUNDS} warm-up round dropped`,

@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { median, sampleInterleaved } from "./process-timing.mjs";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
 const WARMUP_ROUNDS = 2;
@@ -28,19 +28,6 @@ const cases = [
 ];
 const [baseline, importCase, helpCase] = cases;
 
-/** One fresh process; its wall time in ms, or the reason it failed. */
-function runOnce(c) {
-  const t0 = performance.now();
-  const result = spawnSync(process.execPath, c.args, { cwd: c.cwd, env: childEnv, stdio: ["ignore", "ignore", "pipe"] });
-  const ms = performance.now() - t0;
-  if (result.error || result.status !== 0) {
-    return {
-      failure: `${c.name} failed (exit ${result.status ?? result.error?.message}): ${String(result.stderr).trim().split("\n").slice(-3).join(" | ")}`,
-    };
-  }
-  return { ms };
-}
-
 /** Peak resident set size in KiB of one run of a case, via GNU time, or else via an exit hook inside the child. */
 function peakRssKiB(c) {
   if (existsSync("/usr/bin/time")) {
@@ -60,7 +47,6 @@ function peakRssKiB(c) {
 }
 
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => sorted(xs)[Math.floor(xs.length / 2)];
 const p90 = (xs) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 
 function main() {
@@ -68,25 +54,9 @@ function main() {
     console.log("\nStart-up benchmark skipped: packages/kernel/dist is missing; run `pnpm run build` first.");
     return;
   }
-  const samples = new Map(cases.map((c) => [c, []]));
-  const failures = new Set();
-  for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
-    const order = cases.map((_, i) => cases[(i + round) % cases.length]);
-    for (const c of order) {
-      const result = runOnce(c);
-      if (result.failure) failures.add(result.failure);
-      else if (round >= WARMUP_ROUNDS) samples.get(c).push(result.ms);
-    }
-  }
-  if (failures.size > 0) {
-    console.log("\nSome runs failed; their figures leave those runs out:");
-    for (const f of failures) console.log(`  ${f}`);
-  }
+  const samples = sampleInterleaved(cases, { rounds: ROUNDS, warmupRounds: WARMUP_ROUNDS, env: childEnv, label: "Start-up benchmark" });
+  if (!samples) return;
   const base = samples.get(baseline);
-  if (base.length === 0) {
-    console.log("\nStart-up benchmark: no baseline sample succeeded, so there is nothing to compare against.");
-    return;
-  }
   const ratio = (c) => (samples.get(c).length ? median(samples.get(c)) / median(base) : Number.NaN);
   const row = (c) => {
     const xs = samples.get(c);
