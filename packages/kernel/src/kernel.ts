@@ -269,7 +269,7 @@ export class KernelHost implements Kernel {
     if (typeof provider !== "function" && (!provider || typeof provider.name !== "string")) {
       throw new AntlerError(ErrorCodes.TOOL_INVALID, "tools.add needs a LangChain tool or a factory returning one", { where });
     }
-    contributions.tools.push(typeof provider === "function" ? `${provider.name || "(factory)"}()` : provider.name);
+    contributions.tools.push(typeof provider === "function" ? (options.name ?? `${provider.name || "(factory)"}()`) : provider.name);
     this.hooks.assembleTools.tapPromise({ name: plugin, stage }, async (entries, context) => {
       const tool = typeof provider === "function" ? await provider(context) : provider;
       if (!tool) return entries;

@@ -89,6 +89,8 @@ export interface ToolContribution {
   /** Default `plugin`; `builtin`, `mcp`, `acp` and `subagent` pick the matching assembly stage. */
   source?: ToolSource;
   stage?: StageName;
+  /** The name of the tool a factory builds, so `antler plugins list` and `config check` name it without building it. */
+  name?: string;
 }
 
 /**
