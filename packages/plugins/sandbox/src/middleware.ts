@@ -11,11 +11,12 @@ import {
   egressRequestField,
   isApproval,
 } from "./egress.js";
+import { SANDBOX_MIDDLEWARE_NAME } from "./names.js";
 import { READ_STAMPS_KEY, readStampsField } from "./read-stamps.js";
 import { acquireError, type SandboxLease, type SandboxRegistry } from "./registry.js";
 import { errorText, scopeOf } from "./tool-session.js";
 
-export const SANDBOX_MIDDLEWARE_NAME = "Sandbox";
+export { SANDBOX_MIDDLEWARE_NAME };
 
 /** The tools that run against the thread's sandbox; a call to any of them acquires it. */
 export const SANDBOX_TOOL_NAMES: ReadonlySet<string> = new Set(["bash", "ls", "glob", "grep", "read_file", "write_file", "str_replace"]);
