@@ -50,6 +50,19 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/cassette" },
   { dir: "packages/plugins/storage-sqlite" },
   { dir: "packages/plugins/sandbox", kernelConfig: { sandbox: { provider: "local", allow_host_bash: true } } },
+  {
+    dir: "packages/plugins/mcp",
+    config: {
+      servers: {
+        stdio: { transport: "stdio", command: "node", args: ["server.js"] },
+        tasks: {
+          transport: "http",
+          url: "http://127.0.0.1:9/mcp",
+          tasks: { tools: [{ tool: "render", status_tool: "render_status" }] },
+        },
+      },
+    },
+  },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

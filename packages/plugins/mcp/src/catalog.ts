@@ -11,7 +11,7 @@ import {
   type ToolEntry,
   threadPaths,
 } from "@antler/kernel";
-import { DynamicStructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
+import type { DynamicStructuredTool, ToolRunnableConfig } from "@langchain/core/tools";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpPluginConfig, type McpServerConfig, type McpTaskToolConfig, readExtensionsConfig } from "./config.js";
 import { errorText, type ToolContentBlock, toToolContent } from "./results.js";
@@ -251,10 +251,12 @@ export class McpToolCatalog {
   private async list(name: string, config: McpServerConfig, caller: Caller): Promise<Listing> {
     try {
       const tools = await this.withSession(name, config, caller, (session) => session.listTools());
+      // LangChain loads with the first listing, not with the plugin: `antler config check` builds no tool.
+      const { DynamicStructuredTool: ToolClass } = await import("@langchain/core/tools");
       this.lastErrors.delete(name);
       // The status and cancel tools of durable tasks take the private job handle: only the task service calls them.
       const internal = new Set((config.tasks?.tools ?? []).flatMap((t) => [t.status_tool, ...(t.cancel_tool ? [t.cancel_tool] : [])]));
-      const built = tools.filter((t) => !internal.has(t.name)).map((t) => this.buildTool(name, config, t));
+      const built = tools.filter((t) => !internal.has(t.name)).map((t) => this.buildTool(ToolClass, name, config, t));
       return { ok: true, tools: built, names: built.map((t) => t.name) };
     } catch (err) {
       const error = `MCP server ${name} is unavailable: ${redactText(message(err))}`;
@@ -371,13 +373,13 @@ export class McpToolCatalog {
     return { cwd: paths.workspace, env: { TMPDIR: tmp } };
   }
 
-  private buildTool(server: string, config: McpServerConfig, def: Tool): AntlerTool {
+  private buildTool(ToolClass: typeof DynamicStructuredTool, server: string, config: McpServerConfig, def: Tool): AntlerTool {
     const name = mcpToolName(server, def.name, config.tool_name_prefix);
     const description = (def.description ?? def.title ?? "").trim() || `Tool ${def.name} of MCP server ${server}.`;
     const schema = { ...def.inputSchema, type: "object" as const, properties: def.inputSchema.properties ?? {} };
     const task = config.tasks?.tools.find((t) => t.tool === def.name);
     const background = task ? this.options.backgroundTasks : undefined;
-    return new DynamicStructuredTool({
+    return new ToolClass({
       name,
       description: background
         ? `${description}\n\nRuns as a background task: the call returns a task id at once, and you get a message on this thread when it finishes (list_background_tasks shows its state; cancel_background_task stops it).`

@@ -152,8 +152,8 @@ export class BackgroundTaskService implements BackgroundTaskStarter {
     this.database.catch(() => {
       this.database = undefined;
     });
-    const database = await this.database;
-    this.storeInstance ??= new BackgroundTaskStore(database);
+    const store = await BackgroundTaskStore.open(await this.database);
+    this.storeInstance ??= store;
     return this.storeInstance;
   }
 

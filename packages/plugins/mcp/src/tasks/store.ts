@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AntlerDatabase, Migration } from "@antler/kernel";
-import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { Kysely, RawBuilder, sql as SqlTag } from "kysely";
 
 /** `running` until the remote job ends; then `completed`, `failed` or `cancelled` (terminal, never changed again). */
 export type BackgroundTaskStatus = "running" | "completed" | "failed" | "cancelled";
@@ -135,7 +135,15 @@ function changed(result: { numUpdatedRows?: bigint } | undefined): number {
 export class BackgroundTaskStore {
   private readonly db: Kysely<McpTaskTables>;
 
-  constructor(readonly database: AntlerDatabase) {
+  /** The store over an open database; kysely's `sql` loads here, with the database, not with the plugin entry. */
+  static async open(database: AntlerDatabase): Promise<BackgroundTaskStore> {
+    return new BackgroundTaskStore(database, (await import("kysely")).sql);
+  }
+
+  constructor(
+    readonly database: AntlerDatabase,
+    private readonly sql: typeof SqlTag,
+  ) {
     this.db = database.db.withTables<McpTaskTables>() as unknown as Kysely<McpTaskTables>;
   }
 
@@ -145,9 +153,10 @@ export class BackgroundTaskStore {
    */
   dbNow(plusMs = 0): RawBuilder<string> {
     if (this.database.dialect === "postgres") {
-      return sql<string>`to_char((clock_timestamp() + cast(${plusMs} as double precision) * interval '1 millisecond') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      return this
+        .sql<string>`to_char((clock_timestamp() + cast(${plusMs} as double precision) * interval '1 millisecond') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     }
-    return sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${plusMs / 1000} seconds`})`;
+    return this.sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`${plusMs / 1000} seconds`})`;
   }
 
   async insert(row: BackgroundTaskRow): Promise<void> {
