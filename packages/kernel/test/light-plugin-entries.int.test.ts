@@ -63,6 +63,7 @@ const ENTRIES: readonly LightEntry[] = [
       },
     },
   },
+  { dir: "packages/community-tools/web", config: { fetch: "direct", allow_private_addresses: true } },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

@@ -91,6 +91,11 @@ export const WEB_PROVIDERS = createToken<WebProviderRegistry>("antler.web.provid
 /** The plugin that binds `WEB_PROVIDERS`; every provider plugin depends on it. */
 export const WEB_TOOLS_PLUGIN_NAME = "@antler/tools-web";
 
+/** The tools `@antler/tools-web` contributes, by name. */
+export const WEB_SEARCH_TOOL = "web_search";
+export const WEB_FETCH_TOOL = "web_fetch";
+export const IMAGE_SEARCH_TOOL = "image_search";
+
 export interface UrlCheckOptions {
   /** The operator's explicit opt-out (`allow_private_addresses: true`) for intentional internal targets. */
   readonly allowPrivateAddresses?: boolean | undefined;

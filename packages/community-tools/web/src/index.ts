@@ -1,5 +1,3 @@
-import { createWebToolsPlugin } from "./plugin.js";
-
 export {
   describeProviderFailure,
   ensureOk,
@@ -29,7 +27,7 @@ export {
 } from "./guarded-fetch.js";
 export { type DomNode, domToMarkdown, type MarkdownOptions } from "./markdown.js";
 export { createPinnedDispatcher } from "./pinned-dispatcher.js";
-export { createWebToolsPlugin, WEB_TOOLS_PLUGIN_NAME, type WebToolsPluginOptions } from "./plugin.js";
+export { createWebToolsPlugin, default, WEB_TOOLS_PLUGIN_NAME, type WebToolsPluginOptions } from "./plugin.js";
 export {
   createWebProviderRegistry,
   defineWebProviderPlugin,
@@ -56,9 +54,6 @@ export {
   formatFetchedPage,
   formatImageResults,
   formatSearchResults,
-  IMAGE_SEARCH_TOOL,
-  WEB_FETCH_TOOL,
-  WEB_SEARCH_TOOL,
   type WebToolsOptions,
 } from "./tools.js";
 export {
@@ -70,6 +65,3 @@ export {
   requireApiKey,
   trimBaseUrl,
 } from "./vendor.js";
-
-/** `@antler/tools-web`: web_search, web_fetch and image_search behind registered providers and the SSRF guard. */
-export default createWebToolsPlugin();

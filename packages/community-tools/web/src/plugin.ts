@@ -1,10 +1,17 @@
 import { AntlerError, type AntlerPlugin, type AntlerTool, definePlugin, ErrorCodes } from "@antler/kernel";
 import { type WebToolsConfig, webToolsConfigSchema } from "./config.js";
-import { type UrlCheckOptions, WEB_PROVIDERS, WEB_TOOLS_PLUGIN_NAME, type WebSearchProvider } from "./contract.js";
+import {
+  IMAGE_SEARCH_TOOL,
+  type UrlCheckOptions,
+  WEB_FETCH_TOOL,
+  WEB_PROVIDERS,
+  WEB_SEARCH_TOOL,
+  WEB_TOOLS_PLUGIN_NAME,
+  type WebSearchProvider,
+} from "./contract.js";
 import { createDirectProvider } from "./direct.js";
 import { createPinnedDispatcher } from "./pinned-dispatcher.js";
 import { createWebProviderRegistry } from "./registry.js";
-import { createWebTools, IMAGE_SEARCH_TOOL, WEB_FETCH_TOOL, WEB_SEARCH_TOOL } from "./tools.js";
 
 export { WEB_TOOLS_PLUGIN_NAME };
 
@@ -43,7 +50,10 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
         }),
       );
 
-      let built: Map<string, AntlerTool> | undefined;
+      // The providers are picked (and config mistakes reported) at boot; the tools, which load LangChain, are
+      // built on the first assembly, so `antler config check` checks the names without loading them.
+      let providers: Record<keyof typeof CAPABILITY, WebSearchProvider | undefined> | undefined;
+      let built: Promise<Map<string, AntlerTool>> | undefined;
       // One connection pool per kernel whose connections re-check resolved addresses (DNS rebinding), made by the
       // first fetch: loading the plugin (`antler config check`) never loads undici.
       let dispatcher: ReturnType<typeof createPinnedDispatcher> | undefined;
@@ -74,25 +84,31 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
           }
           return provider;
         };
-        const tools = createWebTools({
-          config,
-          providers: { search: pick("search"), fetch: pick("fetch"), images: pick("images") },
-          lookup: options.lookup,
-          fetch: options.fetch,
-          sleep: options.sleep,
-          get dispatcher() {
-            return pinnedDispatcher();
-          },
-          logger: ctx.logger,
-          where,
-        });
-        built = new Map(tools.map((t) => [t.name, t]));
+        providers = { search: pick("search"), fetch: pick("fetch"), images: pick("images") };
+        built = undefined;
       });
+      const tools = (picked: NonNullable<typeof providers>) =>
+        (built ??= import("./tools.js").then((m) => {
+          const list = m.createWebTools({
+            config,
+            providers: picked,
+            lookup: options.lookup,
+            fetch: options.fetch,
+            sleep: options.sleep,
+            get dispatcher() {
+              return pinnedDispatcher();
+            },
+            logger: ctx.logger,
+            where,
+          });
+          return new Map(list.map((t) => [t.name, t]));
+        }));
       for (const name of [WEB_SEARCH_TOOL, WEB_FETCH_TOOL, IMAGE_SEARCH_TOOL]) {
-        const provide = () => built?.get(name) ?? null;
-        Object.defineProperty(provide, "name", { value: name });
-        ctx.tools.add(provide, { group: config.group });
+        ctx.tools.add(async () => (providers ? ((await tools(providers)).get(name) ?? null) : null), { name, group: config.group });
       }
     },
   });
 }
+
+/** `@antler/tools-web`: web_search, web_fetch and image_search behind registered providers and the SSRF guard. */
+export default createWebToolsPlugin();

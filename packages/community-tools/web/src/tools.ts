@@ -5,15 +5,22 @@ import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
 import { runProviderCall } from "./call.js";
 import type { WebToolsConfig } from "./config.js";
-import type { ImageSearchResult, UrlCheckOptions, WebFetchResult, WebSearchProvider, WebSearchResult } from "./contract.js";
+import {
+  IMAGE_SEARCH_TOOL,
+  type ImageSearchResult,
+  type UrlCheckOptions,
+  WEB_FETCH_TOOL,
+  WEB_SEARCH_TOOL,
+  type WebFetchResult,
+  type WebSearchProvider,
+  type WebSearchResult,
+} from "./contract.js";
 import { extractReadable, truncateText } from "./extract.js";
 import { createGuardedFetch, SsrfBlockedError } from "./guarded-fetch.js";
 import { neutralizeFrameworkTags } from "./sanitize.js";
 import { validatePublicHttpUrl } from "./ssrf.js";
 
-export const WEB_SEARCH_TOOL = "web_search";
-export const WEB_FETCH_TOOL = "web_fetch";
-export const IMAGE_SEARCH_TOOL = "image_search";
+export { IMAGE_SEARCH_TOOL, WEB_FETCH_TOOL, WEB_SEARCH_TOOL };
 
 export interface WebToolsOptions {
   readonly config: WebToolsConfig;
