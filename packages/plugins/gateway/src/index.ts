@@ -1,9 +1,3 @@
-import { parseArgs } from "node:util";
-import { AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
-import { AntlerClient, type AntlerClientOptions } from "@antler/plugin-runtime";
-import { type GatewayConfig, gatewayConfigSchema } from "./config.js";
-import { startGateway } from "./server.js";
-
 export { createGatewayApp, type GatewayAppOptions, type GatewayEnv } from "./app.js";
 export {
   apiKeySchema,
@@ -14,6 +8,7 @@ export {
 } from "./config.js";
 export { type ErrorBody, GatewayErrorCodes, HttpError, statusForAntlerError } from "./errors.js";
 export { backgroundTasksResponseSchema, mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
+export { default, PLUGIN_NAME, runLeasesOf } from "./plugin.js";
 export {
   CALLER_DATA_LIMITS,
   gatewayRunRequestSchema,
@@ -43,91 +38,3 @@ export {
   startGateway,
 } from "./server.js";
 export { GATEWAY_SSE_CHANNEL, type GatewaySseEvent, sseFrame } from "./sse.js";
-
-export const PLUGIN_NAME = "@antler/plugin-gateway";
-
-/** Resolves on the first SIGINT or SIGTERM; the handlers are removed again so nothing outlives the command. */
-function nextShutdownSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
-    const handlers = signals.map((signal) => {
-      const handler = () => {
-        for (const [i, s] of signals.entries()) process.off(s, handlers[i] as () => void);
-        resolve(signal);
-      };
-      process.on(signal, handler);
-      return handler;
-    });
-  });
-}
-
-function parseServeArgs(args: string[]): { host?: string; port?: number } {
-  const { values } = parseArgs({
-    args,
-    options: { host: { type: "string" }, port: { type: "string" } },
-    allowPositionals: false,
-    strict: true,
-  });
-  let port: number | undefined;
-  if (values.port !== undefined) {
-    port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `--port ${values.port} is not a port number`, {
-        hint: "Use 0–65535 (0 picks a free port).",
-      });
-    }
-  }
-  return { ...(values.host === undefined ? {} : { host: values.host }), ...(port === undefined ? {} : { port }) };
-}
-
-export default definePlugin({
-  name: PLUGIN_NAME,
-  version: "0.1.0",
-  kernel: "^0.1.0",
-  description: "HTTP gateway: REST and SSE runs API, trace headers, API-key auth with per-user scoping, plugin routes.",
-  configSchema: gatewayConfigSchema,
-  setup(ctx) {
-    const config = ctx.config;
-    const logger = ctx.logger;
-    ctx.commands.add({
-      name: "serve",
-      summary: "Serve the HTTP gateway until SIGINT/SIGTERM.",
-      usage: "antler serve [--config <file>] [--port <n>] [--host <addr>]",
-      async run(args: string[], io: CliIO) {
-        let flags: { host?: string; port?: number };
-        try {
-          flags = parseServeArgs(args);
-        } catch (error) {
-          if (error instanceof AntlerError) throw error;
-          throw new AntlerError(ErrorCodes.CONFIG_INVALID, (error as Error).message, {
-            hint: "antler serve [--config <file>] [--port <n>] [--host <addr>]",
-          });
-        }
-        const shutdown = nextShutdownSignal();
-        const client = new AntlerClient({ kernel: io.kernel, runLeases: runLeasesOf(config) });
-        try {
-          const gateway = await startGateway({ client, config, ...flags, logger });
-          logger.info({ url: gateway.url }, "gateway listening");
-          io.stdout.write(`gateway listening on ${gateway.url}\n`);
-          const signal = await shutdown;
-          io.stdout.write(`${signal}: shutting down (${client.activeRuns} live runs)\n`);
-          await gateway.close();
-          io.stdout.write("gateway stopped\n");
-          return 0;
-        } finally {
-          await client.close();
-        }
-      },
-    });
-  },
-});
-
-/** `runs:` of the gateway config as the client's lease timings. */
-export function runLeasesOf(config: GatewayConfig): NonNullable<AntlerClientOptions["runLeases"]> {
-  const { heartbeat_seconds, lease_seconds, cancel_wait_seconds } = config.runs;
-  return {
-    heartbeatMs: heartbeat_seconds * 1000,
-    ...(lease_seconds !== undefined ? { leaseMs: lease_seconds * 1000 } : {}),
-    ...(cancel_wait_seconds !== undefined ? { cancelWaitMs: cancel_wait_seconds * 1000 } : {}),
-  };
-}
