@@ -64,6 +64,9 @@ const ENTRIES: readonly LightEntry[] = [
     },
   },
   { dir: "packages/community-tools/web", config: { fetch: "direct", allow_private_addresses: true } },
+  { dir: "packages/plugins/gateway", config: { auth: { mode: "none" } } },
+  { dir: "packages/plugins/console" },
+  { dir: "packages/plugins/skills", kernelConfig: { skills: { deferred_discovery: true } } },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */
