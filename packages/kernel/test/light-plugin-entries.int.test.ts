@@ -67,6 +67,7 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/gateway", config: { auth: { mode: "none" } } },
   { dir: "packages/plugins/console" },
   { dir: "packages/plugins/skills", kernelConfig: { skills: { deferred_discovery: true } } },
+  { dir: "packages/sandbox-providers/local", kernelConfig: { sandbox: { provider: "local" } } },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

@@ -1,7 +1,6 @@
 import { lstat, readFile } from "node:fs/promises";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { AntlerError, ErrorCodes, type GrepMatch } from "@antler/kernel";
-import { glob as tinyglob } from "tinyglobby";
 
 /** Files larger than this are not searched by grep. */
 export const GREP_MAX_FILE_BYTES = 2 * 1024 * 1024;
@@ -69,6 +68,7 @@ export interface GlobFilesOptions {
 /** Files under `hostDir` matching `pattern`, as sorted virtual paths. Symlinked folders are not entered. */
 export async function globFiles(options: GlobFilesOptions): Promise<string[]> {
   const pattern = relativePattern(options.pattern, options.virtualDir, options.where);
+  const { glob: tinyglob } = await import("tinyglobby");
   const found = await tinyglob(pattern, {
     cwd: options.hostDir,
     onlyFiles: true,
@@ -130,6 +130,7 @@ export async function grepFiles(options: GrepFilesOptions): Promise<GrepMatch[]>
   if (options.isDirectory) {
     const filter = options.glob === undefined ? "**/*" : options.glob.includes("/") ? options.glob : `**/${options.glob}`;
     const pattern = relativePattern(filter, options.virtualPath, options.where);
+    const { glob: tinyglob } = await import("tinyglobby");
     const found = await tinyglob(pattern, {
       cwd: options.hostPath,
       onlyFiles: true,
