@@ -50,11 +50,14 @@ export default definePlugin({
     // One set of tools per kernel, built on the first assembly in tool mode.
     let tools: Promise<AntlerTool[]> | undefined;
     for (const name of ["memory_search", "memory_add", "memory_update", "memory_delete"] as const) {
-      ctx.tools.add(async () => {
-        if (!config.enabled || config.mode !== "tool") return null;
-        tools ??= import("./tools.js").then((m) => m.memoryTools(ctx.services.resolve(MEMORY)));
-        return (await tools).find((t) => t.name === name) ?? null;
-      });
+      ctx.tools.add(
+        async () => {
+          if (!config.enabled || config.mode !== "tool") return null;
+          tools ??= import("./tools.js").then((m) => m.memoryTools(ctx.services.resolve(MEMORY)));
+          return (await tools).find((t) => t.name === name) ?? null;
+        },
+        { name },
+      );
     }
     for (const command of memoryCommands()) ctx.commands.add(command);
     provideGatewayRoutes(ctx, { routes: memoryRoutes() });

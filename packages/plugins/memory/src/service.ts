@@ -19,6 +19,7 @@ import {
   type TranscriptMessage,
 } from "./extraction.js";
 import { INDEX_MAX_FACTS, type ScopeSnapshot, ScopeSnapshotCache } from "./fact-index.js";
+import { EMPTY_HISTORY, EMPTY_PROFILE, type MemoryHistory, type MemoryProfile, newFactId } from "./records.js";
 import { redactMemoryText } from "./redact.js";
 import {
   factCreateSchema,
@@ -30,19 +31,7 @@ import {
   type MemoryStatusResponse,
   memoryExportSchema,
 } from "./schemas.js";
-import {
-  EMPTY_HISTORY,
-  EMPTY_PROFILE,
-  type MemoryFact,
-  type MemoryHistory,
-  type MemoryProfile,
-  type MemoryProfilesTable,
-  type MemoryScope,
-  MemoryStore,
-  memoryMigrations,
-  newFactId,
-  type SearchHit,
-} from "./store.js";
+import type { MemoryFact, MemoryProfilesTable, MemoryScope, MemoryStore, SearchHit } from "./store.js";
 
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
@@ -124,6 +113,8 @@ export class MemoryService {
   store(): Promise<MemoryStore> {
     this.opened ??= (async () => {
       const database = this.givenDatabase ?? (await this.kernel.openDatabase());
+      // The database code (kysely) loads with the store, not with the plugin entry that builds this service.
+      const { MemoryStore, memoryMigrations } = await import("./store.js");
       await runMigrations(database, memoryMigrations(database.dialect));
       return { database, store: new MemoryStore(database) };
     })();

@@ -1,7 +1,10 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { AntlerDatabase, Migration, SqlDialect } from "@antler/kernel";
 import { type Kysely, sql, type Transaction } from "kysely";
+import { EMPTY_HISTORY, EMPTY_PROFILE, type MemoryHistory, type MemoryProfile, newFactId } from "./records.js";
 import { fts5Query, MAX_TERM_DOCS, queryTerms } from "./search-terms.js";
+
+export { EMPTY_HISTORY, EMPTY_PROFILE, type MemoryHistory, type MemoryProfile, newFactId };
 
 export const FACTS_TABLE = "memory_facts";
 export const PROFILES_TABLE = "memory_profiles";
@@ -60,21 +63,6 @@ export interface MemoryFact {
   created_at: string;
   updated_at: string;
 }
-
-export interface MemoryProfile {
-  work_context: string;
-  personal_context: string;
-  top_of_mind: string;
-}
-
-export interface MemoryHistory {
-  recent_months: string;
-  earlier_context: string;
-  long_term_background: string;
-}
-
-export const EMPTY_PROFILE: MemoryProfile = Object.freeze({ work_context: "", personal_context: "", top_of_mind: "" });
-export const EMPTY_HISTORY: MemoryHistory = Object.freeze({ recent_months: "", earlier_context: "", long_term_background: "" });
 
 /** Who a memory belongs to: a user, and optionally one of their custom agents ("" = the default memory). */
 export interface MemoryScope {
@@ -200,10 +188,6 @@ export function memoryMigrations(dialect: SqlDialect): Migration[] {
       },
     },
   ];
-}
-
-export function newFactId(): string {
-  return `fact_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
 }
 
 export interface NewFact {
