@@ -68,6 +68,8 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/console" },
   { dir: "packages/plugins/skills", kernelConfig: { skills: { deferred_discovery: true } } },
   { dir: "packages/sandbox-providers/local", kernelConfig: { sandbox: { provider: "local" } } },
+  { dir: "packages/plugins/memory", kernelConfig: { memory: { mode: "tool" } } },
+  { dir: "packages/plugins/subagents" },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

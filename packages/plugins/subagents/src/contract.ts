@@ -147,3 +147,9 @@ export interface AdmissionRuntime {
 
 export const SUBAGENT_RUNNER = createToken<SubagentRunner>("antler.subagents.runner");
 export const ADMISSION_RUNTIME = createToken<AdmissionRuntime>("antler.subagents.admission");
+
+/** The lead's tool that delegates to a subagent. */
+export const TASK_TOOL_NAME = "task";
+
+/** The middleware that caps `task` calls per response and per run. */
+export const SUBAGENT_LIMIT_MIDDLEWARE_NAME = "SubagentLimit";

@@ -1,8 +1,9 @@
 import type { MiddlewareFactory, MiddlewareSpec } from "@antler/kernel";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { TASK_TOOL_NAME } from "./task-tool.js";
+import { SUBAGENT_LIMIT_MIDDLEWARE_NAME, TASK_TOOL_NAME } from "./contract.js";
 
-export const SUBAGENT_LIMIT_MIDDLEWARE_NAME = "SubagentLimit";
+export { SUBAGENT_LIMIT_MIDDLEWARE_NAME };
+
 /** Set on the refusal's `additional_kwargs`; refused calls do not count against the per-run budget. */
 export const LIMIT_FLAG = "subagent_limit";
 

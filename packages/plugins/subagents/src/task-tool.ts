@@ -6,12 +6,14 @@ import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
 import { isAdmissionRejected } from "./admission.js";
 import { RESULT_BRIEF_CHARS, resultBrief } from "./brief.js";
-import type { AdmissionRuntime, SubagentOutcome, SubagentRunner, ToolReceipt } from "./contract.js";
+import { type AdmissionRuntime, type SubagentOutcome, type SubagentRunner, TASK_TOOL_NAME, type ToolReceipt } from "./contract.js";
+
+export { TASK_TOOL_NAME };
+
 import { MAX_CRITERIA, MAX_CRITERION_CHARS, normalizeCriteria } from "./criteria.js";
 import { formatReceipt, sha256 } from "./receipts.js";
 import type { SubagentType } from "./types.js";
 
-export const TASK_TOOL_NAME = "task";
 /** Receipts listed in the lead's view of a result; all of them are in `additional_kwargs`. */
 const RECEIPTS_SHOWN = 40;
 
