@@ -1,5 +1,5 @@
-// The DI contract plugins use: tokens, providers and scopes. The registry behind it (tsyringe) is in
-// `services.ts`, loaded with the kernel host, so that importing the kernel does not load tsyringe.
+// The DI contract plugins use: tokens, providers and scopes. The registry behind it is in `services.ts`, loaded
+// with the kernel host.
 import { fileURLToPath } from "node:url";
 
 /** A typed DI key. Create one per service with `createToken<T>("package.service")`. */
