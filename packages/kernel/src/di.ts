@@ -33,7 +33,8 @@ export function processWide<T>(name: string, create: () => T): T {
 /** The folders of every copy of `@antler/kernel` that created a token in this process; more than one is a packaging mistake. */
 export function kernelCopies(): string[] {
   const copies = processWide("antler.kernel.copies", () => new Set<string>());
-  copies.add(fileURLToPath(new URL("..", import.meta.url)));
+  const file = fileURLToPath(import.meta.url).replaceAll("\\", "/"); // …/kernel/src/di.ts, or dist/ (bundled or not)
+  copies.add(file.slice(0, Math.max(file.lastIndexOf("/dist/"), file.lastIndexOf("/src/")) + 1));
   return [...copies];
 }
 

@@ -34,8 +34,7 @@ type Values = Map<symbol, unknown>;
  */
 export class ServiceRegistry {
   private readonly registrations = new Map<symbol, Registration>();
-  /** Factory-built singletons, in the order they were built. */
-  private readonly values: Values = new Map();
+  private readonly values: Values = new Map(); // factory-built singletons, in the order they were built
   private runCounter = 0;
 
   register<T>(token: Token<T>, provider: Provider<T>, owner: string): void {
