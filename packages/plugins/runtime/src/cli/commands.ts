@@ -137,6 +137,7 @@ export async function agentsCommand(action: "list" | "show" | "rm", args: string
         write(io.stdout, `model: ${agent.model ?? "default"}`);
         write(io.stdout, `tool groups: ${agent.tool_groups?.join(", ") ?? "all"}`);
         write(io.stdout, `skills: ${agent.skills?.join(", ") ?? "all enabled"}`);
+        write(io.stdout, `thinking: ${agent.thinking === false ? "off" : "on"}${agent.thinking === null ? " (default)" : ""}`);
         write(io.stdout, `\n${agent.soul}`);
       }
     } else {
