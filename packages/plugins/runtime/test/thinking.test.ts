@@ -67,7 +67,7 @@ describe("a run's thinking switch", () => {
     const threadId = "t-default";
     expect(await ask(c, { threadId })).toBe("reasoner:thinking");
     const [run] = await c.listRuns(threadId);
-    expect((run?.kwargs.context as Record<string, unknown>).thinking_enabled).toBe(true);
+    expect(run?.kwargs.context).toMatchObject({ thinking_enabled: true });
   });
 
   it("thinking: false builds the model with its when_thinking_disabled block; each setting gets its own cached model", async () => {
