@@ -198,7 +198,7 @@ describe("custom agents", () => {
     writeFileSync(join(cwd, "agents", "editor", "config.yaml"), "description: Edits drafts\ntool_groups: [web]\n");
     const { c, calls } = await client(cwd);
     expect((await c.listAgents({ userId: "bob" })).agents).toEqual([
-      { name: "editor", description: "Edits drafts", model: null, tool_groups: ["web"], skills: null, scope: "shared" },
+      { name: "editor", description: "Edits drafts", model: null, tool_groups: ["web"], skills: null, thinking: null, scope: "shared" },
     ]);
     await c.chat("fix this", { userId: "bob", agent: "editor" });
     expect(systemText(calls("fast")[0])).toContain("You are the house editor.");
