@@ -1,7 +1,7 @@
 // Kernel boot cost with 20 no-op plugins, against an empty kernel booted in the same run.
 // Run with `pnpm bench` (after a build). Figures are medians over interleaved samples; trust the ratio.
 import { performance } from "node:perf_hooks";
-import { createKernel, definePlugin, silentLogger } from "../dist/index.js";
+import { createKernel, definePlugin, silentLogger } from "../dist/bundle/index.js";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const logger = silentLogger();

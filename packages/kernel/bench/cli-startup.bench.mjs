@@ -43,7 +43,7 @@ const cases = [
 const [baseline] = cases;
 
 function main() {
-  if (!existsSync(join(kernelDir, "dist/cli/main.js"))) {
+  if (!existsSync(join(kernelDir, "dist/bundle/cli.js"))) {
     console.log("\nCLI start-up benchmark skipped: packages/kernel/dist is missing; run `pnpm run build` first.");
     return;
   }

@@ -22,7 +22,7 @@ const childEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) =
 
 const cases = [
   { name: "baseline: node -e 0", args: ["-e", "0"], cwd: emptyDir },
-  // Run inside packages/kernel so the package resolves itself by name through its "exports" (dist/index.js).
+  // Run inside packages/kernel so the package resolves itself by name through its "exports" (dist/bundle/index.js).
   { name: "import('@antler/kernel')", args: ["--input-type=module", "-e", "await import('@antler/kernel')"], cwd: kernelDir },
   { name: "antler --help (empty dir, no config)", args: [bin, "--help"], cwd: emptyDir },
 ];
@@ -50,7 +50,7 @@ const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const p90 = (xs) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 
 function main() {
-  if (!existsSync(join(kernelDir, "dist/index.js")) || !existsSync(join(kernelDir, "dist/cli/main.js"))) {
+  if (!existsSync(join(kernelDir, "dist/bundle/cli.js"))) {
     console.log("\nStart-up benchmark skipped: packages/kernel/dist is missing; run `pnpm run build` first.");
     return;
   }

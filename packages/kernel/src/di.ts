@@ -1,5 +1,5 @@
-// The DI contract plugins use: tokens, providers and scopes. The registry behind it (tsyringe) is in
-// `services.ts`, loaded with the kernel host, so that importing the kernel does not load tsyringe.
+// The DI contract plugins use: tokens, providers and scopes. The registry behind it is in `services.ts`, loaded
+// with the kernel host.
 import { fileURLToPath } from "node:url";
 
 /** A typed DI key. Create one per service with `createToken<T>("package.service")`. */
@@ -33,7 +33,8 @@ export function processWide<T>(name: string, create: () => T): T {
 /** The folders of every copy of `@antler/kernel` that created a token in this process; more than one is a packaging mistake. */
 export function kernelCopies(): string[] {
   const copies = processWide("antler.kernel.copies", () => new Set<string>());
-  copies.add(fileURLToPath(new URL("..", import.meta.url)));
+  const file = fileURLToPath(import.meta.url).replaceAll("\\", "/"); // …/kernel/src/di.ts, or dist/ (bundled or not)
+  copies.add(file.slice(0, Math.max(file.lastIndexOf("/dist/"), file.lastIndexOf("/src/")) + 1));
   return [...copies];
 }
 

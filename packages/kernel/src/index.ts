@@ -22,7 +22,7 @@ export {
 } from "./hooks.js";
 export type { CodePlugin, CreateKernelOptions } from "./kernel.js";
 export { createLogger, type Logger, type LoggingOptions, silentLogger } from "./logging.js";
-export { type ModelInfo, type ModelProvider, type ModelProviderEnv, modelInfo } from "./models/contract.js";
+export { type CreateModelOptions, type ModelInfo, type ModelProvider, type ModelProviderEnv, modelInfo } from "./models/contract.js";
 export {
   assertSafeId,
   DEFAULT_USER_ID,

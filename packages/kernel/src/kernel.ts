@@ -23,7 +23,7 @@ import { createKernelHooks } from "./hook-host.js";
 import { type HookName, type HookTiming, type KernelHooks, type RunInfo, type RunOutcome, STAGES, stageNumber } from "./hooks.js";
 import { importConfiguredPlugins, importPresetPlugins, orderPlugins, type PluginCandidate, validateManifest } from "./loader.js";
 import { createLogger, type Logger } from "./logging.js";
-import { type ModelInfo, type ModelProvider, modelInfo } from "./models/contract.js";
+import { type CreateModelOptions, type ModelInfo, type ModelProvider, modelInfo, thinkingModelConfig } from "./models/contract.js";
 import { composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
 import type {
   MiddlewareAssemblyContext,
@@ -219,7 +219,7 @@ export class KernelHost implements Kernel {
           this.providers.add(provider, name, where);
           contributions.providers.push(`model:${provider.id}`);
         },
-        create: (model?: string) => this.createModel(model),
+        create: (model?: string, options?: CreateModelOptions) => this.createModel(model, options),
       }),
       sandbox: Object.freeze({
         addProvider: (provider: SandboxProvider) => {
@@ -335,8 +335,9 @@ export class KernelHost implements Kernel {
     return composedConfigJsonSchema(this.pluginInfos);
   }
 
-  async createModel(name?: string): Promise<BaseChatModel> {
+  async createModel(name?: string, options: CreateModelOptions = {}): Promise<BaseChatModel> {
     const config = this.modelConfig(name);
+    const where = `models[${this.config.models.indexOf(config)}]`;
     const provider = this.providers.get(config.provider);
     if (!provider) {
       const known = this.providers.ids;
@@ -344,19 +345,21 @@ export class KernelHost implements Kernel {
         ErrorCodes.MODEL_PROVIDER_NOT_FOUND,
         `model "${config.name}" uses provider "${config.provider}", which no plugin registered`,
         {
-          where: `models[${this.config.models.indexOf(config)}].provider`,
+          where: `${where}.provider`,
           hint: known.length
             ? `Registered providers: ${known.join(", ")}. Enable the plugin for "${config.provider}" (e.g. @antler/plugin-${config.provider}).`
             : `Enable the plugin that provides it (e.g. @antler/plugin-${config.provider}) in config.yaml \`plugins:\`.`,
         },
       );
     }
-    return provider.create(config, {
+    const logger = this.logger.child({ model: config.name });
+    if (options.thinking && !config.supports_thinking) logger.warn(`thinking is off: ${where} does not declare supports_thinking`);
+    return provider.create(options.thinking === undefined ? config : thinkingModelConfig(config, options.thinking), {
       paths: this.paths,
-      logger: this.logger.child({ model: config.name }),
+      logger,
       env: this.env,
-      where: `models[${this.config.models.indexOf(config)}]`,
-      createModel: (other) => this.createModel(other),
+      where,
+      createModel: (other, otherOptions = options) => this.createModel(other, otherOptions),
     });
   }
 
@@ -436,11 +439,7 @@ export class KernelHost implements Kernel {
     for (const { value: provider, plugin } of this.sandboxProviders.list().reverse()) {
       await attempt(`sandbox provider "${provider.id}" of ${plugin} failed to close`, () => provider.close());
     }
-    try {
-      await this.services.dispose();
-    } catch (err) {
-      errors.push(err);
-    }
+    await this.services.dispose().catch((err: unknown) => errors.push(err));
     this.state = "closed";
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) throw new AggregateError(errors, `${errors.length} plugins failed to stop`);
@@ -634,10 +633,7 @@ function fillSlots(filled: readonly MiddlewareEntry[]): MiddlewareEntry[] {
     }
     bySlot.set(entry.name, entry);
   }
-  return DEFAULT_CHAIN.flatMap((slot) => {
-    const entry = bySlot.get(slot);
-    return entry ? [entry] : [];
-  });
+  return DEFAULT_CHAIN.flatMap((slot) => bySlot.get(slot) ?? []);
 }
 
 /** The top-level sections the plugins own; a section claimed twice, or a kernel key, is an error naming both. */

@@ -2,7 +2,10 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import semver from "semver";
+// semver's subpaths: its index loads every function and range helper (about 50 files) at every CLI start.
+import satisfies from "semver/functions/satisfies.js";
+import valid from "semver/functions/valid.js";
+import validRange from "semver/ranges/valid.js";
 import { z } from "zod";
 import type { KernelConfig, PluginEntryConfig } from "./config/schema.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
@@ -21,8 +24,8 @@ export interface PluginCandidate {
 
 const manifestSchema = z.object({
   name: z.string().min(1, "name must be a non-empty string"),
-  version: z.string().refine((v) => semver.valid(v) !== null, "version must be a semver version such as 1.0.0"),
-  kernel: z.string().refine((v) => semver.validRange(v) !== null, "kernel must be a semver range such as ^0.1.0"),
+  version: z.string().refine((v) => valid(v) !== null, "version must be a semver version such as 1.0.0"),
+  kernel: z.string().refine((v) => validRange(v) !== null, "kernel must be a semver range such as ^0.1.0"),
   description: z.string().optional(),
   dependsOn: z.array(z.string().min(1)).optional(),
   configSchema: z
@@ -44,7 +47,7 @@ export function validateManifest(value: unknown, where: string): AntlerPlugin {
     });
   }
   const plugin = value as AntlerPlugin;
-  if (!semver.satisfies(KERNEL_VERSION, plugin.kernel, { includePrerelease: true })) {
+  if (!satisfies(KERNEL_VERSION, plugin.kernel, { includePrerelease: true })) {
     throw new AntlerError(
       ErrorCodes.PLUGIN_KERNEL_MISMATCH,
       `plugin "${plugin.name}" needs kernel ${plugin.kernel}, but this is @antler/kernel ${KERNEL_VERSION}`,
@@ -58,7 +61,10 @@ function looksLikePath(spec: string): boolean {
   return spec.startsWith("./") || spec.startsWith("../") || isAbsolute(spec) || /\.(c|m)?js$/.test(spec);
 }
 
-/** Imports every enabled `plugins:` entry. Paths resolve against the config folder, packages from it too. */
+/**
+ * Imports every enabled `plugins:` entry. Paths resolve against the config folder, packages from it too: the
+ * package's `./plugin` export if it has one (a light entry that default-exports the plugin), else its main entry.
+ */
 export async function importConfiguredPlugins(entries: readonly PluginEntryConfig[], configDir: string): Promise<PluginCandidate[]> {
   const out: PluginCandidate[] = [];
   for (const [index, entry] of entries.entries()) {
@@ -72,7 +78,9 @@ export async function importConfiguredPlugins(entries: readonly PluginEntryConfi
     if (!normalized.enabled) continue;
     const isPath = normalized.path !== undefined;
     const spec = (normalized.path ?? normalized.package) as string;
-    const file = isPath ? resolvePluginPath(spec, configDir, where) : resolvePluginPackage(spec, configDir, where);
+    const file = isPath
+      ? resolvePluginPath(spec, configDir, where)
+      : (resolvePackageFrom(`${spec}/plugin`, configDir) ?? resolvePluginPackage(spec, configDir, where));
     const mod = await importModule(file, spec, where);
     const plugin = await pluginFromModule(mod, where, spec);
     out.push({ plugin, origin: { kind: isPath ? "path" : "package", spec, where, file }, rawConfig: normalized.config, entryIndex: index });

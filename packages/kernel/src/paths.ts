@@ -76,6 +76,15 @@ export function isWithin(parent: string, child: string): boolean {
   return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
 }
 
+/** Symlinks resolved; a path not there yet (a file about to be written, a root not created) stays as it is. */
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /**
  * Maps a virtual path under `/mnt/user-data/<dir>` to its host path for this thread. Refuses anything that
  * is not under one of the allowed virtual folders, and anything whose real path (symlinks resolved) leaves it.
@@ -94,20 +103,7 @@ export function resolveVirtualPath(
     if (normalized === root || normalized.startsWith(`${root}/`)) {
       const hostRoot = paths[dir];
       const host = resolve(hostRoot, `.${normalized.slice(root.length)}`);
-      if (!isWithin(hostRoot, host)) break;
-      let real = host;
-      try {
-        real = realpathSync(host);
-      } catch {
-        // not there yet (a file about to be written): the lexical check above is what applies
-      }
-      let realRoot = hostRoot;
-      try {
-        realRoot = realpathSync(hostRoot);
-      } catch {
-        // root not created yet
-      }
-      if (!isWithin(realRoot, real)) break;
+      if (!isWithin(hostRoot, host) || !isWithin(realOrSelf(hostRoot), realOrSelf(host))) break;
       return host;
     }
   }

@@ -5,7 +5,7 @@ import { createToken, type Provider, type Scope, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 import type { HookTiming, KernelHooks, RunInfo, RunOutcome, StageName } from "./hooks.js";
 import type { Logger } from "./logging.js";
-import type { ModelInfo, ModelProvider } from "./models/contract.js";
+import type { CreateModelOptions, ModelInfo, ModelProvider } from "./models/contract.js";
 import type { PluginPaths } from "./paths.js";
 import type {
   MiddlewareAssemblyContext,
@@ -141,7 +141,7 @@ export interface PluginContext<C = unknown> {
   readonly tools: { add(tool: ToolProvider, options?: ToolContribution): void };
   readonly commands: { add(command: CliCommand): void };
   /** Register a model provider (picked by `provider:` in `models:`), or build a configured model at run time. */
-  readonly models: { addProvider(provider: ModelProvider): void; create(name?: string): Promise<BaseChatModel> };
+  readonly models: { addProvider(provider: ModelProvider): void; create: Kernel["createModel"] };
   /**
    * Add middleware to the agent pipeline: a spec, or a factory decided per agent build. Names are namespaced
    * `<plugin>/<name>`. Placement: `{ before | after: "<name>" }`, `{ stage }`, or `{ replace, override: true }`.
@@ -238,8 +238,8 @@ export interface Kernel {
   listModels(): ModelInfo[];
   /** The `models:` entry by name; without a name, `default_model` or the first entry. */
   modelConfig(name?: string): ModelConfig;
-  /** Builds the chat model for a `models:` entry through the provider a plugin registered. */
-  createModel(name?: string): Promise<BaseChatModel>;
+  /** Builds the chat model for a `models:` entry through the provider a plugin registered; `thinking` picks a `when_thinking_*` block. */
+  createModel(name?: string, options?: CreateModelOptions): Promise<BaseChatModel>;
   /** The sandbox provider `sandbox.provider` selects; without that key, the only registered one. */
   sandboxProvider(): SandboxProvider;
   /** Opens Antler's tables on the configured storage backend, applying `migrations`. The caller closes it. */

@@ -1,7 +1,3 @@
-// tsyringe refuses to load without a Reflect metadata polyfill. Antler never relies on emitted decorator
-// metadata (every injection goes through an explicit token), but the polyfill must still be present.
-import "reflect-metadata";
-import { type DependencyContainer, container as tsyringeRoot } from "tsyringe";
 import { kernelCopies, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 
@@ -28,21 +24,18 @@ async function disposeAll(values: unknown[]): Promise<unknown[]> {
   return errors;
 }
 
+/** The values one scope holds, by token key: the kernel's singletons, or one run's run-scoped services. */
+type Values = Map<symbol, unknown>;
+
 /**
- * The registry behind a kernel: who registered which token, and the tsyringe container that holds the values.
- * Plugins only ever see `Scope` and the registration methods on their setup context.
+ * The registry behind a kernel: who registered which token, and the values built so far. Every injection goes
+ * through an explicit token, so a map per scope is the whole container (no decorator metadata, no global
+ * container). Plugins only ever see `Scope` and the registration methods on their setup context.
  */
 export class ServiceRegistry {
   private readonly registrations = new Map<symbol, Registration>();
-  private readonly container: DependencyContainer;
-  private readonly singletons: unknown[] = [];
+  private readonly values: Values = new Map(); // factory-built singletons, in the order they were built
   private runCounter = 0;
-
-  constructor() {
-    // A child of tsyringe's global container: nothing is ever registered on the global one, and tokens are
-    // symbols under an `antler.token:` prefix, so nothing can leak in from it. Plugins get no reference to either container.
-    this.container = tsyringeRoot.createChildContainer();
-  }
 
   register<T>(token: Token<T>, provider: Provider<T>, owner: string): void {
     const existing = this.registrations.get(token.key);
@@ -66,7 +59,6 @@ export class ServiceRegistry {
       });
     }
     this.registrations.set(token.key, { token: token as Token<unknown>, provider: provider as Provider<unknown>, owner });
-    if (hasValue) this.container.register(token.key, { useValue: provider.useValue });
   }
 
   ownerOf(token: Token<unknown>): string | undefined {
@@ -83,15 +75,14 @@ export class ServiceRegistry {
   }
 
   rootScope(): Scope {
-    return new KernelScope(this, this.container, "root", null);
+    return new KernelScope(this, this.values, "root", null);
   }
 
   createRunScope(runId?: string): RunScopeHandle {
     this.runCounter += 1;
     const id = runId ?? `run-${this.runCounter}`;
-    const child = this.container.createChildContainer();
     const tracked: unknown[] = [];
-    const scope = new KernelScope(this, child, id, tracked);
+    const scope = new KernelScope(this, new Map(), id, tracked);
     let disposed = false;
     return {
       scope,
@@ -111,8 +102,8 @@ export class ServiceRegistry {
 
   /** Disposes singletons built by factories, newest first. */
   async dispose(): Promise<void> {
-    const errors = await disposeAll(this.singletons);
-    this.singletons.length = 0;
+    const errors = await disposeAll([...this.values.values()]);
+    this.values.clear();
     if (errors.length > 0) throw new AggregateError(errors, "disposing kernel services failed");
   }
 
@@ -127,12 +118,11 @@ export class ServiceRegistry {
       case "transient":
         return factory(scope);
       case "singleton": {
-        if (!this.container.isRegistered(token.key)) {
+        if (!this.values.has(token.key)) {
           const value = factory(this.rootScope());
-          this.container.register(token.key, { useValue: value });
-          this.singletons.push(value);
+          this.values.set(token.key, value);
         }
-        return this.container.resolve<T>(token.key);
+        return this.values.get(token.key) as T;
       }
       case "run": {
         const run = scope.runContainer();
@@ -142,12 +132,12 @@ export class ServiceRegistry {
             hint: "Resolve it from the run scope (kernel.run(...) or a tool's run context), not from the root scope.",
           });
         }
-        if (!run.container.isRegistered(token.key, false)) {
+        if (!run.values.has(token.key)) {
           const value = factory(scope);
-          run.container.register(token.key, { useValue: value });
+          run.values.set(token.key, value);
           run.tracked.push(value);
         }
-        return run.container.resolve<T>(token.key);
+        return run.values.get(token.key) as T;
       }
     }
   }
@@ -183,7 +173,7 @@ class KernelScope implements Scope {
   private isDisposed = false;
   constructor(
     private readonly registry: ServiceRegistry,
-    private readonly container: DependencyContainer,
+    private readonly values: Values,
     readonly id: string,
     private readonly tracked: unknown[] | null,
   ) {}
@@ -192,8 +182,8 @@ class KernelScope implements Scope {
     this.isDisposed = true;
   }
 
-  runContainer(): { container: DependencyContainer; tracked: unknown[] } | null {
-    return this.tracked ? { container: this.container, tracked: this.tracked } : null;
+  runContainer(): { values: Values; tracked: unknown[] } | null {
+    return this.tracked ? { values: this.values, tracked: this.tracked } : null;
   }
 
   resolve<T>(token: Token<T>): T {

@@ -137,6 +137,48 @@ describe("antler CLI", () => {
     expect(out).toMatch(/commands\s+greeter say/);
   });
 
+  it("config check and plugins list name a factory's declared tool without building it", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "lazy.js": `export default {
+        name: "lazy", version: "1.0.0", kernel: "^0.1.0",
+        setup(ctx) {
+          ctx.tools.add(() => { throw new Error("the factory ran"); }, { name: "deferred_search", group: "web" });
+        },
+      };`,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "preset: none\nplugins:\n  - path: ./lazy.js\n",
+    });
+    const check = await cli(["config", "check"], dir);
+    expect(check.code).toBe(0);
+    expect(check.out).toContain("1 tool(s)");
+    const list = await cli(["plugins", "list", "--json"], dir);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.out)).toMatchObject([{ name: "lazy", tools: ["deferred_search"] }]);
+  });
+
+  it("loads a package entry's light ./plugin export, not the package's main entry, when it has one", async () => {
+    const dir = tempDir();
+    const plugin = (name: string) => `export default { name: "${name}", version: "1.0.0", kernel: "^0.1.0", setup() {} };`;
+    writeFiles(dir, {
+      "package.json": '{"type":"module"}',
+      "node_modules/light-pkg/package.json": JSON.stringify({
+        name: "light-pkg",
+        type: "module",
+        exports: { ".": "./index.js", "./plugin": "./plugin.js" },
+      }),
+      "node_modules/light-pkg/index.js": `throw new Error("the main entry was imported");`,
+      "node_modules/light-pkg/plugin.js": plugin("light"),
+      "node_modules/main-pkg/package.json": JSON.stringify({ name: "main-pkg", type: "module", exports: "./index.js" }),
+      "node_modules/main-pkg/index.js": plugin("main"),
+      "config.yaml": "preset: none\nplugins:\n  - package: light-pkg\n  - package: main-pkg\n",
+    });
+    const { code, out, err } = await cli(["plugins", "list", "--json"], dir);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect((JSON.parse(out) as Array<{ name: string }>).map((p) => p.name)).toEqual(["light", "main"]);
+  });
+
   it("dispatches commands contributed by plugins", async () => {
     const dir = tempDir();
     writeFiles(dir, {

@@ -1,6 +1,3 @@
-// tsyringe needs the Reflect polyfill before it loads; the kernel imports it too, but later in this file.
-import "reflect-metadata";
-import { container as tsyringeGlobal } from "tsyringe";
 import { describe, expect, it } from "vitest";
 import { type AntlerError, createKernel, createToken, definePlugin, type Scope } from "../src/index.js";
 
@@ -151,12 +148,21 @@ describe("DI scopes", () => {
     await expect(createKernel({ plugins: [services(), again], discover: false })).rejects.toThrow(/already provided by services/);
   });
 
-  it("never registers anything on tsyringe's global container, and two kernels do not share services", async () => {
-    const a = await createKernel({ plugins: [services()], discover: false });
-    const b = await createKernel({ plugins: [], discover: false });
-    a.scope.resolve(Clock);
-    expect(tsyringeGlobal.isRegistered(Clock.key, true)).toBe(false);
-    expect(b.scope.has(Clock)).toBe(false);
+  it("keeps each kernel's services to itself: one plugin in two kernels builds two singletons", async () => {
+    const Counter = createToken<{ n: number }>("test.counter");
+    const counter = definePlugin({
+      name: "counter",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup: (ctx) => ctx.provide(Counter, { useFactory: () => ({ n: 0 }) }),
+    });
+    const a = await createKernel({ plugins: [counter], discover: false });
+    const b = await createKernel({ plugins: [counter], discover: false });
+    const c = await createKernel({ plugins: [], discover: false });
+    a.scope.resolve(Counter).n += 1;
+    expect(a.scope.resolve(Counter).n).toBe(1);
+    expect(b.scope.resolve(Counter).n).toBe(0);
+    expect(c.scope.has(Counter)).toBe(false);
   });
 
   it("disposes factory-built singletons when the kernel closes", async () => {

@@ -26,13 +26,13 @@ describe.skipIf(!existsSync(join(DIST, "index.js")))("tokens across two copies o
   let kernel: Kernel;
 
   beforeAll(async () => {
-    // Inside the kernel's node_modules, so the copy resolves tsyringe, zod and LangChain like a nested install.
+    // Inside the kernel's node_modules, so the copy resolves zod and LangChain like a nested install.
     const cache = join(KERNEL_DIR, "node_modules", ".cache");
     mkdirSync(cache, { recursive: true });
     copyDir = mkdtempSync(join(cache, "kernel-copy-"));
     cpSync(DIST, join(copyDir, "dist"), { recursive: true });
     writeFileSync(join(copyDir, "package.json"), JSON.stringify({ name: "@antler/kernel", version: "0.1.0", type: "module" }));
-    copy = (await import(pathToFileURL(join(copyDir, "dist", "index.js")).href)) as KernelModule;
+    copy = (await import(pathToFileURL(join(copyDir, "dist", "bundle", "index.js")).href)) as KernelModule;
     const Clock = copy.createToken<number>("test.copies.clock");
     kernel = await createTestKernel({
       plugins: [

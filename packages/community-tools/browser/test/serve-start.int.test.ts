@@ -9,7 +9,7 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const bin = resolve(here, "../../../kernel/bin/antler.js");
 const gatewayDist = resolve(here, "../../../plugins/gateway/dist/index.js");
 const browserDist = resolve(here, "../dist/index.js");
-const built = [gatewayDist, browserDist, resolve(here, "../../../kernel/dist/cli/main.js")].every((f) => existsSync(f));
+const built = [gatewayDist, browserDist, resolve(here, "../../../kernel/dist/bundle/cli.js")].every((f) => existsSync(f));
 
 describe.skipIf(!built)("antler serve with the browser tools enabled (compiled CLI; needs `pnpm run build` first)", () => {
   it("exits at start, before listening, with the fix in its message when the configured Chromium is missing", async () => {

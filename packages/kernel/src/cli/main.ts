@@ -46,6 +46,9 @@ function takeConfigFlag(args: string[]): { configPath: string | undefined; rest:
   return { configPath: typeof values.config === "string" ? values.config : undefined, rest: positionals, json: values.json === true };
 }
 
+/** Model, sandbox and storage providers are recorded as `kind:id`; the rest are DI tokens, whose names may hold colons too. */
+const isProvider = (x: string) => /^(model|sandbox|storage):/.test(x);
+
 const kernelCommands: KernelCommand[] = [
   {
     name: "config check",
@@ -53,8 +56,9 @@ const kernelCommands: KernelCommand[] = [
     usage: "antler config check [path]",
     async run(args, io) {
       const { configPath, rest } = takeConfigFlag(args);
+      // Checking needs no agent runtime: tools are counted from what plugins declared, never built (no LangChain).
       return withKernel(rest[0] ?? configPath, io, async (kernel) => {
-        const tools = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
+        const tools = kernel.plugins.flatMap((p) => p.contributions.tools);
         const where = kernel.paths.configFile ?? "(embedded defaults: no config.yaml found)";
         const preset = kernel.plugins.filter((p) => p.origin.kind === "preset").length;
         write(
@@ -85,16 +89,14 @@ const kernelCommands: KernelCommand[] = [
     async run(args, io) {
       const { configPath, json } = takeConfigFlag(args);
       return withKernel(configPath, io, async (kernel) => {
-        const entries = await kernel.assembleTools({ includeMcp: false, subagentEnabled: true });
         const rows = kernel.plugins.map((p) => ({
           name: p.name,
           version: p.version,
           source: p.origin.kind === "code" || p.origin.kind === "builtin" ? p.origin.kind : `${p.origin.kind}:${p.origin.spec}`,
-          tools: entries.filter((e) => e.plugin === p.name).map((e) => e.tool.name),
+          tools: [...p.contributions.tools],
           middleware: [...p.contributions.middlewares],
-          // Model, sandbox and storage providers are `kind:id`; the rest are DI tokens (services), not providers.
-          providers: p.contributions.providers.filter((x) => x.includes(":")),
-          services: p.contributions.providers.filter((x) => !x.includes(":")),
+          providers: p.contributions.providers.filter(isProvider),
+          services: p.contributions.providers.filter((x) => !isProvider(x)),
           hooks: [...p.contributions.hooks],
           commands: [...p.contributions.commands],
           depends_on: [...p.dependsOn],

@@ -5,23 +5,36 @@ import { z } from "zod";
  * did-you-mean suggestion, because a misspelt key silently ignored is a deployment bug waiting to happen.
  * Plugin configuration lives under `plugins[i].config` and is validated by each plugin's own schema.
  */
-export const modelConfigSchema = z.strictObject({
-  name: z.string().min(1).describe("Unique id used by agents, `--model` and the API."),
-  provider: z.string().min(1).describe("Model provider registered by a plugin: openai, anthropic, cassette, ..."),
+/** The keys of a `models:` entry that its `when_thinking_enabled` / `when_thinking_disabled` blocks may override. */
+const modelSettingsSchema = z.strictObject({
   model: z.string().min(1).optional().describe("The provider's model id (e.g. gpt-4o-mini)."),
-  display_name: z.string().optional(),
-  description: z.string().optional(),
-  api_key: z.string().optional(),
-  base_url: z.string().url().optional().describe("OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, ...)."),
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.number().int().positive().optional(),
   timeout_seconds: z.number().positive().optional(),
-  max_retries: z.number().int().min(0).optional(),
-  context_window: z.number().int().positive().optional(),
-  supports_vision: z.boolean().default(false),
-  supports_thinking: z.boolean().default(false),
   options: z.record(z.string(), z.unknown()).optional().describe("Provider-specific options, passed through."),
 });
+const merged = "its keys replace the entry's, `options` merge key by key (a null value removes one)";
+
+export const modelConfigSchema = z
+  .strictObject({
+    name: z.string().min(1).describe("Unique id used by agents, `--model` and the API."),
+    provider: z.string().min(1).describe("Model provider registered by a plugin: openai, anthropic, cassette, ..."),
+    ...modelSettingsSchema.shape,
+    display_name: z.string().optional(),
+    description: z.string().optional(),
+    api_key: z.string().optional(),
+    base_url: z.string().url().optional().describe("OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, ...)."),
+    max_retries: z.number().int().min(0).optional(),
+    context_window: z.number().int().positive().optional(),
+    supports_vision: z.boolean().default(false),
+    supports_thinking: z.boolean().default(false).describe("Runs may switch thinking on; without it, thinking is always off."),
+    when_thinking_enabled: modelSettingsSchema.optional().describe(`Applied when a run has thinking on: ${merged}.`),
+    when_thinking_disabled: modelSettingsSchema.optional().describe(`Applied when a run has thinking off: ${merged}.`),
+  })
+  .refine((m) => m.supports_thinking || !m.when_thinking_enabled, {
+    path: ["when_thinking_enabled"],
+    message: "needs supports_thinking: true (without it thinking is always off, so this block would never apply)",
+  });
 
 export const sandboxSectionSchema = z.strictObject({
   provider: z.string().min(1).optional().describe("Sandbox provider id registered by a plugin: local, aio, e2b."),

@@ -10,8 +10,24 @@ export interface ModelProviderEnv {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Config path of the model's entry, e.g. `models[2]`, for error messages. */
   readonly where: string;
-  /** Builds another configured model by name (a cassette recording wraps the real model this way). */
-  createModel(name: string): Promise<BaseChatModel>;
+  /** Builds another configured model by name (a cassette recording wraps the real model this way); default: the same options. */
+  createModel(name: string, options?: CreateModelOptions): Promise<BaseChatModel>;
+}
+
+export interface CreateModelOptions {
+  /**
+   * Thinking on applies the entry's `when_thinking_enabled` block, off its `when_thinking_disabled` block; omitted,
+   * the entry is used as written. Asked of a model without `supports_thinking`, thinking is off (and logged).
+   */
+  readonly thinking?: boolean | undefined;
+}
+
+/** The entry the provider gets for `thinking`: the matching `when_thinking_*` block applied over it. */
+export function thinkingModelConfig(config: ModelConfig, thinking: boolean): ModelConfig {
+  const { when_thinking_enabled: on, when_thinking_disabled: off, ...base } = config;
+  const block = (thinking && config.supports_thinking ? on : off) ?? {};
+  const options = Object.entries({ ...base.options, ...block.options }).filter(([, value]) => value !== null);
+  return { ...base, ...block, options: options.length > 0 ? Object.fromEntries(options) : undefined };
 }
 
 /**

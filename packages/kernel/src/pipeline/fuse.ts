@@ -57,10 +57,7 @@ function hookParts(hook: NodeHook): { fn: NodeHookFn; canJumpTo: readonly JumpTa
   return typeof hook === "function" ? { fn: hook, canJumpTo: [] } : { fn: hook.hook, canJumpTo: hook.canJumpTo ?? [] };
 }
 
-/** The reducer of a state field, or `undefined` for last-value fields. */
-function reducerOf(field: StateField): ((a: unknown, b: unknown) => unknown) | undefined {
-  return ReducedValue.isInstance(field) ? (field.reducer as (a: unknown, b: unknown) => unknown) : undefined;
-}
+type Reducer = (a: unknown, b: unknown) => unknown;
 
 /** What a runtime compiles its chain against: its base thread state and its run-context schema. */
 export interface PipelineBase {
@@ -106,11 +103,9 @@ export function composeStateFields(
  */
 export function compilePipeline(chain: readonly MiddlewareEntry[], base: PipelineBase = {}): CompiledPipeline {
   const stateFields = composeStateFields(chain, base.state);
-  const reducers = new Map<string, (a: unknown, b: unknown) => unknown>();
-  for (const [key, field] of Object.entries(stateFields)) {
-    const reducer = reducerOf(field);
-    if (reducer) reducers.set(key, reducer);
-  }
+  // Last-value fields have no reducer.
+  const reducers = new Map<string, Reducer>();
+  for (const [key, field] of Object.entries(stateFields)) if (ReducedValue.isInstance(field)) reducers.set(key, field.reducer as Reducer);
 
   const stateSchema = new StateSchema(stateFields as ConstructorParameters<typeof StateSchema>[0]);
   const fusedConfig: Record<string, unknown> = {
@@ -153,16 +148,10 @@ export function compilePipeline(chain: readonly MiddlewareEntry[], base: Pipelin
     );
   }
 
-  const tools: AntlerTool[] = [];
-  const toolNames = new Set<string>();
-  for (const entry of chain) {
-    for (const tool of entry.spec.tools ?? []) {
-      if (toolNames.has(tool.name)) continue;
-      toolNames.add(tool.name);
-      tools.push(tool);
-    }
-  }
-  return { middleware, tools, stateFields, order: chain.map((e) => e.name) };
+  // One tool per name: the first middleware in the chain that brings it.
+  const tools = new Map<string, AntlerTool>();
+  for (const tool of chain.flatMap((e) => e.spec.tools ?? [])) if (!tools.has(tool.name)) tools.set(tool.name, tool);
+  return { middleware, tools: [...tools.values()], stateFields, order: chain.map((e) => e.name) };
 }
 
 interface FusedStep {
@@ -171,7 +160,7 @@ interface FusedStep {
   canJumpTo: readonly JumpTarget[];
 }
 
-function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers: Map<string, (a: unknown, b: unknown) => unknown>) {
+function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers: Map<string, Reducer>) {
   const channel = diagnosticsChannel.channel(MIDDLEWARE_SPAN_CHANNEL);
   return async (state: AgentState, runtime: HookRuntime | ModelCallRequest["runtime"]): Promise<StateUpdate | undefined> => {
     let current: AgentState = state;
@@ -201,9 +190,7 @@ function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers
         for (const [key, value] of Object.entries(rest)) {
           const reducer = reducers.get(key);
           next[key] = reducer ? reducer(next[key], value) : value;
-          const list = writes.get(key) ?? [];
-          list.push(value);
-          writes.set(key, list);
+          writes.set(key, [...(writes.get(key) ?? []), value]);
         }
         current = next;
       }
@@ -241,33 +228,24 @@ function fullState(declared: AgentState): AgentState {
 type ModelWrap = NonNullable<MiddlewareEntry["spec"]["wrapModelCall"]>;
 type ToolWrap = NonNullable<MiddlewareEntry["spec"]["wrapToolCall"]>;
 
-function applyUpdate(
-  state: AgentState,
-  update: Record<string, unknown>,
-  reducers: Map<string, (a: unknown, b: unknown) => unknown>,
-): AgentState {
+function applyUpdate(state: AgentState, update: Record<string, unknown>, reducers: Map<string, Reducer>): AgentState {
   const next: AgentState = { ...state };
   for (const [key, value] of Object.entries(update)) {
     if (key === "messages") next.messages = messagesStateReducer(next.messages, value as BaseMessage[]) as BaseMessage[];
-    else next[key] = reducers.has(key) ? (reducers.get(key) as (a: unknown, b: unknown) => unknown)(next[key], value) : value;
+    else next[key] = reducers.has(key) ? (reducers.get(key) as Reducer)(next[key], value) : value;
   }
   return next;
 }
 
 /** Folds the updates of several Commands into one, applying the state reducers for keys written twice. */
-function mergeCommands(
-  commands: readonly Command[],
-  reducers: Map<string, (a: unknown, b: unknown) => unknown>,
-  lead: readonly BaseMessage[],
-): Command {
+function mergeCommands(commands: readonly Command[], reducers: Map<string, Reducer>, lead: readonly BaseMessage[]): Command {
   const messages: BaseMessage[] = [...lead];
   const update: Record<string, unknown> = {};
   let goto: Command["goto"] | undefined;
   for (const command of commands) {
     for (const [key, value] of Object.entries((command.update ?? {}) as Record<string, unknown>)) {
       if (key === "messages") messages.push(...((Array.isArray(value) ? value : [value]) as BaseMessage[]));
-      else if (key in update && reducers.has(key))
-        update[key] = (reducers.get(key) as (a: unknown, b: unknown) => unknown)(update[key], value);
+      else if (key in update && reducers.has(key)) update[key] = (reducers.get(key) as Reducer)(update[key], value);
       else update[key] = value;
     }
     if (command.goto !== undefined && (!Array.isArray(command.goto) || command.goto.length > 0)) goto = command.goto;
@@ -278,7 +256,7 @@ function mergeCommands(
 
 function fuseModelWrappers(
   entries: readonly MiddlewareEntry[],
-  reducers: Map<string, (a: unknown, b: unknown) => unknown>,
+  reducers: Map<string, Reducer>,
   inline: { before?: ReturnType<typeof fuseNodeHooks> | undefined; after?: ReturnType<typeof fuseNodeHooks> | undefined },
 ): ModelWrap {
   const wraps = entries.map((e) => e.spec.wrapModelCall as ModelWrap);
@@ -310,8 +288,7 @@ function fuseModelWrappers(
       if (isCommand(result)) {
         commands.push(result);
         // Outer hooks see the AI message, as LangChain does for separate middlewares.
-        if (lastAi) return lastAi;
-        return result;
+        return lastAi ?? result;
       }
       if (AIMessage.isInstance(result)) lastAi = result;
       return result;

@@ -286,6 +286,27 @@ describe("@antler/plugin-anthropic", () => {
     expect(s.requests[0]?.body.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
   });
 
+  it("a run's thinking switch reaches the request: when_thinking_enabled sends the thinking block, thinking off sends none", async () => {
+    const s = await serve([{ text: "thought" }, { text: "quick" }]);
+    const kernel = await kernelWith([
+      {
+        name: "claude",
+        provider: "anthropic",
+        model: "claude-test",
+        base_url: s.url,
+        api_key: "sk-ant-test",
+        max_retries: 0,
+        supports_thinking: true,
+        when_thinking_enabled: { max_tokens: 4096, options: { thinking: { type: "enabled", budget_tokens: 1024 } } },
+      },
+    ]);
+    await (await kernel.createModel("claude", { thinking: true })).invoke("think");
+    await (await kernel.createModel("claude", { thinking: false })).invoke("answer");
+    expect(s.requests[0]?.body).toMatchObject({ max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 1024 } });
+    expect(s.requests[1]?.body.max_tokens).toBe(DEFAULT_MAX_TOKENS);
+    expect(s.requests[1]?.body).not.toHaveProperty("thinking");
+  });
+
   it("rejects options.thinking on a model that does not declare supports_thinking", async () => {
     const kernel = await kernelWith([
       {

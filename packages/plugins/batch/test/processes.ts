@@ -12,7 +12,7 @@ const SUBAGENTS_DIST = join(REPO_ROOT, "packages/plugins/subagents/dist/index.js
 /** Why compiled-code tests cannot run, or undefined when dist/ is there. */
 export function distMissing(): string | undefined {
   for (const file of [
-    join(REPO_ROOT, "packages/kernel/dist/cli/main.js"),
+    join(REPO_ROOT, "packages/kernel/dist/bundle/cli.js"),
     join(BATCH_DIST, "index.js"),
     join(BATCH_DIST, "testing/stub-plugin.js"),
     SUBAGENTS_DIST,

@@ -179,6 +179,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         multitaskStrategy: body.multitask_strategy,
         agent: body.agent_name,
         bootstrap: body.is_bootstrap,
+        thinking: body.thinking_enabled,
       },
     };
   };

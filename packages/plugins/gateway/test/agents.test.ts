@@ -1,4 +1,5 @@
-import type { ScriptFunction } from "@antler/kernel/testing";
+import { definePlugin } from "@antler/kernel";
+import { ScriptedChatModel, type ScriptFunction } from "@antler/kernel/testing";
 import { agentDeleteResponseSchema, agentDetailsSchema, agentsListResponseSchema } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
@@ -18,10 +19,11 @@ describe("custom agents over HTTP", () => {
     const gw = await startTestGateway({ script: echo });
     const put = await gw.call("/api/agents/quill", {
       method: "PUT",
-      json: { soul: "You are Quill.", description: "Research", tool_groups: ["web"] },
+      json: { soul: "You are Quill.", description: "Research", tool_groups: ["web"], thinking: false },
     });
     expect(put.status).toBe(200);
     const saved = conforms(agentDetailsSchema, await put.json());
+    expect(saved.thinking).toBe(false);
     expect(saved).toEqual(conforms(agentDetailsSchema, await gw.client.getAgent("quill", { userId: "alice" })));
     expect(conforms(agentDetailsSchema, await (await gw.call("/api/agents/quill")).json())).toEqual(saved);
     const list = conforms(agentsListResponseSchema, await (await gw.call("/api/agents")).json());
@@ -76,5 +78,53 @@ describe("custom agents over HTTP", () => {
     expect(systemPrompts).toHaveLength(2);
     expect(systemPrompts[0]).not.toContain("You are Quill, from HTTP.");
     expect(systemPrompts[1]).toContain("You are Quill, from HTTP.");
+  });
+
+  it("a run body's thinking_enabled reaches the run: the model is built with that thinking block and the run's context says so", async () => {
+    // A model whose reply names the thinking block it was built with.
+    const probe = definePlugin({
+      name: "thinking-probe",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.models.addProvider({ id: "probe", create: (config) => new ScriptedChatModel(() => ({ text: String(config.options?.mode) })) });
+      },
+    });
+    const gw = await startTestGateway({
+      plugins: [probe],
+      kernelConfig: {
+        models: [
+          {
+            name: "m",
+            provider: "probe",
+            supports_thinking: true,
+            when_thinking_enabled: { options: { mode: "thinking" } },
+            when_thinking_disabled: { options: { mode: "quick" } },
+          },
+        ],
+      },
+    });
+    // A thread per run: the two models' scripted replies would share message ids on one thread.
+    let threads = 0;
+    const wait = async (json: Record<string, unknown>) => {
+      const thread = `t${++threads}`;
+      await gw.call("/api/threads", { method: "POST", json: { thread_id: thread } });
+      const res = await gw.call(`/api/threads/${thread}/runs/wait`, { method: "POST", json: { message: "hi", ...json } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { run_id: string; output: string };
+      const run = (await (await gw.call(`/api/threads/${thread}/runs/${body.run_id}`)).json()) as {
+        kwargs: { context: Record<string, unknown> };
+      };
+      return [body.output, run.kwargs.context.thinking_enabled];
+    };
+    expect(await wait({})).toEqual(["thinking", true]);
+    expect(await wait({ thinking_enabled: false })).toEqual(["quick", false]);
+    expect(await wait({ context: { thinking_enabled: false } })).toEqual(["quick", false]);
+    expect(await wait({ config: { configurable: { thinking_enabled: false } } })).toEqual(["quick", false]);
+    await gw.call("/api/agents/brief", { method: "PUT", json: { soul: "Be brief.", thinking: false } });
+    expect(await wait({ agent_name: "brief" })).toEqual(["quick", false]);
+    expect(await wait({ agent_name: "brief", thinking_enabled: true })).toEqual(["thinking", true]);
+    const bad = await gw.call(`/api/threads/t${threads}/runs/wait`, { method: "POST", json: { message: "hi", thinking_enabled: "no" } });
+    expect(bad.status).toBe(400);
   });
 });

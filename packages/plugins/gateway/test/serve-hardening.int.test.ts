@@ -13,8 +13,8 @@ import { generatedBody, largestCallerData, rawRequest, rssOf, sendStreamed, watc
 const here = fileURLToPath(new URL(".", import.meta.url));
 const bin = resolve(here, "../../../kernel/bin/antler.js");
 const pluginDist = resolve(here, "../dist/index.js");
-const testingDist = resolve(here, "../../../kernel/dist/testing/index.js");
-const built = existsSync(pluginDist) && existsSync(testingDist) && existsSync(resolve(here, "../../../kernel/dist/cli/main.js"));
+const testingDist = resolve(here, "../../../kernel/dist/bundle/testing.js");
+const built = existsSync(pluginDist) && existsSync(testingDist) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
 
 const KEY = "erin-key-0123456789abcdef01";
 const MiB = 1024 * 1024;

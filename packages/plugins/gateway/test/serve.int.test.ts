@@ -8,7 +8,7 @@ import { tempDir } from "./fixtures.js";
 const here = fileURLToPath(new URL(".", import.meta.url));
 const bin = resolve(here, "../../../kernel/bin/antler.js");
 const pluginDist = resolve(here, "../dist/index.js");
-const built = existsSync(pluginDist) && existsSync(resolve(here, "../../../kernel/dist/cli/main.js"));
+const built = existsSync(pluginDist) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
 
 function waitFor(child: ChildProcess, pattern: RegExp, output: { text: string }): Promise<RegExpMatchArray> {
   return new Promise((resolvePromise, reject) => {

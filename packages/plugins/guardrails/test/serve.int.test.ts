@@ -13,7 +13,7 @@ const dists = {
   gateway: resolve(here, "../../gateway/dist/index.js"),
   openai: resolve(here, "../../openai/dist/index.js"),
 };
-const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/cli/main.js"));
+const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
 
 /** Names of the tools a recorded Chat Completions request bound. */
 const boundTools = (request: { body: unknown } | undefined): string[] =>

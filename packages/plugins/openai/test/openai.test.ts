@@ -215,6 +215,48 @@ describe("@antler/plugin-openai", () => {
     await expect(kernel.createModel()).rejects.toThrow("models[0].model");
   });
 
+  it("a run's thinking switch reaches an OpenAI-compatible request through the when_thinking_* blocks' extra body fields", async () => {
+    const s = await server({ script: [{ text: "thought" }, { text: "quick" }] });
+    const kwargs = (on: boolean) => ({ modelKwargs: { chat_template_kwargs: { enable_thinking: on } } });
+    const kernel = await kernelWith([
+      {
+        name: "qwen",
+        provider: "openai",
+        model: "qwen3",
+        base_url: s.url,
+        max_retries: 0,
+        supports_thinking: true,
+        options: { topP: 0.5 },
+        when_thinking_enabled: { options: kwargs(true) },
+        when_thinking_disabled: { options: kwargs(false) },
+      },
+    ]);
+    await (await kernel.createModel("qwen", { thinking: true })).invoke("think");
+    await (await kernel.createModel("qwen", { thinking: false })).invoke("answer");
+    expect(bodyOf(s, 0)).toMatchObject({ top_p: 0.5, chat_template_kwargs: { enable_thinking: true } });
+    expect(bodyOf(s, 1)).toMatchObject({ top_p: 0.5, chat_template_kwargs: { enable_thinking: false } });
+  });
+
+  it("when_thinking_enabled can carry OpenAI's reasoning settings; thinking off sends none", async () => {
+    const s = await server({ script: [{ text: "reasoned" }, { text: "plain" }] });
+    const kernel = await kernelWith([
+      {
+        name: "o4",
+        provider: "openai",
+        model: "o4-mini",
+        base_url: s.url,
+        api_key: "sk-test",
+        max_retries: 0,
+        supports_thinking: true,
+        when_thinking_enabled: { options: { reasoning: { effort: "high" } } },
+      },
+    ]);
+    await (await kernel.createModel("o4", { thinking: true })).invoke("think");
+    await (await kernel.createModel("o4", { thinking: false })).invoke("answer");
+    expect(bodyOf(s, 0)).toMatchObject({ reasoning_effort: "high" });
+    expect(bodyOf(s, 1)).not.toHaveProperty("reasoning_effort");
+  });
+
   it("sends options.reasoning to a model that declares supports_thinking, and refuses it on one that does not", async () => {
     const s = await server({ script: [{ text: "reasoned" }] });
     await (await modelFor(s, { model: "o4-mini", supports_thinking: true, options: { reasoning: { effort: "low" } } })).invoke("think");

@@ -20,6 +20,8 @@ export const agentConfigSchema = z
     tool_groups: z.array(z.string().min(1).max(128)).max(256).optional(),
     /** The skills this agent may use; omitted: every enabled skill. */
     skills: z.array(z.string().min(1).max(128)).max(256).optional(),
+    /** Thinking for runs with this agent unless the request says; omitted: on. Off anyway on a model without supports_thinking. */
+    thinking: z.boolean().optional(),
     created_at: z.string().optional(),
     updated_at: z.string().optional(),
   })
@@ -33,6 +35,8 @@ export interface CustomAgent {
   readonly model: string | undefined;
   readonly toolGroups: readonly string[] | undefined;
   readonly skills: readonly string[] | undefined;
+  /** The agent's thinking default; `undefined`: on. */
+  readonly thinking: boolean | undefined;
   /** SOUL.md: the agent's standing instructions. */
   readonly soul: string;
   /** `user`: made by or for this user; `shared`: ships with the distribution (`agents/` next to config.yaml). */
@@ -49,6 +53,8 @@ export interface AgentSummary {
   model: string | null;
   tool_groups: string[] | null;
   skills: string[] | null;
+  /** The agent's thinking default; null: on (the request may still say otherwise). */
+  thinking: boolean | null;
   scope: "user" | "shared";
 }
 
@@ -115,6 +121,7 @@ async function readAgentAt(kernel: Kernel, dir: string, name: string, scope: Cus
     model: config.model,
     toolGroups: config.tool_groups,
     skills: config.skills,
+    thinking: config.thinking,
     soul: soul ?? "",
     scope,
     dir,
@@ -163,6 +170,7 @@ export function summarizeAgent(agent: CustomAgent): AgentSummary {
     model: agent.model ?? null,
     tool_groups: agent.toolGroups ? [...agent.toolGroups] : null,
     skills: agent.skills ? [...agent.skills] : null,
+    thinking: agent.thinking ?? null,
     scope: agent.scope,
   };
 }
@@ -197,6 +205,7 @@ export const agentSaveRequestSchema = z
     model: z.string().min(1).optional(),
     tool_groups: z.array(z.string().min(1).max(128)).max(256).optional(),
     skills: z.array(z.string().min(1).max(128)).max(256).optional(),
+    thinking: z.boolean().optional(),
   })
   .strict();
 
@@ -218,7 +227,7 @@ export async function saveCustomAgent(
       RuntimeErrorCodes.AGENT_INVALID,
       `agent ${JSON.stringify(name)}: ${issue?.path.join(".") || "body"}: ${issue?.message}`,
       {
-        hint: "Send { soul, description?, model?, tool_groups?, skills? }; soul is required.",
+        hint: "Send { soul, description?, model?, tool_groups?, skills?, thinking? }; soul is required.",
       },
     );
   }
@@ -230,6 +239,7 @@ export async function saveCustomAgent(
     model: body.model,
     tool_groups: body.tool_groups,
     skills: body.skills,
+    thinking: body.thinking,
   };
   checkModel(kernel, config, `agent ${name}`);
   await mkdir(dir, { recursive: true });

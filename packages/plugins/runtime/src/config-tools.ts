@@ -1,7 +1,7 @@
 import { AntlerError, type AntlerTool, ErrorCodes, type PluginContext } from "@antler/kernel";
 import { importConfiguredModule } from "@antler/kernel/config";
 import { isStructuredTool } from "@langchain/core/tools";
-import { runtimeConfig } from "./config.js";
+import { configToolModule, runtimeConfig } from "./config.js";
 
 /**
  * Loads the tools listed under `tools:` in config.yaml: `use: "<package or ./path>:<export>"` names a LangChain
@@ -13,15 +13,9 @@ export async function loadConfigTools(ctx: PluginContext): Promise<Array<{ tool:
   const out: Array<{ tool: AntlerTool; group: string | undefined }> = [];
   for (const [i, entry] of entries.entries()) {
     const where = `tools[${i}].use`;
-    const cut = entry.use.lastIndexOf(":");
-    if (cut <= 0 || cut === entry.use.length - 1) {
-      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `"${entry.use}" does not name an export`, {
-        where,
-        hint: 'Write "<package or ./path>:<export>", e.g. "./tools/search.js:webSearch".',
-      });
-    }
-    const mod = await importConfiguredModule(entry.use.slice(0, cut), ctx.paths.configDir, where);
-    const exported = mod[entry.use.slice(cut + 1)];
+    const { file, exportName } = configToolModule(entry.use, ctx.paths.configDir, where);
+    const mod = await importConfiguredModule(file, ctx.paths.configDir, where);
+    const exported = mod[exportName];
     const candidate: unknown = isStructuredTool(exported as never)
       ? exported
       : typeof exported === "function"

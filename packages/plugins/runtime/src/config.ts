@@ -1,4 +1,5 @@
-import type { KernelConfig } from "@antler/kernel";
+import { AntlerError, ErrorCodes, type KernelConfig } from "@antler/kernel";
+import { resolveConfiguredModule } from "@antler/kernel/config";
 import { z } from "zod";
 
 // The top-level config.yaml sections the runtime owns (`configSections`): the kernel validates them, strictly and
@@ -67,6 +68,21 @@ export const configToolSchema = z.strictObject({
   use: z.string().min(1).describe('"<package or ./path>:<export>" naming a tool, or a factory `(options) => tool`.'),
   options: z.record(z.string(), z.unknown()).optional(),
 });
+
+/**
+ * A `tools:` entry's `use:` split into the module's file (resolved from the config folder, not imported) and the
+ * export's name; a `use:` without an export, or a module that does not resolve, is a located error.
+ */
+export function configToolModule(use: string, configDir: string, where: string): { file: string; exportName: string } {
+  const cut = use.lastIndexOf(":");
+  if (cut <= 0 || cut === use.length - 1) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `"${use}" does not name an export`, {
+      where,
+      hint: 'Write "<package or ./path>:<export>", e.g. "./tools/search.js:webSearch".',
+    });
+  }
+  return { file: resolveConfiguredModule(use.slice(0, cut), configDir, where), exportName: use.slice(cut + 1) };
+}
 
 /** The runtime's sections, with the defaults a config that omits them gets. */
 export const runtimeConfigSections = {

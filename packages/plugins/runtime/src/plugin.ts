@@ -8,9 +8,8 @@ import {
   type MiddlewareSpec,
   type PluginContext,
   type Sandbox,
-  type ToolEntry,
 } from "@antler/kernel";
-import { runtimeConfig, runtimeConfigSections } from "./config.js";
+import { configToolModule, runtimeConfig, runtimeConfigSections } from "./config.js";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");
@@ -35,13 +34,15 @@ export default definePlugin({
     ctx.commands.add({
       name: "run",
       summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
-      usage: 'antler run "<prompt>" [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--events] [-v]',
+      usage:
+        'antler run "<prompt>" [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--thinking | --no-thinking] [--events] [-v]',
       run: async (args, io) => (await import("./cli/commands.js")).runCommand(args, io),
     });
     ctx.commands.add({
       name: "chat",
       summary: "Chat interactively on one thread (/exit to leave).",
-      usage: "antler chat [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--events] [-v]",
+      usage:
+        "antler chat [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--thinking | --no-thinking] [--events] [-v]",
       run: async (args, io) => (await import("./cli/commands.js")).chatCommand(args, io),
     });
     for (const [action, summary, usage] of [
@@ -151,28 +152,35 @@ function addBuiltinTools(ctx: PluginContext): void {
   const models = ctx.kernelConfig.models;
   const isVision = (modelName: string | undefined) =>
     models.find((m) => m.name === (modelName ?? ctx.kernelConfig.default_model ?? models[0]?.name))?.supports_vision === true;
-  ctx.tools.add(async () => (await builtin()).presentFiles, { source: "builtin" });
-  ctx.tools.add(async (a) => (isVision(a.modelName) ? (await builtin()).viewImage : null), { source: "builtin" });
-  ctx.tools.add(async (a) => (a.context.is_bootstrap === true ? (await builtin()).setupAgent : null), { source: "builtin" });
+  ctx.tools.add(async () => (await builtin()).presentFiles, { source: "builtin", name: "present_files" });
+  ctx.tools.add(async (a) => (isVision(a.modelName) ? (await builtin()).viewImage : null), { source: "builtin", name: "view_image" });
+  ctx.tools.add(async (a) => (a.context.is_bootstrap === true ? (await builtin()).setupAgent : null), {
+    source: "builtin",
+    name: "setup_agent",
+  });
   ctx.tools.add(
     async (a) => (typeof a.context.agent_name === "string" && a.context.is_bootstrap !== true ? (await builtin()).updateAgent : null),
-    { source: "builtin" },
+    { source: "builtin", name: "update_agent" },
   );
 }
 
-/** Tools listed under `tools:` in config.yaml, loaded on the first assembly (never during setup), once. */
+/**
+ * Tools listed under `tools:` in config.yaml, each added under its configured name and group. Setup only checks
+ * that each `use:` names an export of a module that resolves (so `antler config check` reports a bad entry); the
+ * modules load on the first assembly, all at once, and a failed load is retried on the next.
+ */
 function addConfigTools(ctx: PluginContext): void {
-  if (runtimeConfig(ctx.kernelConfig).tools.length === 0) return;
-  let loaded: Promise<Array<{ tool: AntlerTool; group: string | undefined }>> | undefined;
-  ctx.hooks.assembleTools.tap(
-    async (tools) => {
-      loaded ??= import("./config-tools.js").then((m) => m.loadConfigTools(ctx));
-      const resolved = await loaded.catch((err: unknown) => {
-        loaded = undefined; // a fixed file can load on the next assembly
-        throw err;
-      });
-      return [...tools, ...resolved.map((r): ToolEntry => ({ tool: r.tool, plugin: NAME, source: "config", group: r.group }))];
-    },
-    { stage: "first" },
-  );
+  const entries = runtimeConfig(ctx.kernelConfig).tools;
+  for (const [i, entry] of entries.entries()) configToolModule(entry.use, ctx.paths.configDir, `tools[${i}].use`);
+  let loaded: Promise<Array<{ tool: AntlerTool }>> | undefined;
+  const load = () => {
+    loaded ??= import("./config-tools.js").then((m) => m.loadConfigTools(ctx));
+    return loaded.catch((err: unknown) => {
+      loaded = undefined; // a fixed file loads on the next assembly
+      throw err;
+    });
+  };
+  for (const [i, entry] of entries.entries()) {
+    ctx.tools.add(async () => (await load())[i]?.tool, { source: "config", name: entry.name, group: entry.group });
+  }
 }

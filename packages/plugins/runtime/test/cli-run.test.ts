@@ -111,14 +111,22 @@ describe("antler agents", () => {
       "agents/editor/SOUL.md": "You are the house editor.\n",
       "agents/editor/config.yaml": "description: Edits drafts\n",
       ".antler/users/default/agents/quill/SOUL.md": "You are Quill.\n",
-      ".antler/users/default/agents/quill/config.yaml": "description: Research helper\ntool_groups: [web]\n",
+      ".antler/users/default/agents/quill/config.yaml": "description: Research helper\ntool_groups: [web]\nthinking: false\n",
     });
     const list = await cli(["agents", "list"], dir);
     expect(list.code).toBe(0);
     expect(list.out).toMatch(/quill\s+user\s+-\s+Research helper/);
     expect(list.out).toMatch(/editor\s+shared\s+-\s+Edits drafts/);
     const show = await cli(["agents", "show", "quill", "--json"], dir);
-    expect(JSON.parse(show.out)).toMatchObject({ name: "quill", tool_groups: ["web"], soul: "You are Quill.\n", scope: "user" });
+    expect(JSON.parse(show.out)).toMatchObject({
+      name: "quill",
+      tool_groups: ["web"],
+      thinking: false,
+      soul: "You are Quill.\n",
+      scope: "user",
+    });
+    expect((await cli(["agents", "show", "quill"], dir)).out).toContain("thinking: off\n");
+    expect((await cli(["agents", "show", "editor"], dir)).out).toContain("thinking: on (default)\n");
     expect((await cli(["agents", "rm", "quill"], dir)).out).toContain("Deleted agent quill.");
     expect((await cli(["agents", "list", "--user", "bob"], dir)).out).not.toContain("quill");
     const shipped = await cli(["agents", "rm", "editor"], dir);

@@ -50,11 +50,11 @@ async function client(cwd = tempDir()) {
     fast: script("fast answer", {
       design: {
         tool: "setup_agent",
-        args: { soul: QUILL_SOUL, description: "Terse research helper", model: "smart", tool_groups: ["web"] },
+        args: { soul: QUILL_SOUL, description: "Terse research helper", model: "smart", tool_groups: ["web"], thinking: false },
       },
     }),
     smart: script("smart answer", {
-      warmer: { tool: "update_agent", args: { soul: WARM_SOUL, model: "fast", tool_groups: ["bash"] } },
+      warmer: { tool: "update_agent", args: { soul: WARM_SOUL, model: "fast", tool_groups: ["bash"], thinking: true } },
     }),
   });
   const c = await AntlerClient.create({
@@ -102,6 +102,7 @@ describe("custom agents", () => {
     expect(second?.tools).toContain("update_agent");
     expect(second?.tools).not.toContain("shell_run");
     expect(second?.tools).not.toContain("setup_agent");
+    expect(await c.getAgent("quill", { userId: "alice" })).toMatchObject({ thinking: false });
 
     // Turn 3 asks the agent to change itself; turn 4 runs on what update_agent saved.
     await c.chat("Please be warmer from now on", { userId: "alice", agent: "quill" });
@@ -111,6 +112,7 @@ describe("custom agents", () => {
     expect(systemText(fourth)).not.toContain(QUILL_SOUL);
     expect(fourth?.tools).toContain("shell_run");
     expect(fourth?.tools).not.toContain("web_lookup");
+    expect(await c.getAgent("quill", { userId: "alice" })).toMatchObject({ thinking: true });
   });
 
   it("a soul-only update_agent (same model, same tools) still reaches the next turn: cached agents are rebuilt", async () => {
@@ -198,7 +200,7 @@ describe("custom agents", () => {
     writeFileSync(join(cwd, "agents", "editor", "config.yaml"), "description: Edits drafts\ntool_groups: [web]\n");
     const { c, calls } = await client(cwd);
     expect((await c.listAgents({ userId: "bob" })).agents).toEqual([
-      { name: "editor", description: "Edits drafts", model: null, tool_groups: ["web"], skills: null, scope: "shared" },
+      { name: "editor", description: "Edits drafts", model: null, tool_groups: ["web"], skills: null, thinking: null, scope: "shared" },
     ]);
     await c.chat("fix this", { userId: "bob", agent: "editor" });
     expect(systemText(calls("fast")[0])).toContain("You are the house editor.");

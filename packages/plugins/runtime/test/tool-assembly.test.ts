@@ -130,6 +130,30 @@ describe("tools: entries of config.yaml", () => {
     expect(names).toContain("present_files");
   });
 
+  it("lists config tools by their configured names at boot, before any module loads", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "my-tools.mjs"), 'throw new Error("loaded at boot");\n');
+    const kernel = await runtimeKernel(toolsConfig, dir);
+    const runtime = kernel.plugins.find((p) => p.name === "@antler/plugin-runtime");
+    expect(runtime?.contributions.tools).toEqual(expect.arrayContaining(["shout", "reverse", "present_files"]));
+  });
+
+  it("fails the boot, naming the entry, when a config tool's module does not resolve or names no export", async () => {
+    const dir = tempDir();
+    const missing = (await runtimeKernel({ tools: [{ name: "x", use: "./nowhere.mjs:x" }] }, dir).catch((e: unknown) => e)) as {
+      code?: string;
+      where?: string;
+    };
+    expect(missing.code).toBe("ANTLER_ERR_PLUGIN_NOT_FOUND");
+    expect(missing.where).toContain("tools[0].use");
+    const bare = (await runtimeKernel({ tools: [{ name: "x", use: "./my-tools.mjs" }] }, dir).catch((e: unknown) => e)) as {
+      code?: string;
+      message?: string;
+    };
+    expect(bare.code).toBe("ANTLER_ERR_CONFIG_INVALID");
+    expect(bare.message).toContain("does not name an export");
+  });
+
   it("fails the assembly with TOOL_INVALID naming the entry when an export is neither a tool nor a factory", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "my-tools.mjs"), "export const notATool = 42;\n");

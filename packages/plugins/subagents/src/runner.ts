@@ -147,7 +147,8 @@ export class KernelSubagentRunner implements SubagentRunner {
   private modelFor(name: string): Promise<BaseChatModel> {
     let model = this.models.get(name);
     if (!model) {
-      model = this.options.kernel.createModel(name);
+      // As in DeerFlow, subagents run with thinking off: they do bounded delegated work, and the lead thinks.
+      model = this.options.kernel.createModel(name, { thinking: false });
       model.catch(() => this.models.delete(name));
       this.models.set(name, model);
     }

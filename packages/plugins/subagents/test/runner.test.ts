@@ -1,6 +1,6 @@
 import { type AntlerPlugin, definePlugin, ensureTraceContext, type KernelConfigInput, type RunInfo } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
-import { createTestKernel, runPluginConformance, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { createTestKernel, runPluginConformance, type Script, ScriptedChatModel, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import subagentsPlugin, { ADMISSION_RUNTIME, isAdmissionRejected, SUBAGENT_RUNNER } from "../src/index.js";
@@ -139,6 +139,40 @@ describe("SUBAGENT_RUNNER from the kernel's root scope (how batches use it)", ()
       expect(outcome.status).toBe("failed");
       expect(outcome.error).toContain("provider exploded");
     }
+  });
+
+  it("builds the subagent's model with thinking off, as DeerFlow does, even on a model that supports thinking", async () => {
+    // The model answers with the thinking block it was built with.
+    const probe = definePlugin({
+      name: "thinking-probe",
+      version: "0.1.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.models.addProvider({
+          id: "probe",
+          create: (config) => new ScriptedChatModel(() => ({ text: `mode ${config.options?.mode}` })),
+        });
+      },
+    });
+    const kernel = await createTestKernel({
+      builtins: true,
+      config: {
+        models: [
+          {
+            name: "sub",
+            provider: "probe",
+            supports_thinking: true,
+            when_thinking_enabled: { options: { mode: "thinking" } },
+            when_thinking_disabled: { options: { mode: "quick" } },
+          },
+        ],
+        title: { enabled: false },
+      },
+      plugins: [probe, toolsPlugin(), subagentsPlugin],
+    });
+    kernels.push(kernel);
+    const outcome = await kernel.scope.resolve(SUBAGENT_RUNNER).run({ ...request, prompt: "go", subagentType: "general-purpose" });
+    expect(outcome).toMatchObject({ status: "completed", result: "mode quick" });
   });
 
   it("spends no model call on a title in a subagent run, even with titles on", async () => {

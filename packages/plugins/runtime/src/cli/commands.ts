@@ -7,11 +7,11 @@ import { TurnRenderer, type TurnSummary } from "./render.js";
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
-type TurnOptions = Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap"> & { events: boolean };
+export type TurnOptions = Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap" | "thinking"> & { events: boolean };
 
 /** The prompt and the turn's options; `--config` and `-v` are the CLI's own (read before the kernel booted). */
-function runOptions(args: string[]): { prompt: string; turn: TurnOptions } {
-  const { values, positionals } = parseArgs({
+export function runOptions(args: string[]): { prompt: string; turn: TurnOptions } {
+  const { values, positionals, tokens } = parseArgs({
     args,
     options: {
       config: { type: "string", short: "c" },
@@ -19,13 +19,18 @@ function runOptions(args: string[]): { prompt: string; turn: TurnOptions } {
       model: { type: "string", short: "m" },
       agent: { type: "string", short: "a" },
       bootstrap: { type: "boolean" },
+      // Node 20's parseArgs has no negated options; of the two, the last one given wins.
+      thinking: { type: "boolean" },
+      "no-thinking": { type: "boolean" },
       events: { type: "boolean" },
       // Read by the CLI before the kernel boots (plugins' info logs); accepted here so it is not an unknown option.
       verbose: { type: "boolean", short: "v" },
     },
     allowPositionals: true,
     strict: true,
+    tokens: true,
   });
+  const thinking = tokens.filter((t) => t.kind === "option" && (t.name === "thinking" || t.name === "no-thinking")).at(-1);
   return {
     prompt: positionals.join(" ").trim(),
     turn: {
@@ -33,6 +38,7 @@ function runOptions(args: string[]): { prompt: string; turn: TurnOptions } {
       model: values.model,
       agent: values.agent,
       bootstrap: values.bootstrap === true,
+      thinking: thinking?.kind === "option" ? thinking.name === "thinking" : undefined,
       events: values.events === true,
     },
   };
@@ -131,6 +137,7 @@ export async function agentsCommand(action: "list" | "show" | "rm", args: string
         write(io.stdout, `model: ${agent.model ?? "default"}`);
         write(io.stdout, `tool groups: ${agent.tool_groups?.join(", ") ?? "all"}`);
         write(io.stdout, `skills: ${agent.skills?.join(", ") ?? "all enabled"}`);
+        write(io.stdout, `thinking: ${agent.thinking === false ? "off" : "on"}${agent.thinking === null ? " (default)" : ""}`);
         write(io.stdout, `\n${agent.soul}`);
       }
     } else {

@@ -11,6 +11,8 @@ import {
   ErrorCodes,
   ensureTraceContext,
   type Kernel,
+  type Logger,
+  type ModelConfig,
   type ModelInfo,
   requestTraceContext,
   TRACE_METADATA_KEY,
@@ -84,6 +86,12 @@ export interface RunCallOptions {
   agent?: string;
   /** A bootstrap run designs a new custom agent with the user and saves it with `setup_agent`. */
   bootstrap?: boolean;
+  /**
+   * Extended thinking for this run (DeerFlow's `thinking_enabled`; also read from `context.thinking_enabled`).
+   * Default: the custom agent's `thinking`, else on. Always off on a model without `supports_thinking`. The run's
+   * model is built with the entry's `when_thinking_enabled` or `when_thinking_disabled` block applied.
+   */
+  thinking?: boolean;
   /** Caller context. Server-owned keys (trace id, non_interactive, sandbox ids) are dropped unless the principal is internal. */
   context?: Record<string, unknown>;
   /** Who is calling. Default: the user; only in-process callers such as the scheduler may be `INTERNAL_PRINCIPAL`. */
@@ -185,6 +193,29 @@ export interface ThreadDetails extends ThreadRecord {
 // Every open client per kernel, so a plugin that changes what agents are built from (skills, memory, custom
 // agents) can drop their cached agents without holding a client.
 const openClients = new WeakMap<Kernel, Set<AntlerClient>>();
+
+/**
+ * A run's thinking switch: the request (`thinking`, else a boolean `context.thinking_enabled`), else the custom
+ * agent's default, else on (DeerFlow's default); then off on a model without `supports_thinking`, with a warning
+ * when the request or the agent asked for it.
+ */
+function runThinking(options: RunCallOptions, custom: CustomAgent | undefined, model: ModelConfig, logger: Logger): boolean {
+  const fromContext = options.context?.thinking_enabled;
+  if (fromContext !== undefined && typeof fromContext !== "boolean") {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `context.thinking_enabled must be true or false, not ${JSON.stringify(fromContext)}`, {
+      where: "context.thinking_enabled",
+      hint: "Send thinking_enabled: true or false (or leave it out for the agent's default).",
+    });
+  }
+  const asked = options.thinking ?? fromContext ?? custom?.thinking;
+  if (asked && !model.supports_thinking) {
+    logger.warn(
+      { model: model.name, agent_name: custom?.name },
+      `thinking is off for this run: model "${model.name}" does not declare supports_thinking`,
+    );
+  }
+  return (asked ?? true) && model.supports_thinking;
+}
 
 /** Drops the cached agents of every open client on this kernel; their next run rebuilds. */
 export function resetAgents(kernel: Kernel): void {
@@ -332,7 +363,9 @@ export class AntlerClient {
     const loadAgent = async () =>
       agentName === undefined || bootstrap ? undefined : await requireCustomAgent(this.kernel, { userId, name: agentName });
     let custom = await loadAgent();
-    const modelName = this.kernel.modelConfig(options.model ?? custom?.model).name;
+    const modelConfig = this.kernel.modelConfig(options.model ?? custom?.model);
+    const modelName = modelConfig.name;
+    const thinking = runThinking(options, custom, modelConfig, this.kernel.logger);
     const principal = options.principal ?? { kind: "user" as const, userId };
     const internalRole = principal.kind === "internal" ? options.context?.user_role : undefined;
     const userRole = options.userRole ?? principal.role ?? (typeof internalRole === "string" ? internalRole : undefined);
@@ -392,6 +425,7 @@ export class AntlerClient {
           thread_id: threadId,
           user_id: userId,
           model_name: modelName,
+          thinking_enabled: thinking,
           ...(userRole !== undefined ? { user_role: userRole } : {}),
           ...(agentName !== undefined ? { agent_name: agentName } : {}),
           ...(bootstrap ? { is_bootstrap: true } : {}),
@@ -432,7 +466,7 @@ export class AntlerClient {
         // The run ahead may have changed the agent (update_agent); this turn uses what it left.
         custom = await loadAgent();
       }
-      const agent = await bind(() => this.agentFor({ userId, modelName, context, saver, custom }));
+      const agent = await bind(() => this.agentFor({ userId, modelName, thinking, context, saver, custom }));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       const human = new HumanMessage({ content: message, id: randomUUID() });
@@ -713,11 +747,12 @@ export class AntlerClient {
   private async agentFor(input: {
     userId: string;
     modelName: string;
+    thinking: boolean;
     context: Record<string, unknown>;
     saver: BaseCheckpointSaver;
     custom: CustomAgent | undefined;
   }): Promise<ReactAgent> {
-    const { userId, modelName, context, saver, custom } = input;
+    const { userId, modelName, thinking, context, saver, custom } = input;
     const modelConfig = this.kernel.modelConfig(modelName);
     const info = this.kernel.listModels().find((m) => m.name === modelName);
     const tools = await this.kernel.getAvailableTools({
@@ -737,15 +772,17 @@ export class AntlerClient {
       context.agent_name ?? null,
       custom?.version ?? null,
       context.plan_mode ?? null,
+      thinking,
     ]);
     if (custom) this.dropStaleAgents(userId, custom);
+    const modelKey = `${modelName}\0${thinking}`;
     let agent = this.agents.get(key);
     if (!agent) {
       agent = (async () => {
-        let model = this.models.get(modelName);
+        let model = this.models.get(modelKey);
         if (!model) {
-          model = this.kernel.createModel(modelName);
-          this.models.set(modelName, model);
+          model = this.kernel.createModel(modelName, { thinking });
+          this.models.set(modelKey, model);
         }
         const built = await buildLeadAgent({
           kernel: this.kernel,
@@ -761,7 +798,7 @@ export class AntlerClient {
       })();
       agent.catch(() => {
         this.agents.delete(key);
-        this.models.delete(modelName);
+        this.models.delete(modelKey);
       });
       this.agents.set(key, agent);
     }

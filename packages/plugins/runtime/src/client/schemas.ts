@@ -188,6 +188,8 @@ export const runCreateRequestSchema = z
     agent_name: z.string().min(1).max(64).optional(),
     /** A bootstrap run: the model designs a new custom agent with the user and saves it with `setup_agent`. */
     is_bootstrap: z.boolean().optional(),
+    /** Extended thinking for this run (default: the custom agent's `thinking`, else on; off on a model without `supports_thinking`). */
+    thinking_enabled: z.boolean().optional(),
     /** `reject` (default): 409 THREAD_BUSY if the thread has a run; `enqueue`: wait its turn; `interrupt`: cancel it and run. */
     multitask_strategy: multitaskStrategySchema.optional(),
     /**
@@ -250,6 +252,7 @@ export const agentSummarySchema = z.object({
   model: z.string().nullable(),
   tool_groups: z.array(z.string()).nullable(),
   skills: z.array(z.string()).nullable(),
+  thinking: z.boolean().nullable(),
   scope: z.enum(["user", "shared"]),
 });
 

@@ -42,6 +42,10 @@ export const setupAgentSchema = z.object({
   tool_groups: nameListSchema("tool group")
     .optional()
     .describe("Tool groups the agent may use (e.g. web, file:read, file:write, bash). Omit to give it every tool."),
+  thinking: z
+    .boolean()
+    .optional()
+    .describe("Whether the agent thinks step by step before answering, on models that support it. Omit for on."),
   agent_name: z
     .string()
     .optional()
@@ -52,7 +56,7 @@ export const setupAgentSchema = z.object({
 
 const DESCRIPTION = [
   "Save the new custom agent you have been designing with the user. Call it once, at the end of the setup conversation, after the user has agreed to the agent's purpose and personality.",
-  "It creates the agent's SOUL.md (its standing instructions) and config.yaml (name, description, skills, and optionally model and tool groups). It refuses if an agent with that name already exists.",
+  "It creates the agent's SOUL.md (its standing instructions) and config.yaml (name, description, skills, and optionally model, tool groups and thinking). It refuses if an agent with that name already exists.",
 ].join("\n");
 
 /**
@@ -109,6 +113,7 @@ export function createSetupAgentTool(options: BuiltinToolOptions): AntlerTool {
       if (args.skills !== undefined) config.skills = normalizeNameList(args.skills);
       if (args.model !== undefined) config.model = args.model.trim();
       if (args.tool_groups !== undefined) config.tool_groups = normalizeNameList(args.tool_groups);
+      if (args.thinking !== undefined) config.thinking = args.thinking;
       config.created_at = new Date().toISOString();
       const soul = args.soul.endsWith("\n") ? args.soul : `${args.soul}\n`;
       try {

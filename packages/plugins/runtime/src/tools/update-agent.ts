@@ -45,13 +45,17 @@ export const updateAgentSchema = z.object({
     .optional()
     .describe("The complete new list of tool groups you may use (replaces the list). Omit to keep it."),
   model: z.string().min(1).max(200).optional().describe("The configured model name to run on from now on. Omit to keep it."),
+  thinking: z
+    .boolean()
+    .optional()
+    .describe("Whether you think step by step before answering (on models that support it) from now on. Omit to keep it."),
 });
 
-const CONFIG_KEYS = ["description", "skills", "tool_groups", "model"] as const;
+const CONFIG_KEYS = ["description", "skills", "tool_groups", "model", "thinking"] as const;
 
 const DESCRIPTION = [
   'Change your own definition as a custom agent, when the user asks you to (e.g. "be more concise from now on", "also use the pdf skill").',
-  "Pass only what changes: soul replaces your SOUL.md as a whole; description, skills, tool_groups and model replace those settings in your config.yaml. Everything you omit stays as it is.",
+  "Pass only what changes: soul replaces your SOUL.md as a whole; description, skills, tool_groups, model and thinking replace those settings in your config.yaml. Everything you omit stays as it is.",
   "Changes apply from the next conversation turn.",
 ].join("\n");
 
@@ -83,7 +87,7 @@ export function createUpdateAgentTool(options: BuiltinToolOptions): AntlerTool {
 
       const configChanges = CONFIG_KEYS.filter((k) => args[k] !== undefined);
       if (args.soul === undefined && configChanges.length === 0) {
-        return refuse("Nothing to update: pass at least one of soul, description, skills, tool_groups or model.");
+        return refuse("Nothing to update: pass at least one of soul, description, skills, tool_groups, model or thinking.");
       }
 
       const badModel = args.model === undefined ? null : unknownModelReason(options, args.model.trim());
@@ -117,6 +121,7 @@ export function createUpdateAgentTool(options: BuiltinToolOptions): AntlerTool {
           if (args.skills !== undefined) doc.set("skills", normalizeNameList(args.skills));
           if (args.tool_groups !== undefined) doc.set("tool_groups", normalizeNameList(args.tool_groups));
           if (args.model !== undefined) doc.set("model", args.model.trim());
+          if (args.thinking !== undefined) doc.set("thinking", args.thinking);
           doc.set("updated_at", new Date().toISOString());
           writes.push({ path, content: doc.toString(), previous });
         }
