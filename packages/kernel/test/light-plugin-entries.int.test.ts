@@ -70,6 +70,8 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/sandbox-providers/local", kernelConfig: { sandbox: { provider: "local" } } },
   { dir: "packages/plugins/memory", kernelConfig: { memory: { mode: "tool" } } },
   { dir: "packages/plugins/subagents" },
+  { dir: "packages/plugins/acp", config: { acp_agents: { coder: { command: "codex-acp", description: "A coding agent." } } } },
+  { dir: "packages/community-tools/browser", config: { live: { enabled: true } } },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

@@ -1,5 +1,5 @@
 import type { Logger } from "@antler/kernel";
-import { validatePublicHttpUrl } from "@antler/tools-web";
+import { validatePublicHttpUrl } from "@antler/tools-web/ssrf";
 import type { Browser } from "playwright-core";
 import type { BrowserConfig } from "./config.js";
 import { BrowserError, BrowserErrorCodes } from "./errors.js";

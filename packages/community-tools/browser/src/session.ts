@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { neutralizeFrameworkTags } from "@antler/tools-web";
+import { neutralizeFrameworkTags } from "@antler/tools-web/sanitize";
 import type { Browser, BrowserContext, Frame, Locator, Page, Request } from "playwright-core";
 import { BrowserError, BrowserErrorCodes } from "./errors.js";
 import { type ElementRef, FrameRefs, parseElementRef } from "./frame-refs.js";

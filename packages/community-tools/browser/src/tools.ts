@@ -16,19 +16,11 @@ import { Command } from "@langchain/langgraph";
 import { z } from "zod";
 import { isBrowserError } from "./errors.js";
 import { ELEMENT_REF_PATTERN } from "./frame-refs.js";
+import { BROWSER_TOOL_NAMES } from "./names.js";
 import type { BrowserSession, SessionScope } from "./session.js";
 import type { BrowserSessionManager } from "./session-manager.js";
 
-export const BROWSER_TOOL_NAMES = [
-  "browser_navigate",
-  "browser_snapshot",
-  "browser_click",
-  "browser_type",
-  "browser_get_text",
-  "browser_back",
-  "browser_screenshot",
-  "browser_close",
-] as const;
+export { BROWSER_TOOL_NAMES };
 
 export interface BrowserToolOptions {
   readonly manager: BrowserSessionManager;
