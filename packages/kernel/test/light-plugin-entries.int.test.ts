@@ -72,6 +72,8 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/subagents" },
   { dir: "packages/plugins/acp", config: { acp_agents: { coder: { command: "codex-acp", description: "A coding agent." } } } },
   { dir: "packages/community-tools/browser", config: { live: { enabled: true } } },
+  { dir: "packages/plugins/otel" },
+  { dir: "packages/plugins/metrics" },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */
