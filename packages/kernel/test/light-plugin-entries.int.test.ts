@@ -74,6 +74,14 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/community-tools/browser", config: { live: { enabled: true } } },
   { dir: "packages/plugins/otel" },
   { dir: "packages/plugins/metrics" },
+  {
+    dir: "packages/plugins/guardrails",
+    kernelConfig: {
+      guardrails: { enabled: true, providers: [{ use: "allowlist", config: { denied_tools: ["wipe_disk"] } }] },
+      authorization: { enabled: true, default_role: "user", roles: { user: { tool_groups: ["web"], models: ["*"] } } },
+    },
+  },
+  { dir: "packages/plugins/tool-search", kernelConfig: { tool_search: { enabled: true, deferred: ["acme_*"] } } },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */
