@@ -83,6 +83,7 @@ const ENTRIES: readonly LightEntry[] = [
   },
   { dir: "packages/plugins/tool-search", kernelConfig: { tool_search: { enabled: true, deferred: ["acme_*"] } } },
   { dir: "packages/plugins/workspace-changes" },
+  { dir: "packages/plugins/scheduler" },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

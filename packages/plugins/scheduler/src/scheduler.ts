@@ -12,7 +12,7 @@ import {
   type Logger,
   outsideTraceContext,
 } from "@antler/kernel";
-import { AntlerClient, INTERNAL_PRINCIPAL, requireCustomAgent, SERVER_OWNED_CONTEXT_KEYS } from "@antler/plugin-runtime";
+import type { AntlerClient } from "@antler/plugin-runtime";
 import type { Kysely } from "kysely";
 import { type SchedulerConfig, type TaskInput, taskInputSchema } from "./config.js";
 import { SchedulerErrorCodes, schedulerError } from "./errors.js";
@@ -28,7 +28,6 @@ import {
   type SchedulerTables,
   schedulerDb,
   schedulerMigrations,
-  sql,
   TASKS_TABLE,
   type TaskState,
 } from "./store.js";
@@ -178,6 +177,8 @@ export class Scheduler {
     const now = this.now();
     const timezone = assertTimezone(task.timezone ?? this.config.default_timezone);
     const context = task.context ?? {};
+    // The runtime loads with the first task added or run, not with the plugin entry that builds the scheduler.
+    const { requireCustomAgent, SERVER_OWNED_CONTEXT_KEYS } = await import("@antler/plugin-runtime");
     const forbidden = Object.keys(context).filter((k) => SERVER_OWNED_CONTEXT_KEYS.includes(k) || k === "scheduled_task_id");
     if (forbidden.length > 0) {
       throw new AntlerError(ErrorCodes.CONTEXT_FORBIDDEN_KEY, `context key(s) ${forbidden.join(", ")} are set by the server`, {
@@ -600,16 +601,16 @@ export class Scheduler {
       const released = await inSequence(db, async (trx) => {
         const result = await trx
           .updateTable(TASKS_TABLE)
-          .set({
+          .set((eb) => ({
             lease_owner: null,
             lease_expires_at: null,
             lease_run_id: null,
             last_status: "failed",
             last_error: error,
             updated_at: nowIso,
-            run_count: sql<number>`run_count + 1`,
+            run_count: eb("run_count", "+", 1),
             ...(task.kind === "once" && previous?.trigger !== "manual" ? { state: "done" as const } : {}),
-          })
+          }))
           .where("id", "=", task.id)
           .where("lease_run_id", "=", task.lease_run_id)
           .where("lease_expires_at", "=", task.lease_expires_at)
@@ -777,16 +778,16 @@ export class Scheduler {
       }
       await trx
         .updateTable(TASKS_TABLE)
-        .set({
+        .set((eb) => ({
           lease_owner: null,
           lease_expires_at: null,
           lease_run_id: null,
           last_status: finished.status,
           last_error: finished.error,
-          run_count: sql<number>`run_count + 1`,
+          run_count: eb("run_count", "+", 1),
           updated_at: nowIso,
           ...(task.kind === "once" && run.trigger === "schedule" ? { state: "done" as const } : {}),
-        })
+        }))
         .where("id", "=", task.id)
         .where("lease_run_id", "=", run.id)
         .execute();
@@ -804,6 +805,7 @@ export class Scheduler {
   private prepareClient(): Promise<void> {
     if (!this.usesClient) return Promise.resolve();
     this.clientReady ??= (async () => {
+      const { AntlerClient } = await import("@antler/plugin-runtime");
       this.client ??= new AntlerClient({ kernel: this.kernel });
       await this.client.listThreads({ limit: 1 });
     })();
@@ -817,6 +819,7 @@ export class Scheduler {
   private async runThroughClient(occurrence: Occurrence): Promise<OccurrenceResult> {
     await this.prepareClient();
     if (!this.client) throw new AntlerError(ErrorCodes.KERNEL_STATE, "the scheduler is closed");
+    const { INTERNAL_PRINCIPAL } = await import("@antler/plugin-runtime");
     let agentRunId: string | null = null;
     for await (const event of this.client.stream(occurrence.task.prompt, {
       threadId: occurrence.threadId,

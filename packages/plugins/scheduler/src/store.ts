@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AntlerDatabase, Migration } from "@antler/kernel";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 
 /** How a task fires: once at an instant, or on a cron expression in a timezone. */
 export type TaskKind = "once" | "cron";
@@ -165,5 +165,3 @@ export function newId(prefix: string): string {
 export function changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint } | undefined): number {
   return Number(result?.numUpdatedRows ?? result?.numDeletedRows ?? 0n);
 }
-
-export { sql };
