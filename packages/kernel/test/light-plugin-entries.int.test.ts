@@ -43,6 +43,8 @@ interface LightEntry {
   readonly config?: Record<string, unknown>;
   /** Kernel config sections the plugin reads. */
   readonly kernelConfig?: Record<string, unknown>;
+  /** Package folders of the plugins it depends on, booted (from their own light entries) before it. */
+  readonly alongside?: readonly string[];
 }
 
 const ENTRIES: readonly LightEntry[] = [
@@ -84,6 +86,7 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/tool-search", kernelConfig: { tool_search: { enabled: true, deferred: ["acme_*"] } } },
   { dir: "packages/plugins/workspace-changes" },
   { dir: "packages/plugins/scheduler" },
+  { dir: "packages/plugins/batch", alongside: ["packages/plugins/subagents"] },
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */
@@ -113,13 +116,17 @@ function loadedBy(entry: LightEntry): { urls: string[]; name: string } {
   const script = `
 import { register } from "node:module";
 register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});
+const companions = [];
+for (const url of ${JSON.stringify((entry.alongside ?? []).map((dir) => pathToFileURL(join(REPO_ROOT, dir, "dist/plugin.js")).href))}) {
+  companions.push((await import(url)).default);
+}
 const { default: plugin } = await import(${JSON.stringify(pathToFileURL(pluginFile).href)});
 const { createKernel } = await import(${JSON.stringify(pathToFileURL(KERNEL_DIST).href)});
 const kernel = await createKernel({
   discover: false,
   cwd: ${JSON.stringify(work)},
   config: { base_dir: ${JSON.stringify(join(work, ".antler"))}, logging: { level: "error" }, ...${JSON.stringify(entry.kernelConfig ?? {})} },
-  plugins: [${entry.config ? `{ plugin, config: ${JSON.stringify(entry.config)} }` : "plugin"}],
+  plugins: [...companions, ${entry.config ? `{ plugin, config: ${JSON.stringify(entry.config)} }` : "plugin"}],
 });
 process.stdout.write(JSON.stringify(kernel.plugins.map((p) => p.name)));
 `;

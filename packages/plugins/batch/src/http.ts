@@ -1,12 +1,12 @@
 import { AntlerError, isAntlerError, type Kernel } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway";
-import { RuntimeErrorCodes } from "@antler/plugin-runtime";
+import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import { RuntimeErrorCodes } from "@antler/plugin-runtime/errors";
 import { z } from "zod";
 import type { BatchClient } from "./client.js";
 import { BatchErrorCodes } from "./errors.js";
 import type { BatchService } from "./service.js";
 import type { BatchRecord, BatchStatus, ExportedItem } from "./store.js";
-import { batchTaskSchema } from "./tools.js";
+import { batchTaskSchema } from "./validation.js";
 
 /**
  * The HTTP body of `POST /api/batches`: the `batch_task` arguments plus the thread the items work in. The shape is

@@ -1,10 +1,10 @@
 import { type AntlerDatabase, createToken, type Logger, type OpenDatabaseOptions, type Scope } from "@antler/kernel";
-import { ADMISSION_RUNTIME, type AdmissionRuntime, SUBAGENT_RUNNER, type SubagentRunner } from "@antler/plugin-subagents";
+import { ADMISSION_RUNTIME, type AdmissionRuntime, SUBAGENT_RUNNER, type SubagentRunner } from "@antler/plugin-subagents/contract";
 import { BatchClient } from "./client.js";
 import type { BatchPluginConfig } from "./config.js";
 import { BatchErrorCodes, batchError } from "./errors.js";
-import { BatchStore, batchMigrations } from "./store.js";
-import { BatchWorker, type BatchWorkerOptions } from "./worker.js";
+import type { BatchStore } from "./store.js";
+import type { BatchWorker, BatchWorkerOptions } from "./worker.js";
 
 /**
  * Overrides the runner batch items use (default: `@antler/plugin-subagents`' SUBAGENT_RUNNER). For a custom
@@ -46,6 +46,8 @@ export class BatchService {
       throw batchError(BatchErrorCodes.NOT_STARTED, "the batch service is closed", { hint: "Use a kernel that is not closed." });
     }
     this.opening ??= (async () => {
+      // The store (kysely) and the worker load with the database, not with the plugin entry that builds this service.
+      const { BatchStore, batchMigrations } = await import("./store.js");
       const database = await this.options.openDatabase({ migrations: batchMigrations });
       return { database, store: new BatchStore(database) };
     })();
@@ -95,6 +97,7 @@ export class BatchService {
     const store = await this.store();
     const admission = overrides.admission ?? this.admission();
     const concurrency = overrides.concurrency ?? config.worker.concurrency ?? admission?.maxRunning ?? 4;
+    const { BatchWorker } = await import("./worker.js");
     const worker = new BatchWorker({
       store,
       runner: overrides.runner ?? this.runner(),

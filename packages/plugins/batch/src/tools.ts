@@ -3,41 +3,11 @@ import { defineTool } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
-import { BATCH_LIMITS } from "./config.js";
 import type { BatchService } from "./service.js";
 import type { BatchStatus } from "./store.js";
+import { BATCH_STATUS_TOOL, BATCH_TASK_TOOL, batchTaskSchema, CANCEL_BATCH_TOOL } from "./validation.js";
 
-export const BATCH_TASK_TOOL = "batch_task";
-export const BATCH_STATUS_TOOL = "batch_status";
-export const CANCEL_BATCH_TOOL = "cancel_batch";
-
-// Limits are checked in code, not in the schema, so a refusal can name each offending item at once.
-export const batchTaskSchema = z.object({
-  title: z.string().describe("A short label for the batch, shown in status and progress output."),
-  items: z
-    .array(
-      z.object({
-        key: z.string().describe(`Your handle for the item, unique within the batch, 1–${BATCH_LIMITS.keyMaxChars} characters.`),
-        prompt: z
-          .string()
-          .describe(`The complete task for one subagent, at most ${BATCH_LIMITS.promptMaxChars.toLocaleString("en-US")} characters.`),
-        acceptance_criteria: z
-          .array(z.string())
-          .optional()
-          .describe(
-            `Up to ${BATCH_LIMITS.criteriaMaxItems} checks, each at most ${BATCH_LIMITS.criterionMaxChars} characters: file:<path> exists, file:<path> non-empty, file_written:<path>, tests_passed:<command>. Anything else is UNVERIFIED.`,
-          ),
-      }),
-    )
-    .describe("The items; each runs as its own subagent."),
-  subagent_type: z.string().describe("The subagent type that runs every item (e.g. general-purpose)."),
-  max_live_items: z
-    .number()
-    .int()
-    .optional()
-    .describe("Most items of this batch held by one worker process at once (queued for a slot or running)."),
-  max_running_items: z.number().int().optional().describe("Most items of this batch running at once across all workers."),
-});
+export { BATCH_STATUS_TOOL, BATCH_TASK_TOOL, batchTaskSchema, CANCEL_BATCH_TOOL };
 
 const statusSchema = z.object({ batch_id: z.string().describe("The id batch_task returned.") });
 
