@@ -34,6 +34,13 @@ const HEAVY = [
   "undici",
   "linkedom",
   "pdfjs-dist",
+  "axios",
+  "@tavily/",
+  "@mendable/",
+  "openai",
+  "@anthropic-ai/",
+  "@agentclientprotocol/",
+  "execa",
 ];
 
 interface LightEntry {
@@ -87,6 +94,24 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/workspace-changes" },
   { dir: "packages/plugins/scheduler" },
   { dir: "packages/plugins/batch", alongside: ["packages/plugins/subagents"] },
+  // Web providers register with @antler/tools-web; their SDKs and parsers load with the first call.
+  ...[
+    "brave",
+    "crawl4ai",
+    "duckduckgo",
+    "exa",
+    "fastcrw",
+    "firecrawl",
+    "groundroute",
+    "infoquest",
+    "jina",
+    "searxng",
+    "serper",
+    "serply",
+    "sofya",
+    "tavily",
+    "tencent-wsa",
+  ].map((name): LightEntry => ({ dir: `packages/community-tools/${name}`, alongside: ["packages/community-tools/web"] })),
 ];
 
 /** The package a module URL belongs to: `@scope/name` or `name` after the last `node_modules/`, else undefined. */

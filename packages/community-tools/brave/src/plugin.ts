@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { braveConfigSchema } from "./config.js";
 import { createBraveProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const braveToolsPlugin = defineWebProviderPlugin({
   // The key is read per call, not here, so a kernel that never searches boots without one.
   createProvider: (config, ctx) => createBraveProvider(config, { where: `plugins[${ctx.plugin.name}].config.api_key` }),
 });
+
+export default braveToolsPlugin;

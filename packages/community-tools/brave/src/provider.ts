@@ -7,7 +7,7 @@ import {
   WebProviderHttpError,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { BRAVE_API_KEY_ENV, BRAVE_MAX_IMAGE_COUNT, BRAVE_MAX_WEB_COUNT, type BraveConfig } from "./config.js";
 import { mapBraveImageResults, mapBraveWebResults } from "./mapping.js";
 

@@ -5,9 +5,5 @@ export {
   type Crawl4aiConfigInput,
   crawl4aiConfigSchema,
 } from "./config.js";
-export { CRAWL4AI_PLUGIN_NAME, crawl4aiToolsPlugin } from "./plugin.js";
+export { CRAWL4AI_PLUGIN_NAME, crawl4aiToolsPlugin, default } from "./plugin.js";
 export { CRAWL4AI_PROVIDER_NAME, type Crawl4aiProviderOptions, crawl4aiMdBody, createCrawl4aiProvider } from "./provider.js";
-
-import { crawl4aiToolsPlugin } from "./plugin.js";
-
-export default crawl4aiToolsPlugin;

@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { crawl4aiConfigSchema } from "./config.js";
 import { createCrawl4aiProvider } from "./provider.js";
 
@@ -13,3 +13,5 @@ export const crawl4aiToolsPlugin = defineWebProviderPlugin({
   configSchema: crawl4aiConfigSchema,
   createProvider: (config) => createCrawl4aiProvider(config),
 });
+
+export default crawl4aiToolsPlugin;

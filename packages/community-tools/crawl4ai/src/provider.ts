@@ -1,4 +1,4 @@
-import { capText, endpoint, readJson, type WebFetchResult, type WebSearchProvider } from "@antler/tools-web";
+import { capText, endpoint, readJson, type WebFetchResult, type WebSearchProvider } from "@antler/tools-web/provider";
 import { z } from "zod";
 import { CRAWL4AI_API_TOKEN_ENV, type Crawl4aiConfig } from "./config.js";
 

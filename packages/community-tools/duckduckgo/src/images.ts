@@ -1,4 +1,4 @@
-import { capText, type ImageSearchResult, isHttpUrl } from "@antler/tools-web";
+import { capText, type ImageSearchResult, isHttpUrl } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 /**

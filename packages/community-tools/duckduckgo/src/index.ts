@@ -8,14 +8,10 @@ export {
 } from "./config.js";
 export { type DuckDuckGoImageCaps, extractVqd, isChallengePage, mapDuckDuckGoImages } from "./images.js";
 export { type DuckDuckGoPage, type DuckDuckGoParseCaps, parseDuckDuckGoHtml, resolveResultHref } from "./parse.js";
-export { DUCKDUCKGO_PLUGIN_NAME, duckduckgoToolsPlugin } from "./plugin.js";
+export { DUCKDUCKGO_PLUGIN_NAME, default, duckduckgoToolsPlugin } from "./plugin.js";
 export {
   createDuckDuckGoProvider,
   DUCKDUCKGO_PROVIDER_NAME,
   DUCKDUCKGO_REFUSAL_ADVICE,
   DuckDuckGoRefusalError,
 } from "./provider.js";
-
-import { duckduckgoToolsPlugin } from "./plugin.js";
-
-export default duckduckgoToolsPlugin;

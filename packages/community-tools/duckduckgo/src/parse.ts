@@ -1,4 +1,4 @@
-import { capText, type WebSearchResult } from "@antler/tools-web";
+import { capText, type WebSearchResult } from "@antler/tools-web/provider";
 import { parseHTML } from "linkedom";
 
 /** One parsed results page of the HTML endpoint. */

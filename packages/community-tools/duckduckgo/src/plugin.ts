@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { duckduckgoConfigSchema } from "./config.js";
 import { createDuckDuckGoProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const duckduckgoToolsPlugin = defineWebProviderPlugin({
   configSchema: duckduckgoConfigSchema,
   createProvider: (config) => createDuckDuckGoProvider(config),
 });
+
+export default duckduckgoToolsPlugin;

@@ -7,10 +7,9 @@ import {
   WebProviderHttpError,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import type { DuckDuckGoConfig } from "./config.js";
 import { extractVqd, isChallengePage, mapDuckDuckGoImages } from "./images.js";
-import { parseDuckDuckGoHtml } from "./parse.js";
 
 export const DUCKDUCKGO_PROVIDER_NAME = "duckduckgo";
 
@@ -81,6 +80,8 @@ export function createDuckDuckGoProvider(config: DuckDuckGoConfig): WebSearchPro
       const seen = new Set<string>();
       let form: URLSearchParams | undefined = first;
       for (let page = 0; form && page < config.max_pages && out.length < wanted; page += 1) {
+        // linkedom loads with the first results page, not with the plugin entry.
+        const { parseDuckDuckGoHtml } = await import("./parse.js");
         const parsed = parseDuckDuckGoHtml(await postPage(form, ctx), {
           maxSnippetChars: config.max_snippet_chars,
           maxTitleChars: config.max_title_chars,

@@ -1,4 +1,4 @@
-import { capText, isHttpUrl, type WebFetchResult, type WebSearchResult } from "@antler/tools-web";
+import { capText, isHttpUrl, type WebFetchResult, type WebSearchResult } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 /** The parts of Exa's answers the provider reads; loose, so fields Exa adds never fail a call. */

@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { exaConfigSchema } from "./config.js";
 import { createExaProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const exaToolsPlugin = defineWebProviderPlugin({
   // The key is read per call, not here, so a kernel that never searches boots without one.
   createProvider: (config, ctx) => createExaProvider(config, { where: `plugins[${ctx.plugin.name}].config.api_key` }),
 });
+
+export default exaToolsPlugin;

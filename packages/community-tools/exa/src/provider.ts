@@ -6,7 +6,7 @@ import {
   type WebFetchResult,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { EXA_API_KEY_ENV, EXA_MAX_NUM_RESULTS, type ExaConfig } from "./config.js";
 import { mapExaContents, mapExaSearchResults } from "./mapping.js";
 

@@ -7,9 +7,5 @@ export {
   fastcrwConfigSchema,
 } from "./config.js";
 export { type FastcrwSearchCaps, mapFastcrwScrape, mapFastcrwSearchResults } from "./mapping.js";
-export { FASTCRW_PLUGIN_NAME, fastcrwToolsPlugin } from "./plugin.js";
+export { default, FASTCRW_PLUGIN_NAME, fastcrwToolsPlugin } from "./plugin.js";
 export { createFastcrwProvider, FASTCRW_PROVIDER_NAME, type FastcrwProviderOptions } from "./provider.js";
-
-import { fastcrwToolsPlugin } from "./plugin.js";
-
-export default fastcrwToolsPlugin;

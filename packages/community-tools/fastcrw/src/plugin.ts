@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { fastcrwConfigSchema } from "./config.js";
 import { createFastcrwProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const fastcrwToolsPlugin = defineWebProviderPlugin({
   // The key is read per call, not here, so a kernel that never searches boots without one.
   createProvider: (config, ctx) => createFastcrwProvider(config, { where: `plugins[${ctx.plugin.name}].config.api_key` }),
 });
+
+export default fastcrwToolsPlugin;

@@ -7,7 +7,7 @@ import {
   type WebFetchResult,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { CRW_API_KEY_ENV, FASTCRW_DEFAULT_BASE_URL, FASTCRW_MAX_LIMIT, type FastcrwConfig } from "./config.js";
 import { mapFastcrwScrape, mapFastcrwSearchResults } from "./mapping.js";
 

@@ -9,8 +9,8 @@ import {
   WebProviderHttpError,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
-import Firecrawl from "@mendable/firecrawl-js";
+} from "@antler/tools-web/provider";
+import type Firecrawl from "@mendable/firecrawl-js";
 import { FIRECRAWL_API_KEY_ENV, type FirecrawlConfig } from "./config.js";
 
 export const FIRECRAWL_PROVIDER = "firecrawl";
@@ -70,7 +70,8 @@ export function createFirecrawlProvider(config: FirecrawlConfig, options: Firecr
   const scopes = new AsyncLocalStorage<CallScope>();
   let cached: { key: string; client: Firecrawl } | undefined;
 
-  const client = (): Firecrawl => {
+  // The SDK (and axios) loads with the first call, not with the plugin entry.
+  const client = async (): Promise<Firecrawl> => {
     const apiKey = config.api_key ?? (options.env ?? process.env)[FIRECRAWL_API_KEY_ENV] ?? "";
     if (!apiKey && !config.base_url) {
       throw new Error(
@@ -79,7 +80,8 @@ export function createFirecrawlProvider(config: FirecrawlConfig, options: Firecr
     }
     if (cached?.key === apiKey) return cached.client;
     // maxRetries 1: @antler/tools-web owns retries, so 5xx are not retried twice over.
-    const created = new Firecrawl({
+    const { default: FirecrawlClient } = await import("@mendable/firecrawl-js");
+    const created = new FirecrawlClient({
       apiKey,
       apiUrl: config.base_url ? trimBaseUrl(config.base_url) : "https://api.firecrawl.dev",
       maxRetries: 1,
@@ -91,7 +93,7 @@ export function createFirecrawlProvider(config: FirecrawlConfig, options: Firecr
   };
 
   async function call<T>(ctx: WebCallContext, fn: (sdk: Firecrawl) => Promise<T>): Promise<T> {
-    const sdk = client();
+    const sdk = await client();
     const scope: CallScope = { traceId: ctx.traceId, signal: ctx.signal };
     try {
       return await scopes.run(scope, () => fn(sdk));

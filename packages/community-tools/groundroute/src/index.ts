@@ -7,9 +7,5 @@ export {
   groundrouteConfigSchema,
 } from "./config.js";
 export { type GroundrouteSearchCaps, mapGroundroutePage, mapGroundrouteSearchResults } from "./mapping.js";
-export { GROUNDROUTE_PLUGIN_NAME, groundrouteToolsPlugin } from "./plugin.js";
+export { default, GROUNDROUTE_PLUGIN_NAME, groundrouteToolsPlugin } from "./plugin.js";
 export { createGroundrouteProvider, GROUNDROUTE_PROVIDER_NAME, type GroundrouteProviderOptions } from "./provider.js";
-
-import { groundrouteToolsPlugin } from "./plugin.js";
-
-export default groundrouteToolsPlugin;

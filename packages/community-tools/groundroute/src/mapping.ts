@@ -1,4 +1,4 @@
-import { capText, isHttpUrl, type WebFetchResult, type WebSearchResult } from "@antler/tools-web";
+import { capText, isHttpUrl, type WebFetchResult, type WebSearchResult } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 const hitSchema = z.looseObject({

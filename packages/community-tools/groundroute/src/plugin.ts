@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { groundrouteConfigSchema } from "./config.js";
 import { createGroundrouteProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const groundrouteToolsPlugin = defineWebProviderPlugin({
   // The key is read per call, not here, so a kernel that never searches boots without one.
   createProvider: (config, ctx) => createGroundrouteProvider(config, { where: `plugins[${ctx.plugin.name}].config.api_key` }),
 });
+
+export default groundrouteToolsPlugin;

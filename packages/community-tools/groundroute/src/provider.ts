@@ -6,7 +6,7 @@ import {
   type WebFetchResult,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { GROUNDROUTE_API_KEY_ENV, GROUNDROUTE_MAX_RESULTS, type GroundrouteConfig } from "./config.js";
 import { mapGroundroutePage, mapGroundrouteSearchResults } from "./mapping.js";
 

@@ -7,9 +7,5 @@ export {
   infoquestConfigSchema,
 } from "./config.js";
 export { type InfoquestCaps, mapInfoquestImageResults, mapInfoquestSearchResults } from "./mapping.js";
-export { INFOQUEST_PLUGIN_NAME, infoquestToolsPlugin } from "./plugin.js";
+export { default, INFOQUEST_PLUGIN_NAME, infoquestToolsPlugin } from "./plugin.js";
 export { createInfoquestProvider, INFOQUEST_PROVIDER_NAME, type InfoquestProviderOptions } from "./provider.js";
-
-import { infoquestToolsPlugin } from "./plugin.js";
-
-export default infoquestToolsPlugin;

@@ -1,4 +1,4 @@
-import { capText, type ImageSearchResult, isHttpUrl, type WebSearchResult } from "@antler/tools-web";
+import { capText, type ImageSearchResult, isHttpUrl, type WebSearchResult } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 /** `{ search_result: { results: [{ content: { results: { organic, top_stories, images_results } } }] } }`. */

@@ -7,7 +7,7 @@ import {
   type WebFetchResult,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { INFOQUEST_API_KEY_ENV, type InfoquestConfig } from "./config.js";
 import { mapInfoquestImageResults, mapInfoquestSearchResults } from "./mapping.js";
 

@@ -1,19 +1,3 @@
-import { defineWebProviderPlugin, WEB_TOOLS_PLUGIN_NAME } from "@antler/tools-web";
-import { jinaConfigSchema } from "./config.js";
-import { createJinaProvider } from "./provider.js";
-
 export { JINA_API_KEY_ENV, type JinaConfig, type JinaConfigInput, jinaConfigSchema } from "./config.js";
+export { default } from "./plugin.js";
 export { createJinaProvider, JINA_PROVIDER, type JinaProviderOptions } from "./provider.js";
-
-/** Web provider `jina`: web_fetch through the Jina Reader (pages rendered and extracted to Markdown by Jina). */
-const jinaPlugin = defineWebProviderPlugin({
-  name: "@antler/tools-jina",
-  version: "0.1.0",
-  kernel: "^0.1.0",
-  description: "Web provider `jina`: web_fetch through Jina Reader (r.jina.ai), which renders pages and returns Markdown.",
-  dependsOn: [WEB_TOOLS_PLUGIN_NAME],
-  configSchema: jinaConfigSchema,
-  createProvider: (config) => createJinaProvider(config),
-});
-
-export default jinaPlugin;

@@ -1,4 +1,4 @@
-import { capText, endpoint, ensureOk, type WebFetchResult, type WebSearchProvider } from "@antler/tools-web";
+import { capText, endpoint, ensureOk, type WebFetchResult, type WebSearchProvider } from "@antler/tools-web/provider";
 import { z } from "zod";
 import { JINA_API_KEY_ENV, type JinaConfig } from "./config.js";
 

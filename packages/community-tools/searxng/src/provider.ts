@@ -7,7 +7,7 @@ import {
   WebProviderHttpError,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { z } from "zod";
 import type { SearxngConfig } from "./config.js";
 

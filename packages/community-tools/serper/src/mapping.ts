@@ -1,4 +1,4 @@
-import { capText, type ImageSearchResult, isHttpUrl, type WebSearchResult } from "@antler/tools-web";
+import { capText, type ImageSearchResult, isHttpUrl, type WebSearchResult } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 /** The parts of Serper's answers the provider reads; loose, so fields Serper adds never fail a search. */

@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { serperConfigSchema } from "./config.js";
 import { createSerperProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const serperToolsPlugin = defineWebProviderPlugin({
   // The key is read per call, not here, so a kernel that never searches boots without one.
   createProvider: (config, ctx) => createSerperProvider(config, { where: `plugins[${ctx.plugin.name}].config.api_key` }),
 });
+
+export default serperToolsPlugin;

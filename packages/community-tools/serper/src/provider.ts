@@ -6,7 +6,7 @@ import {
   type WebCallContext,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { SERPER_API_KEY_ENV, SERPER_MAX_NUM, type SerperConfig } from "./config.js";
 import { mapSerperImageResults, mapSerperSearchResults } from "./mapping.js";
 

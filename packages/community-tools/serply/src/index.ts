@@ -7,9 +7,5 @@ export {
   serplyConfigSchema,
 } from "./config.js";
 export { mapSerplySearchResults, type SerplyMappingCaps } from "./mapping.js";
-export { SERPLY_PLUGIN_NAME, serplyToolsPlugin } from "./plugin.js";
+export { default, SERPLY_PLUGIN_NAME, serplyToolsPlugin } from "./plugin.js";
 export { createSerplyProvider, SERPLY_PROVIDER_NAME, type SerplyProviderOptions, serplySearchPath } from "./provider.js";
-
-import { serplyToolsPlugin } from "./plugin.js";
-
-export default serplyToolsPlugin;

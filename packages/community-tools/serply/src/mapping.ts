@@ -1,4 +1,4 @@
-import { capText, isHttpUrl, type WebSearchResult } from "@antler/tools-web";
+import { capText, isHttpUrl, type WebSearchResult } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 /** One organic result of `GET /search/...`; loose, so fields Serply adds never fail a search. */

@@ -1,4 +1,4 @@
-import { defineWebProviderPlugin } from "@antler/tools-web";
+import { defineWebProviderPlugin } from "@antler/tools-web/provider";
 import { serplyConfigSchema } from "./config.js";
 import { createSerplyProvider } from "./provider.js";
 
@@ -14,3 +14,5 @@ export const serplyToolsPlugin = defineWebProviderPlugin({
   // The key is read per call, not here, so a kernel that never searches boots without one.
   createProvider: (config, ctx) => createSerplyProvider(config, { where: `plugins[${ctx.plugin.name}].config.api_key` }),
 });
+
+export default serplyToolsPlugin;

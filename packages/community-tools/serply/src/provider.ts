@@ -1,4 +1,4 @@
-import { endpoint, readJson, requireApiKey, type WebSearchProvider, type WebSearchResult } from "@antler/tools-web";
+import { endpoint, readJson, requireApiKey, type WebSearchProvider, type WebSearchResult } from "@antler/tools-web/provider";
 import { SERPLY_API_KEY_ENV, SERPLY_MAX_NUM, type SerplyConfig } from "./config.js";
 import { mapSerplySearchResults } from "./mapping.js";
 

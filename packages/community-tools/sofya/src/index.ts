@@ -8,9 +8,5 @@ export {
   sofyaConfigSchema,
 } from "./config.js";
 export { mapSofyaFetchResult, mapSofyaSearchResults, type SofyaSearchCaps } from "./mapping.js";
-export { SOFYA_PLUGIN_NAME, sofyaToolsPlugin } from "./plugin.js";
+export { default, SOFYA_PLUGIN_NAME, sofyaToolsPlugin } from "./plugin.js";
 export { createSofyaProvider, SOFYA_PROVIDER_NAME, type SofyaProviderOptions } from "./provider.js";
-
-import { sofyaToolsPlugin } from "./plugin.js";
-
-export default sofyaToolsPlugin;

@@ -6,7 +6,7 @@ import {
   type WebFetchResult,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
+} from "@antler/tools-web/provider";
 import { SOFYA_API_KEY_ENV, SOFYA_MAX_RESULTS, type SofyaConfig } from "./config.js";
 import { mapSofyaFetchResult, mapSofyaSearchResults } from "./mapping.js";
 

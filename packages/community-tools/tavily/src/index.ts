@@ -1,19 +1,3 @@
-import { defineWebProviderPlugin, WEB_TOOLS_PLUGIN_NAME } from "@antler/tools-web";
-import { tavilyConfigSchema } from "./config.js";
-import { createTavilyProvider } from "./provider.js";
-
 export { TAVILY_API_KEY_ENV, type TavilyConfig, type TavilyConfigInput, tavilyConfigSchema } from "./config.js";
+export { default } from "./plugin.js";
 export { createTavilyProvider, TAVILY_PROVIDER, type TavilyProviderOptions } from "./provider.js";
-
-/** Web provider `tavily`: web_search, web_fetch (Markdown extraction) and image_search through `@tavily/core`. */
-const tavilyPlugin = defineWebProviderPlugin({
-  name: "@antler/tools-tavily",
-  version: "0.1.0",
-  kernel: "^0.1.0",
-  description: "Web provider `tavily`: web_search, web_fetch and image_search through the Tavily API (@tavily/core).",
-  dependsOn: [WEB_TOOLS_PLUGIN_NAME],
-  configSchema: tavilyConfigSchema,
-  createProvider: (config) => createTavilyProvider(config),
-});
-
-export default tavilyPlugin;

@@ -8,8 +8,7 @@ import {
   WebProviderHttpError,
   type WebSearchProvider,
   type WebSearchResult,
-} from "@antler/tools-web";
-import { tavily } from "@tavily/core";
+} from "@antler/tools-web/provider";
 import { TAVILY_API_KEY_ENV, type TavilyConfig } from "./config.js";
 import { withHttpStatus } from "./http-status.js";
 
@@ -37,12 +36,14 @@ export interface TavilyProviderOptions {
  * Tavily returns with a search), `extract` (Markdown) for web_fetch.
  */
 export function createTavilyProvider(config: TavilyConfig, options: TavilyProviderOptions = {}): WebSearchProvider {
-  const client = () => {
+  // The SDK (and axios) loads with the first call, not with the plugin entry.
+  const client = async () => {
     const apiKey = config.api_key ?? (options.env ?? process.env)[TAVILY_API_KEY_ENV];
     if (!apiKey) {
       // Without a key the SDK silently switches to its rate-limited keyless mode; Antler asks for a key instead.
       throw new Error(`no API key: set the ${TAVILY_API_KEY_ENV} environment variable or api_key in the @antler/tools-tavily config`);
     }
+    const { tavily } = await import("@tavily/core");
     return tavily({ apiKey, ...(config.base_url ? { apiBaseURL: trimBaseUrl(config.base_url) } : {}), clientSource: "antler" });
   };
 
@@ -76,7 +77,7 @@ export function createTavilyProvider(config: TavilyConfig, options: TavilyProvid
     name: TAVILY_PROVIDER,
     apiKeyEnv: TAVILY_API_KEY_ENV,
     async search(query, { maxResults }, ctx): Promise<WebSearchResult[]> {
-      const sdk = client();
+      const sdk = await client();
       const answer = await call(ctx, () => sdk.search(query, searchOptions(maxResults)));
       return answer.results.slice(0, Math.min(maxResults, config.max_results)).map((r) => ({
         title: r.title || r.url,
@@ -86,7 +87,7 @@ export function createTavilyProvider(config: TavilyConfig, options: TavilyProvid
       }));
     },
     async images(query, { maxResults }, ctx): Promise<ImageSearchResult[]> {
-      const sdk = client();
+      const sdk = await client();
       const answer = await call(ctx, () =>
         sdk.search(query, { ...searchOptions(maxResults), includeImages: true, includeImageDescriptions: true }),
       );
@@ -96,7 +97,7 @@ export function createTavilyProvider(config: TavilyConfig, options: TavilyProvid
         .map((img) => ({ title: img.description?.trim() || query, imageUrl: img.url }));
     },
     async fetch(url, ctx): Promise<WebFetchResult> {
-      const sdk = client();
+      const sdk = await client();
       const answer = await call(ctx, () =>
         sdk.extract([url], {
           format: "markdown",

@@ -7,9 +7,5 @@ export {
   tencentWsaConfigSchema,
 } from "./config.js";
 export { mapTencentWsaResults, type TencentWsaMappingCaps, tencentErrorStatus } from "./mapping.js";
-export { TENCENT_WSA_PLUGIN_NAME, tencentWsaToolsPlugin } from "./plugin.js";
+export { default, TENCENT_WSA_PLUGIN_NAME, tencentWsaToolsPlugin } from "./plugin.js";
 export { createTencentWsaProvider, TENCENT_WSA_PROVIDER_NAME, type TencentWsaProviderOptions, tencentCnt } from "./provider.js";
-
-import { tencentWsaToolsPlugin } from "./plugin.js";
-
-export default tencentWsaToolsPlugin;

@@ -1,4 +1,4 @@
-import { capText, isHttpUrl, WebProviderHttpError, type WebSearchResult } from "@antler/tools-web";
+import { capText, isHttpUrl, WebProviderHttpError, type WebSearchResult } from "@antler/tools-web/provider";
 import { z } from "zod";
 
 /** One entry of `Pages`: documented as a JSON string per result; an object is accepted too. */

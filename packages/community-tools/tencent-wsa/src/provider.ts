@@ -1,4 +1,4 @@
-import { endpoint, readJson, requireApiKey, type WebSearchProvider, type WebSearchResult } from "@antler/tools-web";
+import { endpoint, readJson, requireApiKey, type WebSearchProvider, type WebSearchResult } from "@antler/tools-web/provider";
 import { TENCENT_WSA_API_KEY_ENV, TENCENT_WSA_DEFAULT_COUNT, TENCENT_WSA_MAX_RESULTS, type TencentWsaConfig } from "./config.js";
 import { mapTencentWsaResults } from "./mapping.js";
 
