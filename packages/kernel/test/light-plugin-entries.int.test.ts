@@ -94,6 +94,8 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/workspace-changes" },
   { dir: "packages/plugins/scheduler" },
   { dir: "packages/plugins/batch", alongside: ["packages/plugins/subagents"] },
+  { dir: "packages/plugins/openai", kernelConfig: { models: [{ name: "gpt", provider: "openai", model: "gpt-4o-mini" }] } },
+  { dir: "packages/plugins/anthropic", kernelConfig: { models: [{ name: "claude", provider: "anthropic", model: "claude-sonnet-4-5" }] } },
   // Web providers register with @antler/tools-web; their SDKs and parsers load with the first call.
   ...[
     "brave",
