@@ -2,7 +2,6 @@ import { createHmac, randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AntlerError, ErrorCodes, threadPaths } from "@antler/kernel";
-import { execa } from "execa";
 import {
   type DiscoveredSandbox,
   type NetworkSettings,
@@ -415,6 +414,8 @@ export class DockerBackend implements SandboxBackend {
     timeoutMs = this.timeoutMs,
     env?: Record<string, string>,
   ): Promise<CommandResult> {
+    // execa (about a hundred modules) loads with the first docker command, not with the plugin entry.
+    const { execa } = await import("execa");
     const result = await execa(this.command, args, {
       reject: false,
       timeout: timeoutMs,

@@ -1,5 +1,5 @@
 import type { AntlerDatabase, Migration } from "@antler/kernel";
-import { type Kysely, sql } from "kysely";
+import type { Kysely, sql as SqlTag } from "kysely";
 
 /** `aio_teardown_leases`: who may tear down which sandbox right now, across gateway instances. */
 export type TeardownLeasesTable = {
@@ -36,10 +36,15 @@ export const teardownLeaseMigrations: readonly Migration[] = [
  * An expired row (its holder crashed mid-teardown) can be taken over.
  */
 export class TeardownLeases {
-  private constructor(private readonly database: AntlerDatabase) {}
+  private constructor(
+    private readonly database: AntlerDatabase,
+    private readonly sql: typeof SqlTag,
+  ) {}
 
+  /** kysely's `sql` loads here, with the database, not with the plugin entry. */
   static async open(open: (migrations: readonly Migration[]) => Promise<AntlerDatabase>): Promise<TeardownLeases> {
-    return new TeardownLeases(await open(teardownLeaseMigrations));
+    const database = await open(teardownLeaseMigrations);
+    return new TeardownLeases(database, (await import("kysely")).sql);
   }
 
   private get db(): Kysely<Tables> {
@@ -57,7 +62,7 @@ export class TeardownLeases {
         oc
           .column("sandbox_id")
           .doUpdateSet({ holder, expires_at: expires, acquired_at: now.toISOString() })
-          .where(sql<boolean>`aio_teardown_leases.expires_at < ${now.toISOString()} or aio_teardown_leases.holder = ${holder}`),
+          .where(this.sql<boolean>`aio_teardown_leases.expires_at < ${now.toISOString()} or aio_teardown_leases.holder = ${holder}`),
       )
       .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
