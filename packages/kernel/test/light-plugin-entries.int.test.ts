@@ -41,6 +41,7 @@ const HEAVY = [
   "@anthropic-ai/",
   "@agentclientprotocol/",
   "execa",
+  "e2b",
 ];
 
 interface LightEntry {
@@ -96,6 +97,10 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/batch", alongside: ["packages/plugins/subagents"] },
   { dir: "packages/plugins/openai", kernelConfig: { models: [{ name: "gpt", provider: "openai", model: "gpt-4o-mini" }] } },
   { dir: "packages/plugins/anthropic", kernelConfig: { models: [{ name: "claude", provider: "anthropic", model: "claude-sonnet-4-5" }] } },
+  { dir: "packages/sandbox-providers/aio", kernelConfig: { sandbox: { provider: "aio" } } },
+  { dir: "packages/sandbox-providers/e2b", kernelConfig: { sandbox: { provider: "e2b" } } },
+  { dir: "packages/sandbox-providers/boxlite", kernelConfig: { sandbox: { provider: "boxlite" } } },
+  { dir: "packages/sandbox-providers/tenki", kernelConfig: { sandbox: { provider: "tenki" } } },
   // Web providers register with @antler/tools-web; their SDKs and parsers load with the first call.
   ...[
     "brave",

@@ -1,5 +1,7 @@
-import { CommandExitError, type EntryInfo, FileType, Sandbox, TimeoutError } from "e2b";
+import type { EntryInfo, Sandbox } from "e2b";
 import type { E2BRemote, RemoteEntry, RemoteInfo, RemoteRunResult, RemoteSandbox } from "./remote.js";
+
+type Sdk = Pick<typeof import("e2b"), "Sandbox" | "CommandExitError" | "FileType" | "TimeoutError">;
 
 export interface SdkRemoteOptions {
   apiKey: string;
@@ -18,6 +20,9 @@ export interface SdkRemoteOptions {
  * silently override the plugin config.
  */
 export function createSdkRemote(options: SdkRemoteOptions): E2BRemote {
+  // The SDK loads with the first remote call, not with the plugin entry.
+  let loaded: Promise<Sdk> | undefined;
+  const sdk = () => (loaded ??= import("e2b"));
   const connection = {
     apiKey: options.apiKey,
     ...(options.apiUrl !== undefined ? { apiUrl: options.apiUrl } : {}),
@@ -27,29 +32,31 @@ export function createSdkRemote(options: SdkRemoteOptions): E2BRemote {
   };
   return {
     async create(create) {
-      const sandbox = await Sandbox.create({
+      const e2b = await sdk();
+      const sandbox = await e2b.Sandbox.create({
         ...connection,
         ...(create.template !== undefined ? { template: create.template } : {}),
         timeoutMs: create.timeoutMs,
         ...(create.metadata !== undefined ? { metadata: { ...create.metadata } } : {}),
         ...(create.signal !== undefined ? { signal: create.signal } : {}),
       });
-      return wrapSandbox(sandbox);
+      return wrapSandbox(sandbox, e2b);
     },
     async connect(sandboxId, connect) {
-      const sandbox = await Sandbox.connect(sandboxId, {
+      const e2b = await sdk();
+      const sandbox = await e2b.Sandbox.connect(sandboxId, {
         ...connection,
         ...(connect?.timeoutMs !== undefined ? { timeoutMs: connect.timeoutMs } : {}),
         ...(connect?.signal !== undefined ? { signal: connect.signal } : {}),
       });
-      return wrapSandbox(sandbox);
+      return wrapSandbox(sandbox, e2b);
     },
-    kill(sandboxId) {
-      return Sandbox.kill(sandboxId, connection);
+    async kill(sandboxId) {
+      return (await sdk()).Sandbox.kill(sandboxId, connection);
     },
     async find(metadata, find) {
       // GET /v2/sandboxes?metadata=<k=v&...>&state=running, following the x-next-token pages.
-      const pages = Sandbox.list({
+      const pages = (await sdk()).Sandbox.list({
         ...connection,
         query: { metadata: { ...metadata }, state: ["running"] },
         ...(find?.signal !== undefined ? { signal: find.signal } : {}),
@@ -63,7 +70,7 @@ export function createSdkRemote(options: SdkRemoteOptions): E2BRemote {
   };
 }
 
-function wrapSandbox(sandbox: Sandbox): RemoteSandbox {
+function wrapSandbox(sandbox: Sandbox, { CommandExitError, FileType, TimeoutError }: Sdk): RemoteSandbox {
   return {
     sandboxId: sandbox.sandboxId,
     async run(command, run = {}): Promise<RemoteRunResult> {
@@ -91,7 +98,7 @@ function wrapSandbox(sandbox: Sandbox): RemoteSandbox {
     },
     async list(path, depth) {
       const entries = await sandbox.files.list(path, { depth });
-      return entries.map(toRemoteEntry);
+      return entries.map((entry) => toRemoteEntry(entry, FileType));
     },
     remove(path) {
       return sandbox.files.remove(path);
@@ -106,7 +113,7 @@ function wrapSandbox(sandbox: Sandbox): RemoteSandbox {
   };
 }
 
-function toRemoteEntry(entry: EntryInfo): RemoteEntry {
+function toRemoteEntry(entry: EntryInfo, FileType: Sdk["FileType"]): RemoteEntry {
   const type = entry.type === FileType.DIR ? "dir" : entry.type === FileType.SYMLINK || entry.symlinkTarget ? "symlink" : "file";
   return { path: entry.path, type, size: entry.size, mtimeMs: entry.modifiedTime ? entry.modifiedTime.getTime() : null };
 }
