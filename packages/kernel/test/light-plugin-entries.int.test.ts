@@ -59,6 +59,7 @@ const ENTRIES: readonly LightEntry[] = [
   { dir: "packages/plugins/runtime" },
   { dir: "packages/plugins/cassette" },
   { dir: "packages/plugins/storage-sqlite" },
+  { dir: "packages/plugins/storage-postgres" },
   { dir: "packages/plugins/sandbox", kernelConfig: { sandbox: { provider: "local", allow_host_bash: true } } },
   {
     dir: "packages/plugins/mcp",
