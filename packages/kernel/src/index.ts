@@ -2,6 +2,7 @@
 // needs zod, YAML, LangChain or a database loads on first use (createKernel) or lives in a subpath export:
 // `@antler/kernel/authoring` (defineTool), `/models` (model-provider helpers), `/pipeline` (the compiler),
 // `/config` (config loading and schemas) and `/testing` (the test kit).
+export type { PluginAuthoringApi } from "./authoring-api.js";
 export { createKernel } from "./boot.js";
 export type { ConfigIssue, PathSegment } from "./config/format.js";
 export { formatIssue, formatPath } from "./config/format.js";
