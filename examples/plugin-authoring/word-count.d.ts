@@ -1,5 +1,4 @@
-import { type AntlerPlugin } from "@antler/kernel";
-import type { PluginAuthoringApi } from "@antler/kernel/authoring";
+import type { AntlerPlugin, PluginAuthoringApi } from "@antler/kernel";
 
 declare const factory: (api: PluginAuthoringApi) => AntlerPlugin<{ words_per_minute: number; max_chars: number }>;
 export default factory;

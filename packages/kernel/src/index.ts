@@ -1,7 +1,8 @@
 // `@antler/kernel`: the contracts plugins implement and the helpers they call. Importing it stays light: what
 // needs zod, YAML, LangChain or a database loads on first use (createKernel) or lives in a subpath export:
-// `@antler/kernel/authoring` (defineTool), `/models` (model-provider helpers), `/pipeline` (the compiler),
-// `/config` (config loading and schemas) and `/testing` (the test kit).
+// `@antler/kernel/authoring` (defineTool), `/pipeline` (the compiler), `/config` (config loading and schemas) and
+// `/testing` (the test kit). Helpers for providers that wrap a vendor SDK are in `@antler/model-kit`.
+export type { PluginAuthoringApi } from "./authoring-api.js";
 export { createKernel } from "./boot.js";
 export type { ConfigIssue, PathSegment } from "./config/format.js";
 export { formatIssue, formatPath } from "./config/format.js";

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
+import { loadAuthoring } from "./authoring-api.js";
 import { type ConfigIssue, formatPath, locate, type PathSegment } from "./config/issues.js";
 import { composedConfigJsonSchema } from "./config/json-schema.js";
 import {
@@ -269,7 +270,8 @@ export class KernelHost implements Kernel {
     if (typeof provider !== "function" && (!provider || typeof provider.name !== "string")) {
       throw new AntlerError(ErrorCodes.TOOL_INVALID, "tools.add needs a LangChain tool or a factory returning one", { where });
     }
-    contributions.tools.push(typeof provider === "function" ? (options.name ?? `${provider.name || "(factory)"}()`) : provider.name);
+    const declared = options.name ?? (provider as { toolName?: string }).toolName;
+    contributions.tools.push(typeof provider === "function" ? (declared ?? `${provider.name || "(factory)"}()`) : provider.name);
     this.hooks.assembleTools.tapPromise({ name: plugin, stage }, async (entries, context) => {
       const tool = typeof provider === "function" ? await provider(context) : provider;
       if (!tool) return entries;
@@ -404,6 +406,7 @@ export class KernelHost implements Kernel {
       throw new AntlerError(ErrorCodes.KERNEL_STATE, `cannot start a kernel that is ${this.state}`, { hint: "Create a new kernel." });
     }
     this.state = "starting";
+    await loadAuthoring(); // plugins' run-time helpers (refuseToolCall, endTurn, hookContext) answer from here on
     for (const tap of this.hooks.start.taps) {
       try {
         await (tap.fn as () => Promise<void>)();

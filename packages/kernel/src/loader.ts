@@ -7,6 +7,7 @@ import satisfies from "semver/functions/satisfies.js";
 import valid from "semver/functions/valid.js";
 import validRange from "semver/ranges/valid.js";
 import { z } from "zod";
+import { type PluginAuthoringApi, pluginAuthoringApi } from "./authoring-api.js";
 import type { KernelConfig, PluginEntryConfig } from "./config/schema.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 import { type AntlerPlugin, isBrandedPlugin, type PluginOrigin } from "./plugin.js";
@@ -246,8 +247,7 @@ async function pluginFromModule(mod: Record<string, unknown>, where: string, spe
     });
   }
   if (typeof candidate === "function") {
-    const { pluginAuthoringApi } = await import("./authoring.js");
-    candidate = await (candidate as (api: typeof pluginAuthoringApi) => unknown)(pluginAuthoringApi);
+    candidate = await (candidate as (api: PluginAuthoringApi) => unknown)(pluginAuthoringApi);
   }
   if (
     candidate === null ||

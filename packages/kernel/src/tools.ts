@@ -1,5 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Scope } from "./di.js";
+import { AntlerError, ErrorCodes } from "./errors.js";
 
 export type AntlerTool = StructuredToolInterface;
 
@@ -82,4 +83,19 @@ export function finalizeToolEntries(
     byName.set(name, entry);
   }
   return { entries: [...byName.values()], conflicts };
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** A tool definition's name and description, checked where it is written rather than when the tool is built. */
+export function checkToolDefinition(def: { name?: unknown; description?: unknown }): void {
+  if (!TOOL_NAME.test(String(def.name ?? ""))) {
+    throw new AntlerError(ErrorCodes.TOOL_INVALID, `tool name "${String(def.name)}" is not valid`, {
+      hint: "Tool names are 1–64 characters of letters, digits, _ and -; model providers reject anything else.",
+    });
+  }
+  if (typeof def.description !== "string" || def.description.trim() === "") {
+    throw new AntlerError(ErrorCodes.TOOL_INVALID, "a tool needs a description; the model reads it to decide when to call", {
+      where: `tool "${String(def.name)}"`,
+    });
+  }
 }

@@ -1,9 +1,10 @@
 // A plugin author's project outside the workspace, installed the way npm users install: `pnpm pack` makes the
-// tarballs of the kernel, the runtime, the cassette and SQLite plugins (the default preset) and the OpenAI
-// plugin; a fresh folder under os.tmpdir() installs them with npm (no workspace links) next to TypeScript and
-// the peers npm adds itself. There a TypeScript plugin (a tool and a middleware) is type-checked against the
-// published types, compiled, and loaded from config.yaml; one turn runs against an OpenAI-compatible server on
-// loopback; and the project holds one copy of @langchain/core and of zod. The steps share one project.
+// tarballs of the kernel, the runtime, the cassette and SQLite plugins (the default preset), the OpenAI plugin
+// and its @antler/model-kit; a fresh folder under os.tmpdir() installs them with npm (no workspace links) next
+// to TypeScript and the peers npm adds itself. There a TypeScript plugin (a tool and a middleware) is
+// type-checked against the published types, compiled, and loaded from config.yaml; one turn runs against an
+// OpenAI-compatible server on loopback; and the project holds one copy of @langchain/core and of zod. The steps
+// share one project.
 //
 // Kept fast and offline-friendly: npm reads its own cache first (--prefer-offline) and runs no install scripts.
 // better-sqlite3's install script would download a prebuilt binary from GitHub (not reachable from CI) and
@@ -22,13 +23,15 @@ import {
 } from "../src/testing/index.js";
 import { cleanEnv, commandMissing, killRunning, pnpmCommand, REPO_ROOT, type RunResult, run } from "./install-helpers.js";
 
-/** The packages packed and installed, by folder; the first five are what a project that runs a turn needs. */
+/** The packages packed and installed, by folder: what a project that runs a turn on an OpenAI-compatible model needs. */
 const PACKED = [
   "packages/kernel",
   "packages/plugins/runtime",
   "packages/plugins/cassette",
   "packages/plugins/storage-sqlite",
   "packages/plugins/openai",
+  // A dependency of the OpenAI plugin; npm would otherwise look for it on the registry.
+  "packages/model-kit",
 ];
 const STEP_TIMEOUT_MS = 180_000;
 

@@ -23,7 +23,7 @@ interface Manifest {
 }
 
 function packageDirs(): string[] {
-  const dirs = [join(REPO_ROOT, "packages/kernel")];
+  const dirs = [join(REPO_ROOT, "packages/kernel"), join(REPO_ROOT, "packages/model-kit")];
   for (const family of ["plugins", "sandbox-providers", "community-tools"]) {
     const base = join(REPO_ROOT, "packages", family);
     for (const name of readdirSync(base)) if (existsSync(join(base, name, "package.json"))) dirs.push(join(base, name));

@@ -1,13 +1,10 @@
 import type { AIMessageChunk } from "@langchain/core/messages";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ErrorCodes, isAntlerError } from "../src/errors.js";
-import { withModelErrorContext } from "../src/models/index.js";
 import { ScriptedChatModel, scriptedModel } from "../src/testing/index.js";
-import { ensureTraceContext } from "../src/trace.js";
 
 const weather = tool(async ({ city }: { city: string }) => `sunny in ${city}`, {
   name: "get_weather",
@@ -142,48 +139,5 @@ describe("ScriptedChatModel", () => {
       if (chunk.text) texts.push(chunk.text);
     }
     expect(texts).toEqual(["one ", "two ", "three ", "four"]);
-  });
-});
-
-describe("withModelErrorContext", () => {
-  it("turns a failed call into MODEL_CALL_FAILED naming the model and the trace id, keeping the cause", async () => {
-    const cause = new Error("upstream exploded");
-    const model = withModelErrorContext(scriptedModel([{ error: cause }]), "fast");
-    const error = await ensureTraceContext("trace-abc", () => model.invoke("hi")).catch((e: unknown) => e);
-    expect(isAntlerError(error, ErrorCodes.MODEL_CALL_FAILED)).toBe(true);
-    expect((error as Error).message).toContain('model "fast"');
-    expect((error as Error).message).toContain("trace-abc");
-    expect((error as Error).cause).toBe(cause);
-  });
-
-  it("wraps failures while streaming too", async () => {
-    const model = withModelErrorContext(scriptedModel([{ error: "stream broke" }]), "fast");
-    const error = await ensureTraceContext("trace-stream", async () => collect(await model.stream("hi"))).catch((e: unknown) => e);
-    expect(isAntlerError(error, ErrorCodes.MODEL_CALL_FAILED)).toBe(true);
-    expect((error as Error).message).toContain("trace-stream");
-  });
-
-  it("still binds tools and works inside createAgent", async () => {
-    const inner = scriptedModel([{ toolCalls: [{ name: "get_weather", args: { city: "Rome" } }] }, { text: "Done." }]);
-    const agent = createAgent({ model: withModelErrorContext(inner, "fast"), tools: [weather] });
-    const result = await agent.invoke({ messages: [new HumanMessage("Rome?")] });
-    expect(result.messages.at(-1)?.text).toBe("Done.");
-    expect(inner.calls[0]?.tools).toEqual(["get_weather"]);
-  });
-
-  it("lets a cancellation through unchanged", async () => {
-    const model = withModelErrorContext(scriptedModel([{ text: "never", delayMs: 10_000 }]), "fast");
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
-    const error = await model.invoke("wait", { signal: controller.signal }).catch((e: unknown) => e);
-    expect(isAntlerError(error)).toBe(false);
-    expect((error as Error).name).toBe("AbortError");
-  });
-
-  it("passes scripted AI messages through unchanged on success", async () => {
-    const model = withModelErrorContext(scriptedModel([{ text: "fine", id: "given-id" }]), "fast");
-    const reply = await model.invoke([new HumanMessage("hi"), new AIMessage("earlier")]);
-    expect(reply.id).toBe("given-id");
-    expect(reply.text).toBe("fine");
   });
 });

@@ -32,6 +32,21 @@ async function withKernel<T>(configPath: string | undefined, io: Omit<CliIO, "ke
   }
 }
 
+/**
+ * `withKernel` for the config commands, which parse each schema once: zod's compiled fast path would cost more to
+ * build than it saves, so it is off while they run (zod loads with the config anyway).
+ */
+const inspect: typeof withKernel = async (configPath, io, fn) => {
+  const { z } = await import("zod");
+  const { jitless } = z.config();
+  z.config({ jitless: true });
+  try {
+    return await withKernel(configPath, io, fn);
+  } finally {
+    z.config({ jitless });
+  }
+};
+
 // CLI output goes to stdout; kernel logs (config.yaml's `logging:`) go to stderr, at warn unless it says more.
 const boot = (configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> =>
   createKernel({ configPath, cwd: io.cwd, env: io.env, logDestination: io.stderr, defaultLogLevel: "warn" });
@@ -57,7 +72,7 @@ const kernelCommands: KernelCommand[] = [
     async run(args, io) {
       const { configPath, rest } = takeConfigFlag(args);
       // Checking needs no agent runtime: tools are counted from what plugins declared, never built (no LangChain).
-      return withKernel(rest[0] ?? configPath, io, async (kernel) => {
+      return inspect(rest[0] ?? configPath, io, async (kernel) => {
         const tools = kernel.plugins.flatMap((p) => p.contributions.tools);
         const where = kernel.paths.configFile ?? "(embedded defaults: no config.yaml found)";
         const preset = kernel.plugins.filter((p) => p.origin.kind === "preset").length;
@@ -75,7 +90,7 @@ const kernelCommands: KernelCommand[] = [
     usage: "antler config schema [--config path]",
     async run(args, io) {
       const { configPath } = takeConfigFlag(args);
-      return withKernel(configPath, io, async (kernel) => {
+      return inspect(configPath, io, async (kernel) => {
         write(io.stdout, JSON.stringify(kernel.configJsonSchema(), null, 2));
         return 0;
       });
@@ -88,7 +103,7 @@ const kernelCommands: KernelCommand[] = [
     usage: "antler plugins list [--config path] [--json]",
     async run(args, io) {
       const { configPath, json } = takeConfigFlag(args);
-      return withKernel(configPath, io, async (kernel) => {
+      return inspect(configPath, io, async (kernel) => {
         const rows = kernel.plugins.map((p) => ({
           name: p.name,
           version: p.version,

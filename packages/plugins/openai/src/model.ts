@@ -1,5 +1,5 @@
 import { AntlerError, ErrorCodes, type ModelConfig, type ModelProviderEnv } from "@antler/kernel";
-import { fetchWithTraceId, withModelErrorContext } from "@antler/kernel/models";
+import { fetchWithTraceId, withModelErrorContext } from "@antler/model-kit";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI, type ChatOpenAIFields } from "@langchain/openai";
 

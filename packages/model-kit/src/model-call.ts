@@ -1,3 +1,4 @@
+import { AntlerError, ErrorCodes, getCurrentTraceId, isAntlerError } from "@antler/kernel";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import {
@@ -10,8 +11,6 @@ import type { ModelProfile } from "@langchain/core/language_models/profile";
 import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
-import { AntlerError, ErrorCodes, isAntlerError } from "../errors.js";
-import { getCurrentTraceId } from "../trace.js";
 
 export interface ModelErrorContextOptions {
   /** Where the model is configured, e.g. `models[2]`; becomes the error's `where`. */

@@ -1,0 +1,5 @@
+// `@antler/model-kit`: what a model-provider plugin that wraps a vendor SDK (OpenAI, Anthropic) needs besides the
+// kernel's contract. A library of its own, not part of the kernel: it loads LangChain's chat-model classes, and only
+// such providers need it (a cassette or a scripted model does not).
+export { fetchWithTraceId } from "@antler/kernel";
+export { type ModelErrorContextOptions, providerErrorStatus, toModelCallError, withModelErrorContext } from "./model-call.js";
