@@ -1,4 +1,13 @@
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { createRequire } from "node:module";
+
+// yaml (tens of milliseconds to load) comes with the first SKILL.md read, not with the plugin entry that
+// `antler config check` loads; `require` keeps parsing synchronous.
+let yamlModule: typeof import("yaml") | undefined;
+function yaml(): typeof import("yaml") {
+  yamlModule ??= createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yamlModule;
+}
+
 import { SkillErrorCodes, skillError } from "./errors.js";
 
 /** Keys a SKILL.md frontmatter may have. Anything else is a located error with a suggestion. */
@@ -102,6 +111,7 @@ export function parseSkillFile(text: string, file: string): ParsedSkillFile {
   if (!close) throw fail("the frontmatter of SKILL.md is not closed", 1, 'End the frontmatter with a line holding only "---".');
   const yamlText = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
+  const { isMap, isScalar, LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   // Line 1 of the YAML is line 2 of the file.
