@@ -1,10 +1,10 @@
-import { definePlugin } from "@antler/kernel";
+import { type AntlerTool, definePlugin } from "@antler/kernel";
 import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { batchCommands } from "./cli.js";
 import { batchPluginConfigSchema, PLUGIN_NAME, PLUGIN_VERSION } from "./config.js";
 import { batchRoutes } from "./http.js";
 import { BATCH_SERVICE, BatchService } from "./service.js";
-import type { createBatchTools } from "./tools.js";
+import { BATCH_STATUS_TOOL, BATCH_TASK_TOOL, CANCEL_BATCH_TOOL } from "./validation.js";
 
 export default definePlugin({
   name: PLUGIN_NAME,
@@ -27,17 +27,20 @@ export default definePlugin({
       },
     });
     // The tools exist only while this plugin is installed, and only for agents that may delegate (never for
-    // subagents themselves). The embedded worker starts when a batch tool is first used, never at assembly
-    // (`antler plugins list` assembles tools too and must not start running items).
-    let tools: ReturnType<typeof createBatchTools> | undefined;
-    ctx.hooks.assembleTools.tap(
-      async (entries, context) => {
-        if (!context.subagentEnabled || !context.scope) return entries;
-        tools ??= (await import("./tools.js")).createBatchTools(context.scope.resolve(BATCH_SERVICE));
-        return [...entries, ...tools.map((tool) => ({ tool, plugin: ctx.plugin.name, source: "subagent" as const }))];
-      },
-      { stage: "last" },
-    );
+    // subagents themselves). The embedded worker starts when a batch tool is first used, never at assembly.
+    // They (LangChain) load on the first such assembly; `antler plugins list` names them without building them.
+    let tools: Promise<readonly AntlerTool[]> | undefined;
+    for (const name of [BATCH_TASK_TOOL, BATCH_STATUS_TOOL, CANCEL_BATCH_TOOL]) {
+      ctx.tools.add(
+        async (context) => {
+          if (!context.subagentEnabled || !context.scope) return null;
+          const { scope } = context;
+          tools ??= import("./tools.js").then((m) => m.createBatchTools(scope.resolve(BATCH_SERVICE)));
+          return (await tools).find((t) => t.name === name) ?? null;
+        },
+        { source: "subagent", name },
+      );
+    }
     // Under `antler serve`: the `/api/batches` routes, scoped to the authenticated user. A serving process also picks
     // up pending batches right away, including those a previous process left behind, instead of waiting for the
     // next batch tool call.
