@@ -1,12 +1,12 @@
-import { type CliIO, createToken, definePlugin, KERNEL } from "@antler/kernel";
+import { type AntlerTool, type CliIO, createToken, definePlugin, KERNEL } from "@antler/kernel";
 import { type McpStatus, McpToolCatalog } from "./catalog.js";
 import { mcpPluginConfigSchema } from "./config.js";
 import { backgroundTaskCommands } from "./tasks/cli.js";
+import { CANCEL_BACKGROUND_TASK_TOOL, LIST_BACKGROUND_TASKS_TOOL } from "./tasks/names.js";
 import { clientNotifier } from "./tasks/notifier.js";
 import { BackgroundTaskService } from "./tasks/service.js";
 import { backgroundTasksMiddleware } from "./tasks/state.js";
 import { mcpTaskMigrations } from "./tasks/store.js";
-import type { createBackgroundTaskTools } from "./tasks/tools.js";
 import { PLUGIN_NAME, PLUGIN_VERSION } from "./version.js";
 
 /** The kernel's MCP catalog: `scope.resolve(MCP_TOOLS).reset()` / `.status()`. */
@@ -70,14 +70,17 @@ export default definePlugin({
     });
     if (hasTasks) {
       ctx.provide(MCP_BACKGROUND_TASKS, { useFactory: () => backgroundTasks() });
-      let taskTools: ReturnType<typeof createBackgroundTaskTools> | undefined;
-      ctx.hooks.assembleTools.tap(
-        async (tools) => {
-          taskTools ??= (await import("./tasks/tools.js")).createBackgroundTaskTools(backgroundTasks());
-          return [...tools, ...taskTools.map((tool) => ({ tool, plugin: ctx.plugin.name, source: "builtin" as const }))];
-        },
-        { stage: "normal" },
-      );
+      // Named, so `antler plugins list` shows them; built (LangChain) on the first assembly.
+      let taskTools: Promise<readonly AntlerTool[]> | undefined;
+      for (const name of [LIST_BACKGROUND_TASKS_TOOL, CANCEL_BACKGROUND_TASK_TOOL]) {
+        ctx.tools.add(
+          async () => {
+            taskTools ??= import("./tasks/tools.js").then((m) => m.createBackgroundTaskTools(backgroundTasks()));
+            return (await taskTools).find((t) => t.name === name) ?? null;
+          },
+          { source: "builtin", stage: "normal", name },
+        );
+      }
       ctx.middleware.add(backgroundTasksMiddleware(backgroundTasks), { stage: "normal" });
       for (const command of backgroundTaskCommands(backgroundTasks)) ctx.commands.add(command);
     }

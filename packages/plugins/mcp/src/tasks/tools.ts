@@ -4,11 +4,11 @@ import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
 import { McpTaskErrorCodes, mcpTaskError } from "./errors.js";
+import { CANCEL_BACKGROUND_TASK_TOOL, LIST_BACKGROUND_TASKS_TOOL } from "./names.js";
 import type { BackgroundTaskService } from "./service.js";
 import type { BackgroundTaskView } from "./store.js";
 
-export const LIST_BACKGROUND_TASKS_TOOL = "list_background_tasks";
-export const CANCEL_BACKGROUND_TASK_TOOL = "cancel_background_task";
+export { CANCEL_BACKGROUND_TASK_TOOL, LIST_BACKGROUND_TASKS_TOOL };
 
 function caller(runtime: ToolRuntime | undefined): { userId: string; threadId: string } {
   const raw = runtime?.context;
