@@ -1,10 +1,11 @@
 // Whole-process time of the CLI commands that only read config (issue 16): `antler config check` and `antler
 // plugins list` with the research-assistant example's config, and `antler --help` there, against bare `node -e 0`
-// measured in the same run. A floor row boots the kernel host with no plugin (`preset: none`), which is what no
-// plugin change can go below. Each sample is a fresh process; the cases run interleaved in rounds, in an order
-// rotated every round, so noise on a shared machine hits all of them. Prints medians, ratios and PASS/FAIL against
-// 4× bare node. Run with `pnpm bench` (after a build), or `node packages/kernel/bench/cli-startup.bench.mjs`;
-// BENCH_ROUNDS sets the samples per case (default 5). Always exits 0.
+// measured in the same run. Floor rows boot the kernel host with no plugin (`preset: none`), which is what no
+// plugin change can go below, and import zod and YAML alone, which no config check can avoid. Each sample is a
+// fresh process; the cases run interleaved in rounds, in an order rotated every round, so noise on a shared machine
+// hits all of them. Prints medians, ratios and PASS/FAIL against 4× bare node. Run with `pnpm bench` (after a
+// build), or `node packages/kernel/bench/cli-startup.bench.mjs`; BENCH_ROUNDS sets the samples per case (default
+// 5). Always exits 0.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -39,6 +40,9 @@ const cases = [
     args: [bin, "config", "check", "-c", join(floorDir, "config.yaml")],
     cwd: floorDir,
   },
+  // What any config check must load: zod (every plugin's config schema is one) and a YAML parser.
+  { name: "floor: import zod", args: ["--input-type=module", "-e", "await import('zod')"], cwd: kernelDir },
+  { name: "floor: import yaml", args: ["--input-type=module", "-e", "await import('yaml')"], cwd: kernelDir },
 ];
 const [baseline] = cases;
 
