@@ -1,6 +1,6 @@
 // Per-turn overhead of the skills middleware with 50 installed skills (public and custom), and of skills plus memory
 // (middleware mode: relevant facts injected each turn, extraction queued after it), against the default pipeline
-// measured in the same run (interleaved in small batches). Target (issue 14): skills + memory ≤ 1.05×. Run after a build:
+// measured in the same run (interleaved in small batches, the order rotating each round). Target (issue 14): skills + memory ≤ 1.05×. Run after a build:
 //   node packages/plugins/skills/bench/skills.bench.mjs
 // Machines here are noisy: read the ratio, not the absolute milliseconds.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -72,8 +72,14 @@ await store.insertFacts(
   })),
 );
 
-const agent = (extraMiddleware = []) =>
-  createAntlerAgent({ model: new ScriptedChatModel(script), tools: [add], baseDir, extraMiddleware }).agent;
+// The scripted model records every call it gets; a provider keeps nothing, so each batch drops the records (kept,
+// they would grow the heap through the run and tax whichever case is running when a collection comes).
+const models = [];
+const agent = (extraMiddleware = []) => {
+  const model = new ScriptedChatModel(script);
+  models.push(model);
+  return createAntlerAgent({ model, tools: [add], baseDir, extraMiddleware }).agent;
+};
 const cases = [
   { name: "default pipeline", agent: agent() },
   {
@@ -99,13 +105,20 @@ async function msPerTurn(a, turns) {
       { configurable: { thread_id: thread }, context: { thread_id: thread, user_id: "bench" } },
     );
   }
-  return (performance.now() - t0) / turns;
+  const ms = (performance.now() - t0) / turns;
+  for (const model of models) model.calls.length = 0;
+  return ms;
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const c of cases) await msPerTurn(c.agent, 30);
 const samples = cases.map(() => []);
+// Each round starts with the next case: a case that always ran right after another would pay for the garbage and
+// the cache state that one leaves behind.
 for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / 10); r++)
-  for (const [i, c] of cases.entries()) samples[i].push(await msPerTurn(c.agent, 10));
+  for (let k = 0; k < cases.length; k++) {
+    const i = (r + k) % cases.length;
+    samples[i].push(await msPerTurn(cases[i].agent, 10));
+  }
 const medians = samples.map(median);
 console.log("| case | ms per turn (median) | ratio |\n|---|---|---|");
 for (const [i, c] of cases.entries()) console.log(`| ${c.name} | ${medians[i].toFixed(2)} | ${(medians[i] / medians[0]).toFixed(3)}× |`);
