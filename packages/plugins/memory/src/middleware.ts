@@ -74,6 +74,7 @@ function isFinalAnswer(message: unknown): message is AIMessage {
 export function memoryMiddleware(service: MemoryService, logger?: Logger): MiddlewareSpec {
   /** A turn's lookup, shared by its model calls, and the `<memory>` message made from it. */
   interface Turn {
+    key: string;
     block: Promise<string | null>;
     note?: HumanMessage | null;
   }
@@ -89,7 +90,7 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
         turns.delete(key);
         return null;
       });
-      turn = { block };
+      turn = { key, block };
       if (turns.size >= MAX_CACHED_TURNS) turns.delete(turns.keys().next().value as string);
       turns.set(key, turn);
     }
@@ -106,9 +107,10 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
       const who = scopeOf(request.runtime);
       if (!who) return handler(request);
       let next = request;
+      let turn: Turn | undefined;
       const latest = inject ? latestHuman(request.messages) : null;
       if (latest) {
-        const turn = turnFor(who.scope, latest.message);
+        turn = turnFor(who.scope, latest.message);
         if (turn.note === undefined) {
           const block = await turn.block;
           turn.note ??= block ? new HumanMessage({ content: block }) : null;
@@ -120,7 +122,11 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
         }
       }
       const result = await handler(next);
-      if (isFinalAnswer(result)) queue(who, request.state.messages, result);
+      if (isFinalAnswer(result)) {
+        // The turn is over: its block is not kept until evicted (kept, every turn's would outlive it).
+        if (turn && turns.get(turn.key) === turn) turns.delete(turn.key);
+        queue(who, request.state.messages, result);
+      }
       return result;
     },
   };
