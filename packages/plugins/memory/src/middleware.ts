@@ -68,8 +68,7 @@ function isFinalAnswer(message: unknown): message is AIMessage {
  * shared by the turn's model calls.
  *
  * Extraction: when the model's reply is the turn's final answer, the conversation is queued for the debounced
- * extraction and the hook returns at once; the model call happens off the turn's critical path. The transcript is
- * read from the messages when the extraction runs, not on every turn.
+ * extraction and the hook returns at once; the model call happens off the turn's critical path.
  */
 export function memoryMiddleware(service: MemoryService, logger?: Logger): MiddlewareSpec {
   /** A turn's lookup, shared by its model calls, and the `<memory>` message made from it. */
@@ -99,7 +98,11 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
   const queue = (who: Who, history: readonly BaseMessage[], reply: AIMessage): void => {
     if (!who.threadId) return;
     const limit = service.config.max_extraction_messages;
-    service.queueExtraction(who.scope, who.threadId, () => transcriptOf([...history, reply], limit));
+    // transcriptOf([...history, reply], limit), without copying the thread's history.
+    const text = textOf(reply);
+    const transcript = text ? transcriptOf(history, limit - 1) : transcriptOf(history, limit);
+    if (text && limit > 0) transcript.push({ id: reply.id ?? `#${history.length}`, role: "assistant", text });
+    service.queueExtraction(who.scope, who.threadId, transcript);
   };
   return {
     name: MEMORY_MIDDLEWARE_NAME,

@@ -69,7 +69,7 @@ function redactedFields<T extends object>(fields: T): T {
 interface PendingExtraction {
   scope: MemoryScope;
   threadId: string;
-  transcript: TranscriptMessage[] | (() => TranscriptMessage[]);
+  transcript: TranscriptMessage[];
   traceId: string | undefined;
   /** When the debounce ends (ms since the epoch); a later turn moves it. */
   due: number;
@@ -358,10 +358,10 @@ export class MemoryService {
   /**
    * Queues a thread's conversation for extraction after `debounce_ms` of quiet: a later turn on the same thread
    * replaces the queued transcript and pushes the wait back, so quick turns cost one extraction. Never waits for
-   * it. `transcript` may be a function, called when the extraction runs rather than on every turn.
+   * it.
    */
-  queueExtraction(scope: MemoryScope, threadId: string, transcript: TranscriptMessage[] | (() => TranscriptMessage[])): void {
-    if (this.closed || (Array.isArray(transcript) && transcript.length === 0)) return;
+  queueExtraction(scope: MemoryScope, threadId: string, transcript: TranscriptMessage[]): void {
+    if (this.closed || transcript.length === 0) return;
     const key = `${scope.userId}\0${scope.agentName}\0${threadId}`;
     const due = Date.now() + this.config.debounce_ms;
     const traceId = getCurrentTraceId() ?? undefined;
@@ -437,7 +437,7 @@ export class MemoryService {
 
   /** One extraction: the thread's messages since the last one, the model's update, validated, applied atomically. */
   private async extract(key: string, job: PendingExtraction): Promise<ExtractionOutcome> {
-    const transcript = typeof job.transcript === "function" ? job.transcript() : job.transcript;
+    const { transcript } = job;
     const cursor = this.cursors.get(key);
     const from = cursor === undefined ? -1 : transcript.findIndex((m) => m.id === cursor);
     const fresh = transcript.slice(from + 1).slice(-this.config.max_extraction_messages);

@@ -40,7 +40,7 @@ describe("memory middleware within a turn", () => {
     const scope = { userId: "bench", agentName: "" };
     await service.createFact(scope, { content: "Writes backend services in TypeScript", category: "preference", confidence: 0.9 });
     const lookups = vi.spyOn(service, "contextBlock");
-    const queued: Array<TranscriptMessage[] | (() => TranscriptMessage[])> = [];
+    const queued: TranscriptMessage[][] = [];
     vi.spyOn(service, "queueExtraction").mockImplementation((_scope, _thread, transcript) => void queued.push(transcript));
     const model = new ScriptedChatModel((messages) =>
       ToolMessage.isInstance(messages.at(-1)) ? { text: "The answer is 3." } : { toolCalls: [{ name: "add", args: { a: 1, b: 2 } }] },
@@ -69,9 +69,7 @@ describe("memory middleware within a turn", () => {
       expect(texts[at + 1]).toBe("Which language for the typescript service?");
     }
     expect(queued).toHaveLength(1);
-    const transcript = queued[0];
-    const messages = typeof transcript === "function" ? transcript() : transcript;
-    expect(messages?.map((m) => [m.role, m.text])).toEqual([
+    expect(queued[0]?.map((m) => [m.role, m.text])).toEqual([
       ["user", "Which language for the typescript service?"],
       ["assistant", "The answer is 3."],
     ]);
@@ -83,13 +81,12 @@ describe("memory middleware within a turn", () => {
     const scope = { userId: "u", agentName: "" };
     const extract = vi.spyOn(service as unknown as { extract: (key: string, job: unknown) => Promise<unknown> }, "extract");
     extract.mockImplementation(async (_key, job) => {
-      const { transcript } = job as { transcript: TranscriptMessage[] | (() => TranscriptMessage[]) };
-      prompts.push((typeof transcript === "function" ? transcript() : transcript).map((m) => m.text).join(" | "));
+      prompts.push((job as { transcript: TranscriptMessage[] }).transcript.map((m) => m.text).join(" | "));
       return { added: 0, updated: 0, removed: 0 };
     });
     service.queueExtraction(scope, "t1", [{ id: "1", role: "user", text: "first" }]);
     await new Promise((r) => setTimeout(r, 400));
-    service.queueExtraction(scope, "t1", () => [
+    service.queueExtraction(scope, "t1", [
       { id: "1", role: "user", text: "first" },
       { id: "2", role: "user", text: "second" },
     ]);
