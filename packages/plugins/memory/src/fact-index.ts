@@ -39,8 +39,12 @@ function queryStems(text: string): string[] {
 export class FactIndex {
   /** term → the facts that have it (parallel arrays: fact number, occurrences). */
   private readonly postings = new Map<string, { docs: number[]; tfs: number[] }>();
-  private readonly lengths: Uint32Array;
-  private readonly averageLength: number;
+  /** Each fact's BM25 length term, `K1 * (1 - B + B * length / averageLength)`, computed once. */
+  private readonly lengthTerms: Float64Array;
+  /** Each fact's confidence, the tie-breaker, next to each other rather than one per fact object. */
+  private readonly confidences: Float64Array;
+  /** Scores by fact number, zero between searches: reused, since a search runs to the end without yielding. */
+  private scratch: Float64Array | undefined;
   /** Each fact's terms by id, so the next build after a write re-stems only new or changed facts. */
   private readonly termsById = new Map<string, { content: string; terms: string[] }>();
 
@@ -50,13 +54,13 @@ export class FactIndex {
     private readonly facts: readonly MemoryFact[],
     previous?: FactIndex,
   ) {
-    this.lengths = new Uint32Array(facts.length);
+    const lengths = new Uint32Array(facts.length);
     let total = 0;
     facts.forEach((fact, doc) => {
       const known = previous?.termsById.get(fact.id);
       const terms = known && known.content === fact.content ? known.terms : indexTerms(fact.content);
       this.termsById.set(fact.id, { content: fact.content, terms });
-      this.lengths[doc] = terms.length;
+      lengths[doc] = terms.length;
       total += terms.length;
       for (const term of terms) {
         const list = this.postings.get(term);
@@ -68,7 +72,13 @@ export class FactIndex {
         }
       }
     });
-    this.averageLength = facts.length === 0 ? 0 : total / facts.length;
+    const averageLength = facts.length === 0 ? 0 : total / facts.length;
+    this.lengthTerms = new Float64Array(facts.length);
+    this.confidences = new Float64Array(facts.length);
+    for (let doc = 0; doc < facts.length; doc++) {
+      this.confidences[doc] = facts[doc]?.confidence ?? 0;
+      this.lengthTerms[doc] = K1 * (1 - B + (B * (lengths[doc] ?? 0)) / (averageLength || 1));
+    }
   }
 
   get size(): number {
@@ -77,7 +87,18 @@ export class FactIndex {
 
   /** The facts most relevant to `text`, best first (ties: the more confident), at most `limit`. */
   search(text: string, options: { limit: number; category?: string | undefined }): SearchHit[] {
-    if (options.limit <= 0) return [];
+    const { docs, scores } = this.rank(text, options);
+    return docs.map((doc, i) => ({ ...(this.facts[doc] as MemoryFact), score: scores[i] ?? 0 }));
+  }
+
+  /** What `search` finds, as `line(fact)` of each (the injected block's lines): no hit objects on a turn's lookup. */
+  factLines(text: string, limit: number, line: (fact: MemoryFact) => string): string[] {
+    return this.rank(text, { limit }).docs.map((doc) => line(this.facts[doc] as MemoryFact));
+  }
+
+  /** The best `limit` fact numbers for `text` and their scores, best first. */
+  private rank(text: string, options: { limit: number; category?: string | undefined }): { docs: number[]; scores: number[] } {
+    if (options.limit <= 0) return { docs: [], scores: [] };
     const present = queryStems(text).flatMap((term) => {
       const list = this.postings.get(term);
       return list ? [{ term, list }] : [];
@@ -86,7 +107,8 @@ export class FactIndex {
     let used = present.filter((p) => p.list.docs.length <= MAX_TERM_DOCS);
     if (used.length === 0 && present.length > 0) used = [present.reduce((a, b) => (b.list.docs.length < a.list.docs.length ? b : a))];
     const n = this.facts.length;
-    const scores = new Float64Array(n);
+    this.scratch ??= new Float64Array(n);
+    const scores = this.scratch;
     const touched: number[] = [];
     for (const { list } of used) {
       const df = list.docs.length;
@@ -94,25 +116,28 @@ export class FactIndex {
       for (let i = 0; i < df; i++) {
         const doc = list.docs[i] as number;
         const tf = list.tfs[i] as number;
-        const norm = 1 - B + (B * (this.lengths[doc] ?? 0)) / (this.averageLength || 1);
         if (scores[doc] === 0) touched.push(doc);
-        scores[doc] = (scores[doc] ?? 0) + (idf * tf * (K1 + 1)) / (tf + K1 * norm);
+        scores[doc] = (scores[doc] ?? 0) + (idf * tf * (K1 + 1)) / (tf + (this.lengthTerms[doc] ?? 0));
       }
     }
-    // The best `limit` document numbers, kept in order as they come (limit is small, the matches may be many);
-    // hit objects are built only for those.
-    const better = (a: number, b: number) =>
-      (scores[a] ?? 0) - (scores[b] ?? 0) || (this.facts[a]?.confidence ?? 0) - (this.facts[b]?.confidence ?? 0);
+    // The best `limit` fact numbers, kept in order as they come (limit is small, the matches may be many).
     const top: number[] = [];
     for (const doc of touched) {
       if (options.category && this.facts[doc]?.category !== options.category) continue;
-      if (top.length === options.limit && better(doc, top[top.length - 1] as number) <= 0) continue;
+      if (top.length === options.limit && this.compare(scores, doc, top[top.length - 1] as number) <= 0) continue;
       let at = top.length;
-      while (at > 0 && better(doc, top[at - 1] as number) > 0) at--;
+      while (at > 0 && this.compare(scores, doc, top[at - 1] as number) > 0) at--;
       top.splice(at, 0, doc);
       if (top.length > options.limit) top.pop();
     }
-    return top.map((doc) => ({ ...(this.facts[doc] as MemoryFact), score: scores[doc] ?? 0 }));
+    const topScores = top.map((doc) => scores[doc] ?? 0);
+    for (const doc of touched) scores[doc] = 0;
+    return { docs: top, scores: topScores };
+  }
+
+  /** Positive when fact `a` ranks above fact `b`: the higher score, then the more confident. */
+  private compare(scores: Float64Array, a: number, b: number): number {
+    return (scores[a] ?? 0) - (scores[b] ?? 0) || (this.confidences[a] ?? 0) - (this.confidences[b] ?? 0);
   }
 }
 

@@ -9,7 +9,12 @@ export const MEMORY_MIDDLEWARE_NAME = "Memory";
 // Injected blocks per turn, so the model calls of one turn's tool loop share one lookup.
 const MAX_CACHED_TURNS = 512;
 
-function scopeOf(runtime: Pick<HookRuntime, "context"> | undefined): { scope: MemoryScope; threadId: string | undefined } | null {
+interface Who {
+  scope: MemoryScope;
+  threadId: string | undefined;
+}
+
+function scopeOf(runtime: Pick<HookRuntime, "context"> | undefined): Who | null {
   const ctx = (runtime?.context ?? {}) as Record<string, unknown>;
   const userId = typeof ctx.user_id === "string" && ctx.user_id !== "" ? ctx.user_id : DEFAULT_USER_ID;
   const agent = typeof ctx.agent_name === "string" ? ctx.agent_name : "";
@@ -48,60 +53,84 @@ function latestHuman(messages: readonly BaseMessage[]): { index: number; message
   return null;
 }
 
+/** A reply that ends the turn: an AI message without tool calls (one with tool calls, clarification included, goes on). */
+function isFinalAnswer(message: unknown): message is AIMessage {
+  return AIMessage.isInstance(message) && (message.tool_calls?.length ?? 0) === 0;
+}
+
 /**
- * DeerFlow's Memory middleware, for `memory.mode: middleware`.
+ * DeerFlow's Memory middleware, for `memory.mode: middleware`. Everything happens in one `wrapModelCall`, which
+ * adds no graph step and no node hook to the turn.
  *
- * Injection (`wrapModelCall`): the relevant memory goes into each model request of the turn as a separate
- * `<memory>` message just before the latest user message, never into the system prompt, so the static prompt
- * (and the conversation before the turn) stays byte-identical and prefix-cacheable. It is never written to the
- * thread. One lookup per turn, shared by the turn's model calls.
+ * Injection: the relevant memory goes into each model request of the turn as a separate `<memory>` message just
+ * before the latest user message, never into the system prompt, so the static prompt (and the conversation before
+ * the turn) stays byte-identical and prefix-cacheable. It is never written to the thread. One lookup per turn,
+ * shared by the turn's model calls.
  *
- * Extraction (`afterModel`, on the turn's final answer): the conversation is queued for the debounced extraction
- * and the hook returns at once; the model call happens off the turn's critical path. An `afterModel` hook that
- * never jumps runs inside the model's own step, where an `afterAgent` hook would add a graph step to every turn.
+ * Extraction: when the model's reply is the turn's final answer, the conversation is queued for the debounced
+ * extraction and the hook returns at once; the model call happens off the turn's critical path.
  */
 export function memoryMiddleware(service: MemoryService, logger?: Logger): MiddlewareSpec {
-  const injected = new Map<string, Promise<string | null>>();
+  /** A turn's lookup, shared by its model calls, and the `<memory>` message made from it. */
+  interface Turn {
+    key: string;
+    block: Promise<string | null>;
+    note?: HumanMessage | null;
+  }
+  const turns = new Map<string, Turn>();
   const inject = service.config.injection_enabled;
-  const blockFor = (scope: MemoryScope, human: HumanMessage): Promise<string | null> => {
+  const turnFor = (scope: MemoryScope, human: HumanMessage): Turn => {
     const key = `${scope.userId}\0${scope.agentName}\0${human.id ?? human.text}`;
-    let block = injected.get(key);
-    if (!block) {
-      block = service.contextBlock(scope, human.text).catch((err: unknown) => {
+    let turn = turns.get(key);
+    if (!turn) {
+      const block = service.contextBlock(scope, human.text).catch((err: unknown) => {
         // Memory is an aid: a database hiccup costs this turn its memory, never the turn itself.
         logger?.warn({ err }, "memory lookup failed; the turn runs without memory");
-        injected.delete(key);
+        turns.delete(key);
         return null;
       });
-      if (injected.size >= MAX_CACHED_TURNS) injected.delete(injected.keys().next().value as string);
-      injected.set(key, block);
+      turn = { key, block };
+      if (turns.size >= MAX_CACHED_TURNS) turns.delete(turns.keys().next().value as string);
+      turns.set(key, turn);
     }
-    return block;
+    return turn;
+  };
+  const queue = (who: Who, history: readonly BaseMessage[], reply: AIMessage): void => {
+    if (!who.threadId) return;
+    const limit = service.config.max_extraction_messages;
+    // transcriptOf([...history, reply], limit), without copying the thread's history.
+    const text = textOf(reply);
+    const transcript = text ? transcriptOf(history, limit - 1) : transcriptOf(history, limit);
+    if (text && limit > 0) transcript.push({ id: reply.id ?? `#${history.length}`, role: "assistant", text });
+    service.queueExtraction(who.scope, who.threadId, transcript);
   };
   return {
     name: MEMORY_MIDDLEWARE_NAME,
-    ...(inject
-      ? {
-          async wrapModelCall(request, handler) {
-            const who = scopeOf(request.runtime);
-            const latest = latestHuman(request.messages);
-            if (!who || !latest) return handler(request);
-            const block = await blockFor(who.scope, latest.message);
-            if (!block) return handler(request);
-            const messages = [...request.messages];
-            messages.splice(latest.index, 0, new HumanMessage({ content: block }));
-            return handler({ ...request, messages });
-          },
+    async wrapModelCall(request, handler) {
+      const who = scopeOf(request.runtime);
+      if (!who) return handler(request);
+      let next = request;
+      let turn: Turn | undefined;
+      const latest = inject ? latestHuman(request.messages) : null;
+      if (latest) {
+        turn = turnFor(who.scope, latest.message);
+        if (turn.note === undefined) {
+          const block = await turn.block;
+          turn.note ??= block ? new HumanMessage({ content: block }) : null;
         }
-      : {}),
-    afterModel(state, runtime) {
-      const last = state.messages.at(-1);
-      // Only a final answer ends the turn; a reply with tool calls (clarification included) goes on.
-      if (!last || !AIMessage.isInstance(last) || (last.tool_calls?.length ?? 0) > 0) return undefined;
-      const who = scopeOf(runtime);
-      if (!who?.threadId) return undefined;
-      service.queueExtraction(who.scope, who.threadId, transcriptOf(state.messages, service.config.max_extraction_messages));
-      return undefined;
+        if (turn.note) {
+          const messages = [...request.messages];
+          messages.splice(latest.index, 0, turn.note);
+          next = { ...request, messages };
+        }
+      }
+      const result = await handler(next);
+      if (isFinalAnswer(result)) {
+        // The turn is over: its block is not kept until evicted (kept, every turn's would outlive it).
+        if (turn && turns.get(turn.key) === turn) turns.delete(turn.key);
+        queue(who, request.state.messages, result);
+      }
+      return result;
     },
   };
 }

@@ -60,6 +60,8 @@ interface PendingExtraction {
   threadId: string;
   transcript: TranscriptMessage[];
   traceId: string | undefined;
+  /** When the debounce ends (ms since the epoch); a later turn moves it. */
+  due: number;
   timer: NodeJS.Timeout;
 }
 
@@ -93,11 +95,15 @@ export class MemoryService {
   private readonly logger: Logger;
   private readonly givenDatabase: AntlerDatabase | undefined;
   private opened: Promise<{ database: AntlerDatabase; store: MemoryStore }> | undefined;
+  /** The store once opened, for the per-turn lookup's path. */
+  private openStore: MemoryStore | undefined;
   private model: Promise<BaseChatModel> | undefined;
   private readonly pending = new Map<string, PendingExtraction>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly cursors = new Map<string, string>();
   private readonly snapshots = new ScopeSnapshotCache();
+  /** The profile part of the injected block, per snapshot (it changes only with the snapshot). */
+  private readonly heads = new WeakMap<ScopeSnapshot, ContextHead>();
   private closed = false;
   /** Extractions started (model calls made) by this service, for status and tests. */
   extractionCount = 0;
@@ -116,7 +122,9 @@ export class MemoryService {
       // The database code (kysely) loads with the store, not with the plugin entry that builds this service.
       const { MemoryStore, memoryMigrations } = await import("./store.js");
       await runMigrations(database, memoryMigrations(database.dialect));
-      return { database, store: new MemoryStore(database) };
+      const store = new MemoryStore(database);
+      if (!this.closed) this.openStore = store;
+      return { database, store };
     })();
     this.opened.catch(() => {
       this.opened = undefined;
@@ -155,7 +163,7 @@ export class MemoryService {
    * read while nothing changed; rebuilt, re-stemming only changed facts, when something did.
    */
   private async snapshot(scope: MemoryScope): Promise<ScopeSnapshot> {
-    const store = await this.store();
+    const store = this.openStore ?? (await this.store());
     const version = await store.version(scope);
     return this.snapshots.get(`${scope.userId}\0${scope.agentName}`, version, async () => {
       const [facts, profile] = await Promise.all([store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }), store.profile(scope)]);
@@ -322,26 +330,53 @@ export class MemoryService {
    */
   async contextBlock(scope: MemoryScope, query: string): Promise<string | null> {
     const snapshot = await this.snapshot(scope);
+    const maxChars = this.config.max_injection_tokens * 4;
+    let head = this.heads.get(snapshot);
+    if (!head) {
+      head = contextHead(profileOf(snapshot.profile), historyOf(snapshot.profile), maxChars);
+      this.heads.set(snapshot, head);
+    }
     const limit = this.config.max_injected_facts;
-    const facts = limit > 0 ? await this.searchIn(snapshot, scope, query, { limit }) : [];
-    return formatContext(profileOf(snapshot.profile), historyOf(snapshot.profile), facts, this.config.max_injection_tokens * 4);
+    if (limit <= 0) return assembleContext(head, []);
+    const lines = snapshot.index
+      ? snapshot.index.factLines(query, limit, factLine)
+      : (await (await this.store()).search(scope, query, { limit })).map(factLine);
+    return assembleContext(head, lines);
   }
 
   // ------------------------------------------------------------------ extraction
 
   /**
    * Queues a thread's conversation for extraction after `debounce_ms` of quiet: a later turn on the same thread
-   * replaces the queued transcript and restarts the wait, so quick turns cost one extraction. Never waits for it.
+   * replaces the queued transcript and pushes the wait back, so quick turns cost one extraction. Never waits for
+   * it.
    */
   queueExtraction(scope: MemoryScope, threadId: string, transcript: TranscriptMessage[]): void {
     if (this.closed || transcript.length === 0) return;
     const key = `${scope.userId}\0${scope.agentName}\0${threadId}`;
+    const due = Date.now() + this.config.debounce_ms;
+    const traceId = getCurrentTraceId() ?? undefined;
     const previous = this.pending.get(key);
-    if (previous) clearTimeout(previous.timer);
-    const timer = setTimeout(() => this.fire(key), this.config.debounce_ms);
+    if (previous) {
+      // The armed timer stays: when it goes off early it waits out the rest (a timer per turn would cost more).
+      Object.assign(previous, { scope, threadId, transcript, traceId, due });
+      return;
+    }
+    const job: PendingExtraction = { scope, threadId, transcript, traceId, due, timer: this.arm(key, this.config.debounce_ms) };
+    this.pending.set(key, job);
+  }
+
+  private arm(key: string, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      const job = this.pending.get(key);
+      if (!job) return;
+      const left = job.due - Date.now();
+      if (left > 0) job.timer = this.arm(key, left);
+      else this.fire(key);
+    }, ms);
     // Background work: it never keeps a process alive; close() flushes what is queued.
     timer.unref();
-    this.pending.set(key, { scope, threadId, transcript, traceId: getCurrentTraceId() ?? undefined, timer });
+    return timer;
   }
 
   /** Runs every queued extraction now and waits for all running ones. */
@@ -393,9 +428,10 @@ export class MemoryService {
 
   /** One extraction: the thread's messages since the last one, the model's update, validated, applied atomically. */
   private async extract(key: string, job: PendingExtraction): Promise<ExtractionOutcome> {
+    const { transcript } = job;
     const cursor = this.cursors.get(key);
-    const from = cursor === undefined ? -1 : job.transcript.findIndex((m) => m.id === cursor);
-    const fresh = job.transcript.slice(from + 1).slice(-this.config.max_extraction_messages);
+    const from = cursor === undefined ? -1 : transcript.findIndex((m) => m.id === cursor);
+    const fresh = transcript.slice(from + 1).slice(-this.config.max_extraction_messages);
     if (fresh.length === 0 || !fresh.some((m) => m.role === "user")) return { added: 0, updated: 0, removed: 0 };
     const store = await this.store();
     const transcriptText = fresh.map((m) => m.text).join("\n");
@@ -487,6 +523,7 @@ export class MemoryService {
     this.snapshots.clear();
     const opened = await this.opened?.catch(() => undefined);
     this.opened = undefined;
+    this.openStore = undefined;
     if (opened && !this.givenDatabase) await opened.database.close();
   }
 }
@@ -548,16 +585,19 @@ const PROFILE_LABELS: Array<[keyof MemoryProfile | keyof MemoryHistory, string]>
   ["long_term_background", "Background"],
 ];
 
-/** The injected block, within `maxChars`: profile lines first (each cut to fit), then whole facts while they fit. */
-export function formatContext(
-  profile: MemoryProfile,
-  history: MemoryHistory,
-  facts: readonly MemoryFact[],
-  maxChars: number,
-): string | null {
-  const open = "<memory>\nWhat you remember about this user from earlier conversations. Use it when it helps; do not recite it.\n";
-  const close = "</memory>";
-  let budget = maxChars - open.length - close.length;
+const CONTEXT_OPEN = "<memory>\nWhat you remember about this user from earlier conversations. Use it when it helps; do not recite it.\n";
+const CONTEXT_CLOSE = "</memory>";
+const FACTS_HEADING = "Relevant facts:";
+
+/** The profile part of the injected block and the characters left for facts: the same for every lookup of a snapshot. */
+export interface ContextHead {
+  readonly lines: readonly string[];
+  readonly budget: number;
+}
+
+/** Profile lines first (each cut to fit `maxChars` with the block's frame). */
+export function contextHead(profile: MemoryProfile, history: MemoryHistory, maxChars: number): ContextHead {
+  let budget = maxChars - CONTEXT_OPEN.length - CONTEXT_CLOSE.length;
   const lines: string[] = [];
   const all = { ...profile, ...history };
   for (const [key, label] of PROFILE_LABELS) {
@@ -568,16 +608,35 @@ export function formatContext(
     lines.push(line);
     budget -= line.length + 1;
   }
-  let factCount = 0;
-  for (const f of facts) {
-    const line = `- [${f.category}] ${f.content}`;
-    const cost = line.length + 1 + (factCount === 0 ? "Relevant facts:\n".length : 0);
+  return { lines, budget };
+}
+
+/** A fact as the injected block lists it. */
+export function factLine(fact: Pick<MemoryFact, "category" | "content">): string {
+  return `- [${fact.category}] ${fact.content}`;
+}
+
+/** The block from its profile part and the relevant facts' lines, best first: whole facts while they fit. */
+export function assembleContext(head: ContextHead, factLines: readonly string[]): string | null {
+  let budget = head.budget;
+  let used = 0;
+  for (const line of factLines) {
+    const cost = line.length + 1 + (used === 0 ? FACTS_HEADING.length + 1 : 0);
     if (cost > budget) break;
-    if (factCount === 0) lines.push("Relevant facts:");
-    lines.push(line);
     budget -= cost;
-    factCount++;
+    used++;
   }
+  const lines = used === 0 ? head.lines : [...head.lines, FACTS_HEADING, ...factLines.slice(0, used)];
   if (lines.length === 0) return null;
-  return `${open}${lines.join("\n")}\n${close}`;
+  return `${CONTEXT_OPEN}${lines.join("\n")}\n${CONTEXT_CLOSE}`;
+}
+
+/** The injected block, within `maxChars`: profile lines first (each cut to fit), then whole facts while they fit. */
+export function formatContext(
+  profile: MemoryProfile,
+  history: MemoryHistory,
+  facts: readonly MemoryFact[],
+  maxChars: number,
+): string | null {
+  return assembleContext(contextHead(profile, history, maxChars), facts.map(factLine));
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AntlerDatabase, Migration, SqlDialect } from "@antler/kernel";
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
 import { EMPTY_HISTORY, EMPTY_PROFILE, type MemoryHistory, type MemoryProfile, newFactId } from "./records.js";
 import { fts5Query, MAX_TERM_DOCS, queryTerms } from "./search-terms.js";
 
@@ -222,10 +222,18 @@ const FACT_COLUMNS = ["id", "content", "category", "confidence", "source", "crea
 export class MemoryStore {
   readonly db: Kysely<MemoryTables>;
   readonly dialect: SqlDialect;
+  /** `version` runs before every injected lookup: built and compiled once, run with each scope's values. */
+  private readonly versionQuery: CompiledQuery<{ version: number | string }>;
 
   constructor(database: AntlerDatabase) {
     this.db = database.db.withTables<MemoryTables>() as unknown as Kysely<MemoryTables>;
     this.dialect = database.dialect;
+    this.versionQuery = this.db
+      .selectFrom(VERSIONS_TABLE)
+      .select("version")
+      .where("user_id", "=", "")
+      .where("agent_name", "=", "")
+      .compile();
   }
 
   transaction<T>(fn: (db: Transaction<MemoryTables>) => Promise<T>): Promise<T> {
@@ -243,13 +251,11 @@ export class MemoryStore {
 
   /** The scope's write counter (0 before its first fact): equal counters mean equal facts. */
   async version(scope: MemoryScope): Promise<number> {
-    const row = await this.db
-      .selectFrom(VERSIONS_TABLE)
-      .select("version")
-      .where("user_id", "=", scope.userId)
-      .where("agent_name", "=", scope.agentName)
-      .executeTakeFirst();
-    return Number(row?.version ?? 0);
+    const { rows } = await this.db.executeQuery<{ version: number | string }>({
+      ...this.versionQuery,
+      parameters: [scope.userId, scope.agentName],
+    });
+    return Number(rows[0]?.version ?? 0);
   }
 
   async saveProfile(

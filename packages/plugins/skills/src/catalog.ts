@@ -87,6 +87,8 @@ export class SkillCatalog {
   private publicFolder: ParsedFolder | undefined;
   private readonly customFolders = new Map<string, ParsedFolder>();
   private readonly views = new Map<string, CachedView>();
+  /** Each recent user's folders, so a turn's `view` joins no paths. */
+  private readonly dirs = new Map<string, Readonly<UserSkillDirs>>();
   /** Bumped by every change made through the catalog; part of each view's stamp. */
   private generation = 0;
   private readonly listeners = new Set<(userId: string | undefined) => void>();
@@ -105,8 +107,13 @@ export class SkillCatalog {
   }
 
   userDirs(userId: string): UserSkillDirs {
+    const known = this.dirs.get(userId);
+    if (known) return known;
     const root = join(this.baseDir, "users", assertSafeId("user", userId), "skills");
-    return { root, custom: join(root, "custom"), stateFile: join(root, "state.json") };
+    const dirs = { root, custom: join(root, "custom"), stateFile: join(root, "state.json") };
+    if (this.dirs.size >= MAX_CACHED_USERS) this.dirs.delete(this.dirs.keys().next().value as string);
+    this.dirs.set(userId, dirs);
+    return dirs;
   }
 
   /** What `userId` sees: public skills and their own custom ones, each with its effective enabled state. */

@@ -156,6 +156,26 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSp
     }
     return text;
   };
+  // The section is looked up (a few `stat` calls) at the turn's first model call; the turn's later calls reuse it,
+  // so one turn shows the model one skills list. Keyed by the turn's user message, which the turn's calls share.
+  const turnSections = new WeakMap<BaseMessage, { userId: string; text: string }>();
+  const sectionForTurn = (user: BaseMessage | undefined, userId: string): string => {
+    const known = user ? turnSections.get(user) : undefined;
+    if (known?.userId === userId) return known.text;
+    const text = section(catalog.view(userId));
+    if (user) turnSections.set(user, { userId, text });
+    return text;
+  };
+  // The system message with the section appended, per base message and section: the same object on every call
+  // instead of a new concatenation.
+  const composed = new WeakMap<SystemMessage, { text: string; message: SystemMessage }>();
+  const withSection = (base: SystemMessage, text: string): SystemMessage => {
+    const known = composed.get(base);
+    if (known?.text === text) return known.message;
+    const message = base.text === "" ? new SystemMessage(text) : base.concat(`\n\n${text}`);
+    composed.set(base, { text, message });
+    return message;
+  };
   return {
     name: "skills",
     beforeModel(state, runtime) {
@@ -181,17 +201,12 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSp
       return { messages: [note] };
     },
     async wrapModelCall(request, handler) {
-      const userId = userOf(request.runtime);
-      const view = catalog.view(userId);
-      const text = section(view);
+      const { user, active } = currentTurn(request.state.messages);
+      const text = sectionForTurn(user, userOf(request.runtime));
       let next = request;
-      if (text !== "") {
-        const current = request.systemMessage;
-        next = { ...next, systemMessage: current.text === "" ? new SystemMessage(text) : current.concat(`\n\n${text}`) };
-      }
-      const skill = activeSkill(request.state.messages);
-      if (skill?.allowedTools !== undefined) {
-        const allowed = new Set([...skill.allowedTools, ...FRAMEWORK_TOOLS]);
+      if (text !== "") next = { ...next, systemMessage: withSection(request.systemMessage, text) };
+      if (active?.allowedTools !== undefined) {
+        const allowed = new Set([...active.allowedTools, ...FRAMEWORK_TOOLS]);
         next = { ...next, tools: next.tools.filter((t) => allowed.has(String((t as { name?: unknown }).name))) };
       }
       return handler(next);

@@ -2,8 +2,8 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptFunction } from "@antler/kernel/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { describe, expect, it } from "vitest";
-import { skillsOf } from "../src/index.js";
+import { describe, expect, it, vi } from "vitest";
+import { SkillCatalog, skillsOf } from "../src/index.js";
 import {
   answered,
   countText,
@@ -50,6 +50,23 @@ describe("skills in the prompt", () => {
     await client.chat("hello", { threadId: "t2" });
     expect(systemText(calls()[1])).not.toContain("report-writing");
     expect(systemText(calls()[1])).toContain("<name>source-evaluation</name>");
+  });
+
+  it("reads the catalog once per turn: every model call of the turn gets the same skills section", async () => {
+    const root = setupRoot();
+    const { client, calls } = await skillsClient({ root, script: callOnce("look", "web_lookup") });
+    const views = vi.spyOn(SkillCatalog.prototype, "view");
+    try {
+      await client.chat("look it up", { threadId: "t1" });
+      expect(calls()).toHaveLength(2);
+      expect(views).toHaveBeenCalledTimes(1);
+      expect(systemText(calls()[1])).toBe(systemText(calls()[0]));
+      expect(systemText(calls()[1])).toContain("<name>report-writing</name>");
+      await client.chat("look again", { threadId: "t1" });
+      expect(views).toHaveBeenCalledTimes(2);
+    } finally {
+      views.mockRestore();
+    }
   });
 
   it("with deferred_discovery lists names only and offers describe_skill, which answers with the location", async () => {

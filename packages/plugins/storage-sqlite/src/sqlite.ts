@@ -11,7 +11,7 @@ import {
 } from "@antler/kernel";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 
 /** The file that holds Antler's own tables, next to the checkpoints in `<base_dir>/<sqlite_dir>`. */
 export const ANTLER_SQLITE_FILE = "antler.sqlite";
@@ -45,10 +45,43 @@ export function openSqliteFile(file: string): Database.Database {
   return db;
 }
 
+/** Prepared statements kept per connection; Kysely's SQL has placeholders, so this many covers every query shape. */
+export const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * The connection as Kysely's dialect sees it, with prepared statements reused by SQL text (least recently used
+ * dropped beyond `size`). Kysely prepares every query it runs, and SQLite's parse and plan cost more than running
+ * a point lookup; a hot query (memory's version check, thread lookups) is prepared once. A statement still being
+ * iterated by a streaming query is busy, so the same SQL meanwhile gets a fresh one. SQLite re-prepares a cached
+ * statement by itself after a schema change.
+ */
+export function withStatementCache(sqlite: Database.Database, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
+  const statements = new Map<string, Database.Statement>();
+  return {
+    close: () => {
+      statements.clear();
+      sqlite.close();
+    },
+    prepare: (sql: string): SqliteStatement => {
+      const cached = statements.get(sql);
+      if (cached && !cached.busy) {
+        statements.delete(sql);
+        statements.set(sql, cached);
+        return cached as SqliteStatement;
+      }
+      const statement = sqlite.prepare(sql);
+      if (cached) return statement as SqliteStatement;
+      if (statements.size >= size) statements.delete(statements.keys().next().value as string);
+      statements.set(sql, statement);
+      return statement as SqliteStatement;
+    },
+  };
+}
+
 /** Antler's tables in `<base_dir>/<sqlite_dir>/antler.sqlite`, or in memory for `storage.backend: memory`. */
 export function openSqliteDatabase(file: string): AntlerDatabase {
   const sqlite = openSqliteFile(file);
-  const db = new Kysely<AntlerTables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<AntlerTables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   return {
     db,
