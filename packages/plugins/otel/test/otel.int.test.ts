@@ -162,7 +162,7 @@ describe("OpenTelemetry export over OTLP/HTTP", () => {
     expect(subChat.parentSpanId).toBe(subRun.spanId);
     // The subagent ran inside the task call, and the task call inside the lead run. The SDK anchors each span's
     // clock on Date.now() when it starts, so two spans' timestamps can disagree by up to a millisecond.
-    const ms = 1_000_000;
+    const ms = 1_000_000n;
     expect(subRun.startNs >= task.startNs - ms && subRun.endNs <= task.endNs + ms).toBe(true);
     expect(task.endNs <= leadRun.endNs + ms).toBe(true);
     // The configured headers went out with the export (e.g. Langfuse basic auth).
