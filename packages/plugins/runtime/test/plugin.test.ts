@@ -40,7 +40,11 @@ describe("@antler/plugin-runtime entry", () => {
 
   it("loads only the kernel and its config schemas when the plugin module is imported (middleware, tools and LangChain load later)", () => {
     expect(runtimeImports(new URL("../src/plugin.ts", import.meta.url).pathname)).toEqual(["@antler/kernel", "./config.js"]);
-    expect(runtimeImports(new URL("../src/config.ts", import.meta.url).pathname)).toEqual(["@antler/kernel", "@antler/kernel/config", "zod"]);
+    expect(runtimeImports(new URL("../src/config.ts", import.meta.url).pathname)).toEqual([
+      "@antler/kernel",
+      "@antler/kernel/config",
+      "zod",
+    ]);
   });
 
   it("fills every default-chain slot, in order, under the bare slot names", async () => {
