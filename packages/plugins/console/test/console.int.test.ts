@@ -61,7 +61,8 @@ describeWithChromium("Antler Console in Chromium against a live gateway", (execu
 
   it("asks for an API key, keeps it in session storage, and lists the user's threads", async () => {
     const page = await openConsole("/", { signedIn: false });
-    await expect(page.getByLabel("API key").isVisible()).resolves.toBe(true);
+    // The SPA renders after the load event that goto waits for: wait for the form (a timeout fails the test).
+    await page.getByLabel("API key").waitFor({ state: "visible" });
     await expectAccessible(page, "sign-in");
     await screenshot(page, "sign-in");
     await page.getByLabel("API key").fill("wrong-key-0123456789abcdef");
