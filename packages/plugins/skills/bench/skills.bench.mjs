@@ -4,7 +4,7 @@
 // skills + memory ≤ 1.05×. Run after a build:
 //   node packages/plugins/skills/bench/skills.bench.mjs
 // Machines here are noisy: read the ratio, not the absolute milliseconds.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -12,11 +12,12 @@ import { createTestKernel, ScriptedChatModel, scriptedModelsPlugin } from "@antl
 import { MemoryService, memoryMiddleware, memorySectionSchema } from "@antler/plugin-memory";
 import { createAntlerAgent } from "@antler/plugin-runtime";
 import sqlitePlugin from "@antler/plugin-storage-sqlite";
-import { HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { SkillCatalog } from "../dist/index.js";
 import { skillsMiddleware } from "../dist/middleware.js";
+import { benchFacts, printRatios, sampleRotating, script, writeBenchSkills } from "./fixtures.mjs";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 150);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -24,24 +25,10 @@ const root = mkdtempSync(join(tmpdir(), "antler-skills-bench-"));
 const baseDir = join(root, "data");
 const publicDir = join(root, "skills", "public");
 
-// 40 public skills and 10 custom ones for the benchmark user, half of them with allowed-tools.
-const write = (dir, name, i) => {
-  mkdirSync(join(dir, name), { recursive: true });
-  const policy = i % 2 === 0 ? "allowed-tools: [add, read_file]\n" : "";
-  writeFileSync(
-    join(dir, name, "SKILL.md"),
-    `---\nname: ${name}\ndescription: Skill number ${i} for the benchmark, with a description of typical length that says when to use it.\n${policy}---\n\n# ${name}\n\n${"Step. ".repeat(200)}\n`,
-  );
-};
-for (let i = 0; i < 40; i++) write(publicDir, `public-skill-${i}`, i);
-for (let i = 0; i < 10; i++) write(join(baseDir, "users", "bench", "skills", "custom"), `custom-skill-${i}`, i);
+writeBenchSkills(publicDir, join(baseDir, "users", "bench", "skills", "custom"));
 const catalog = new SkillCatalog({ publicDir, baseDir });
 if (catalog.view("bench").enabled.length !== 50) throw new Error("expected 50 skills");
 
-const script = (messages) =>
-  ToolMessage.isInstance(messages.at(-1))
-    ? { text: "The answer is 3.", usage: { input_tokens: 20, output_tokens: 5 } }
-    : { toolCalls: [{ name: "add", args: { a: 1, b: 2 } }], usage: { input_tokens: 10, output_tokens: 3 } };
 const add = tool(({ a, b }) => String(a + b), {
   name: "add",
   description: "Adds two numbers.",
@@ -62,16 +49,7 @@ const memory = new MemoryService({
   logger: kernel.logger,
 });
 const store = await memory.store();
-const topics = ["typescript", "kubernetes", "sourdough", "marathons", "lisbon", "invoices", "guitar", "roadmap"];
-await store.insertFacts(
-  { userId: "bench", agentName: "" },
-  Array.from({ length: 1000 }, (_, i) => ({
-    content: `Works on ${topics[i % 8]} and ${topics[(i * 3) % 8]} item ${i}`,
-    category: "context",
-    confidence: 0.8,
-    source: "bench",
-  })),
-);
+await store.insertFacts({ userId: "bench", agentName: "" }, benchFacts());
 
 // The scripted model records every call it gets; a provider keeps nothing, so each batch drops the records (kept,
 // they would grow the heap through the run and tax whichever case is running when a collection comes).
@@ -112,28 +90,9 @@ async function msPerTurn(a, turns) {
   for (const model of models) model.calls.length = 0;
   return { wall, cpu: (cpu.user + cpu.system) / 1000 / turns };
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const c of cases) await msPerTurn(c.agent, 30);
-const samples = cases.map(() => []);
-// Each round starts with the next case: a case that always ran right after another would pay for the garbage and
-// the cache state that one leaves behind.
-for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / 10); r++)
-  for (let k = 0; k < cases.length; k++) {
-    const i = (r + k) % cases.length;
-    samples[i].push(await msPerTurn(cases[i].agent, 10));
-  }
-const medians = samples.map((s) => median(s.map((x) => x.wall)));
-// Other processes on the machine stretch wall-clock time; this process's CPU time per turn is less disturbed.
-const cpus = samples.map((s) => median(s.map((x) => x.cpu)));
-console.log("| case | ms per turn (median) | ratio | CPU ms per turn (median) | CPU ratio |\n|---|---|---|---|---|");
-for (const [i, c] of cases.entries())
-  console.log(
-    `| ${c.name} | ${medians[i].toFixed(2)} | ${(medians[i] / medians[0]).toFixed(3)}× | ${cpus[i].toFixed(2)} | ${(cpus[i] / cpus[0]).toFixed(3)}× |`,
-  );
-const ratio = medians[2] / medians[0];
-console.log(
-  `target skills + memory ≤ 1.05×: ${ratio <= 1.05 ? "met" : "NOT met"} (${ratio.toFixed(3)}×; CPU time ${(cpus[2] / cpus[0]).toFixed(3)}×)`,
-);
+const results = await sampleRotating(cases, Math.ceil((TURNS * ROUNDS) / 10), (c) => msPerTurn(c.agent, 10));
+printRatios(cases, results, { target: 1.05, measured: 2 });
 await memory.close();
 await kernel.close();
 rmSync(root, { recursive: true, force: true });
