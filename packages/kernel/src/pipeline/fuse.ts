@@ -172,7 +172,9 @@ function fuseNodeHooks(kind: NodeHookName, steps: readonly FusedStep[], reducers
       const started = tracing ? performance.now() : 0;
       let result: Awaited<ReturnType<NodeHookFn>>;
       try {
-        result = await step.fn(current, runtime as HookRuntime);
+        // A hook that answers synchronously (most return nothing on most calls) costs no await.
+        const out = step.fn(current, runtime as HookRuntime);
+        result = out instanceof Promise ? await out : out;
       } catch (err) {
         if (tracing) publish(channel, step, kind, started, false);
         throw err;

@@ -20,6 +20,15 @@ export const memorySectionSchema = z.strictObject({
     .default(30_000)
     .describe("Quiet time after a turn before its thread is extracted; quick successive turns share one extraction."),
   injection_enabled: z.boolean().default(true).describe("middleware mode: add the relevant memory to each turn's model calls."),
+  injection_recheck_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(1000)
+    .describe(
+      "middleware mode: how long a turn's lookup may trust the last check that memory is unchanged. This process's writes show at once, other instances' within this time; 0 checks the database before every turn.",
+    ),
   max_injection_tokens: z
     .number()
     .int()

@@ -6,45 +6,74 @@ import type { MemoryFact, MemoryProfilesTable, SearchHit } from "./store.js";
 const K1 = 1.2;
 const B = 0.75;
 
+/** Stems of recently seen words: a user's vocabulary repeats, and Porter stemming costs more than a lookup. */
+const stems = new Map<string, string>();
+const MAX_CACHED_STEMS = 20_000;
+
+function stem(word: string): string {
+  if (word.length <= 2) return word;
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    stemmed = stemmer(word);
+    if (stems.size >= MAX_CACHED_STEMS) stems.clear();
+    stems.set(word, stemmed);
+  }
+  return stemmed;
+}
+
+/**
+ * The lower-cased words of a text, compatibility-normalised and without diacritics: runs of letters and digits
+ * of any script. ASCII text (most messages) needs neither normalisation nor the Unicode classes, and skips them.
+ */
+function words(text: string): string[] {
+  const lower = text.toLowerCase();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the test is "is every character ASCII"
+  if (/^[\x00-\x7f]*$/.test(lower)) return lower.match(/[a-z0-9]+/g) ?? [];
+  return (
+    lower
+      .normalize("NFKD")
+      .replace(/\p{M}+/gu, "")
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
+}
+
 /**
  * The words of a text as the index sees them: lower case, compatibility-normalised, without diacritics, letters
  * and digits of any script, Porter-stemmed. Both a fact's content and a query go through it.
  */
 export function indexTerms(text: string): string[] {
-  const words =
-    text
-      .toLowerCase()
-      .normalize("NFKD")
-      .replace(/\p{M}+/gu, "")
-      .match(/[\p{L}\p{N}]+/gu) ?? [];
-  return words.map((w) => (w.length > 2 ? stemmer(w) : w));
+  return words(text).map(stem);
 }
 
 /** The query terms of a message: indexTerms without stop words and one-letter words, de-duplicated, bounded. */
 function queryStems(text: string): string[] {
   const seen = new Set<string>();
-  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+  for (const word of words(text)) {
     if (word.length < 2 || word.length > 64 || STOP_WORDS.has(word)) continue;
-    for (const stem of indexTerms(word)) seen.add(stem);
+    seen.add(stem(word));
     if (seen.size >= MAX_QUERY_TERMS) break;
   }
   return [...seen];
 }
 
+/** A term's facts, in fact order, each with its BM25 weight (before idf) and confidence next to it. */
+interface Posting {
+  readonly docs: Int32Array;
+  /** `tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / averageLength))`, per fact. */
+  readonly weights: Float64Array;
+  /** The fact's confidence, the tie-breaker. */
+  readonly confidences: Float64Array;
+}
+
 /**
  * One scope's facts in memory, with an inverted index ranked by BM25. Built from the facts as stored, tagged with
  * the scope's version (bumped by the database on every write to the scope's facts); a lookup whose version no
- * longer matches rebuilds it. A search costs microseconds instead of a full-text query per turn.
+ * longer matches rebuilds it. A search costs microseconds instead of a full-text query per turn: everything it
+ * needs is laid out in each term's posting and read in order, one pass per term, with no per-fact table to jump
+ * around in (on a busy turn the caches are cold, and those jumps would cost more than the arithmetic).
  */
 export class FactIndex {
-  /** term → the facts that have it (parallel arrays: fact number, occurrences). */
-  private readonly postings = new Map<string, { docs: number[]; tfs: number[] }>();
-  /** Each fact's BM25 length term, `K1 * (1 - B + B * length / averageLength)`, computed once. */
-  private readonly lengthTerms: Float64Array;
-  /** Each fact's confidence, the tie-breaker, next to each other rather than one per fact object. */
-  private readonly confidences: Float64Array;
-  /** Scores by fact number, zero between searches: reused, since a search runs to the end without yielding. */
-  private scratch: Float64Array | undefined;
+  private readonly postings = new Map<string, Posting>();
   /** Each fact's terms by id, so the next build after a write re-stems only new or changed facts. */
   private readonly termsById = new Map<string, { content: string; terms: string[] }>();
 
@@ -55,6 +84,7 @@ export class FactIndex {
     previous?: FactIndex,
   ) {
     const lengths = new Uint32Array(facts.length);
+    const counts = new Map<string, { docs: number[]; tfs: number[] }>();
     let total = 0;
     facts.forEach((fact, doc) => {
       const known = previous?.termsById.get(fact.id);
@@ -63,8 +93,8 @@ export class FactIndex {
       lengths[doc] = terms.length;
       total += terms.length;
       for (const term of terms) {
-        const list = this.postings.get(term);
-        if (!list) this.postings.set(term, { docs: [doc], tfs: [1] });
+        const list = counts.get(term);
+        if (!list) counts.set(term, { docs: [doc], tfs: [1] });
         else if (list.docs[list.docs.length - 1] === doc) (list.tfs[list.tfs.length - 1] as number)++;
         else {
           list.docs.push(doc);
@@ -73,11 +103,15 @@ export class FactIndex {
       }
     });
     const averageLength = facts.length === 0 ? 0 : total / facts.length;
-    this.lengthTerms = new Float64Array(facts.length);
-    this.confidences = new Float64Array(facts.length);
-    for (let doc = 0; doc < facts.length; doc++) {
-      this.confidences[doc] = facts[doc]?.confidence ?? 0;
-      this.lengthTerms[doc] = K1 * (1 - B + (B * (lengths[doc] ?? 0)) / (averageLength || 1));
+    for (const [term, { docs, tfs }] of counts) {
+      const weights = new Float64Array(docs.length);
+      const confidences = new Float64Array(docs.length);
+      docs.forEach((doc, i) => {
+        const tf = tfs[i] as number;
+        weights[i] = (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * (lengths[doc] ?? 0)) / (averageLength || 1)));
+        confidences[i] = facts[doc]?.confidence ?? 0;
+      });
+      this.postings.set(term, { docs: Int32Array.from(docs), weights, confidences });
     }
   }
 
@@ -98,46 +132,75 @@ export class FactIndex {
 
   /** The best `limit` fact numbers for `text` and their scores, best first. */
   private rank(text: string, options: { limit: number; category?: string | undefined }): { docs: number[]; scores: number[] } {
-    if (options.limit <= 0) return { docs: [], scores: [] };
+    const top: Ranked = { docs: [], scores: [], confidences: [] };
+    if (options.limit <= 0) return top;
     const present = queryStems(text).flatMap((term) => {
-      const list = this.postings.get(term);
-      return list ? [{ term, list }] : [];
+      const posting = this.postings.get(term);
+      return posting ? [posting] : [];
     });
     // Terms in too many facts are dropped unless nothing rarer matches; then only the rarest is kept.
-    let used = present.filter((p) => p.list.docs.length <= MAX_TERM_DOCS);
-    if (used.length === 0 && present.length > 0) used = [present.reduce((a, b) => (b.list.docs.length < a.list.docs.length ? b : a))];
+    let used = present.filter((p) => p.docs.length <= MAX_TERM_DOCS);
+    if (used.length === 0 && present.length > 0) used = [present.reduce((a, b) => (b.docs.length < a.docs.length ? b : a))];
     const n = this.facts.length;
-    this.scratch ??= new Float64Array(n);
-    const scores = this.scratch;
-    const touched: number[] = [];
-    for (const { list } of used) {
-      const df = list.docs.length;
-      const idf = Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
-      for (let i = 0; i < df; i++) {
-        const doc = list.docs[i] as number;
-        const tf = list.tfs[i] as number;
-        if (scores[doc] === 0) touched.push(doc);
-        scores[doc] = (scores[doc] ?? 0) + (idf * tf * (K1 + 1)) / (tf + (this.lengthTerms[doc] ?? 0));
+    const idfs = used.map((p) => Math.max(1e-6, Math.log((n - p.docs.length + 0.5) / (p.docs.length + 0.5))));
+    const category = options.category;
+    const offer = (doc: number, score: number, confidence: number): void => {
+      if (category && this.facts[doc]?.category !== category) return;
+      keepBest(top, options.limit, doc, score, confidence);
+    };
+    if (used.length === 1) {
+      const { docs, weights, confidences } = used[0] as Posting;
+      const idf = idfs[0] as number;
+      for (let i = 0; i < docs.length; i++) offer(docs[i] as number, idf * (weights[i] as number), confidences[i] as number);
+      return top;
+    }
+    // Several terms: merge their postings (each in fact order), summing a fact's weights as its entries meet.
+    const at = new Int32Array(used.length);
+    for (;;) {
+      let doc = Number.POSITIVE_INFINITY;
+      for (let t = 0; t < used.length; t++) {
+        const next = (used[t] as Posting).docs[at[t] as number];
+        if (next !== undefined && next < doc) doc = next;
       }
+      if (doc === Number.POSITIVE_INFINITY) return top;
+      let score = 0;
+      let confidence = 0;
+      for (let t = 0; t < used.length; t++) {
+        const posting = used[t] as Posting;
+        const i = at[t] as number;
+        if (posting.docs[i] !== doc) continue;
+        score += (idfs[t] as number) * (posting.weights[i] as number);
+        confidence = posting.confidences[i] as number;
+        at[t] = i + 1;
+      }
+      offer(doc, score, confidence);
     }
-    // The best `limit` fact numbers, kept in order as they come (limit is small, the matches may be many).
-    const top: number[] = [];
-    for (const doc of touched) {
-      if (options.category && this.facts[doc]?.category !== options.category) continue;
-      if (top.length === options.limit && this.compare(scores, doc, top[top.length - 1] as number) <= 0) continue;
-      let at = top.length;
-      while (at > 0 && this.compare(scores, doc, top[at - 1] as number) > 0) at--;
-      top.splice(at, 0, doc);
-      if (top.length > options.limit) top.pop();
-    }
-    const topScores = top.map((doc) => scores[doc] ?? 0);
-    for (const doc of touched) scores[doc] = 0;
-    return { docs: top, scores: topScores };
   }
+}
 
-  /** Positive when fact `a` ranks above fact `b`: the higher score, then the more confident. */
-  private compare(scores: Float64Array, a: number, b: number): number {
-    return (scores[a] ?? 0) - (scores[b] ?? 0) || (this.confidences[a] ?? 0) - (this.confidences[b] ?? 0);
+/** The best facts so far, best first: parallel arrays of fact number, score and confidence. */
+interface Ranked {
+  docs: number[];
+  scores: number[];
+  confidences: number[];
+}
+
+/** Puts a fact into `top` if it ranks among the best `limit` (higher score, then higher confidence; ties: first come). */
+function keepBest(top: Ranked, limit: number, doc: number, score: number, confidence: number): void {
+  const ranksAbove = (i: number): boolean => {
+    const s = top.scores[i] as number;
+    return score > s || (score === s && confidence > (top.confidences[i] as number));
+  };
+  let at = top.docs.length;
+  if (at === limit && !ranksAbove(at - 1)) return;
+  while (at > 0 && ranksAbove(at - 1)) at--;
+  top.docs.splice(at, 0, doc);
+  top.scores.splice(at, 0, score);
+  top.confidences.splice(at, 0, confidence);
+  if (top.docs.length > limit) {
+    top.docs.pop();
+    top.scores.pop();
+    top.confidences.pop();
   }
 }
 
@@ -153,29 +216,56 @@ export interface ScopeSnapshot {
   readonly profile: MemoryProfilesTable | undefined;
 }
 
+/** When a scope's version was last read: the clock then, and this process's memory write count before the read. */
+export interface VersionCheck {
+  at: number;
+  writes: number;
+}
+
 /**
  * The snapshots of recently used scopes, each tagged with the version it was read at. A lookup passes the scope's
  * current version (read first, then the rows, so a write in between only causes one more rebuild); concurrent
- * lookups of one scope share one read.
+ * lookups of one scope share one read. `recent` lets a lookup skip the version read for a while after the last
+ * one, as long as this process has written nothing since.
  */
 export class ScopeSnapshotCache {
-  private readonly entries = new Map<string, { version: number; snapshot: Promise<ScopeSnapshot>; size: number }>();
+  private readonly entries = new Map<
+    string,
+    { version: number; snapshot: Promise<ScopeSnapshot>; size: number; checked: VersionCheck; loaded?: ScopeSnapshot }
+  >();
   private held = 0;
+
+  /**
+   * The scope's snapshot as of its last version read, if that read began less than `maxAgeMs` before `now` and
+   * `writes` (this process's write count) has not moved since; otherwise undefined, and the caller reads the version.
+   */
+  recent(key: string, writes: number, maxAgeMs: number, now: number): ScopeSnapshot | Promise<ScopeSnapshot> | undefined {
+    const entry = this.entries.get(key);
+    if (!entry || entry.checked.writes !== writes || now - entry.checked.at >= maxAgeMs) return undefined;
+    return entry.loaded ?? entry.snapshot; // the snapshot itself once loaded: no promise for a turn to wait on
+  }
 
   async get(
     key: string,
     version: number,
+    checked: VersionCheck,
     load: () => Promise<{ facts: MemoryFact[]; profile: MemoryProfilesTable | undefined }>,
   ): Promise<ScopeSnapshot> {
     const entry = this.entries.get(key);
     if (entry && entry.version === version) {
+      if (checked.at >= entry.checked.at) entry.checked = checked;
       this.entries.delete(key); // most recently used last
       this.entries.set(key, entry);
       return entry.snapshot;
     }
     const previous = entry?.snapshot;
     if (entry) this.drop(key);
-    const fresh = { version, size: 0, snapshot: Promise.resolve<ScopeSnapshot>({ version, index: null, profile: undefined }) };
+    const fresh: { version: number; size: number; checked: VersionCheck; snapshot: Promise<ScopeSnapshot>; loaded?: ScopeSnapshot } = {
+      version,
+      size: 0,
+      checked,
+      snapshot: Promise.resolve<ScopeSnapshot>({ version, index: null, profile: undefined }),
+    };
     fresh.snapshot = Promise.all([load(), previous?.catch(() => undefined)]).then(
       ([{ facts, profile }, before]) => {
         const indexed = facts.length <= INDEX_MAX_FACTS;
@@ -184,7 +274,8 @@ export class ScopeSnapshotCache {
           this.held += facts.length;
           this.evict(key);
         }
-        return { version, profile, index: indexed ? new FactIndex(version, facts, before?.index ?? undefined) : null };
+        fresh.loaded = { version, profile, index: indexed ? new FactIndex(version, facts, before?.index ?? undefined) : null };
+        return fresh.loaded;
       },
       (err: unknown) => {
         if (this.entries.get(key) === fresh) this.entries.delete(key);

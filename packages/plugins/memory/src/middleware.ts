@@ -74,22 +74,50 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
   /** A turn's lookup, shared by its model calls, and the `<memory>` message made from it. */
   interface Turn {
     key: string;
-    block: Promise<string | null>;
+    /** The `<memory>` message once known (null: nothing to inject). */
     note?: HumanMessage | null;
+    /** The lookup, when it had to wait for the database. */
+    pending?: Promise<HumanMessage | null>;
   }
   const turns = new Map<string, Turn>();
   const inject = service.config.injection_enabled;
+  const failed = (key: string, err: unknown): null => {
+    // Memory is an aid: a database hiccup costs this turn its memory, never the turn itself.
+    logger?.warn({ err }, "memory lookup failed; the turn runs without memory");
+    turns.delete(key);
+    return null;
+  };
+  // The last `<memory>` message of each recent scope: a turn whose block reads the same (the usual case while a
+  // conversation stays on one topic) reuses it instead of building another message.
+  const lastNotes = new Map<string, HumanMessage>();
+  const noteOf = (scopeKey: string, block: string | null): HumanMessage | null => {
+    if (!block) return null;
+    const last = lastNotes.get(scopeKey);
+    if (last?.content === block) return last;
+    const note = new HumanMessage({ content: block });
+    lastNotes.delete(scopeKey);
+    if (lastNotes.size >= MAX_CACHED_TURNS) lastNotes.delete(lastNotes.keys().next().value as string);
+    lastNotes.set(scopeKey, note);
+    return note;
+  };
   const turnFor = (scope: MemoryScope, human: HumanMessage): Turn => {
-    const key = `${scope.userId}\0${scope.agentName}\0${human.id ?? human.text}`;
+    const scopeKey = `${scope.userId}\0${scope.agentName}`;
+    const key = `${scopeKey}\0${human.id ?? human.text}`;
     let turn = turns.get(key);
     if (!turn) {
-      const block = service.contextBlock(scope, human.text).catch((err: unknown) => {
-        // Memory is an aid: a database hiccup costs this turn its memory, never the turn itself.
-        logger?.warn({ err }, "memory lookup failed; the turn runs without memory");
-        turns.delete(key);
-        return null;
-      });
-      turn = { key, block };
+      turn = { key };
+      try {
+        // Usually ready at once (the scope's snapshot is in memory); a promise when the database must be asked.
+        const block = service.contextBlock(scope, human.text);
+        if (block instanceof Promise)
+          turn.pending = block.then(
+            (text) => noteOf(scopeKey, text),
+            (err: unknown) => failed(key, err),
+          );
+        else turn.note = noteOf(scopeKey, block);
+      } catch (err) {
+        return { key, note: failed(key, err) }; // not kept: the turn's next model call tries again
+      }
       if (turns.size >= MAX_CACHED_TURNS) turns.delete(turns.keys().next().value as string);
       turns.set(key, turn);
     }
@@ -114,10 +142,7 @@ export function memoryMiddleware(service: MemoryService, logger?: Logger): Middl
       const latest = inject ? latestHuman(request.messages) : null;
       if (latest) {
         turn = turnFor(who.scope, latest.message);
-        if (turn.note === undefined) {
-          const block = await turn.block;
-          turn.note ??= block ? new HumanMessage({ content: block }) : null;
-        }
+        turn.note ??= (await turn.pending) ?? null;
         if (turn.note) {
           const messages = [...request.messages];
           messages.splice(latest.index, 0, turn.note);

@@ -99,6 +99,7 @@ export const memoryConfigResponseSchema = z.object({
   model: z.string().nullable(),
   debounce_ms: z.number(),
   injection_enabled: z.boolean(),
+  injection_recheck_ms: z.number(),
   max_injection_tokens: z.number(),
   max_injected_facts: z.number(),
   max_facts: z.number(),

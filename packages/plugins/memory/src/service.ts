@@ -160,15 +160,26 @@ export class MemoryService {
   /**
    * The scope's profile and an in-memory index of its facts, as of the scope's current version (which the
    * database's triggers bump on every write to its facts or profile, from any instance). Costs one primary-key
-   * read while nothing changed; rebuilt, re-stemming only changed facts, when something did.
+   * read while nothing changed; rebuilt, re-stemming only changed facts, when something did. With `recheckMs`,
+   * the version read is skipped when the last one began less than that long ago and this process has written no
+   * memory since: other instances' writes then show within `recheckMs`, this process's at once.
    */
-  private async snapshot(scope: MemoryScope): Promise<ScopeSnapshot> {
-    const store = this.openStore ?? (await this.store());
-    const version = await store.version(scope);
-    return this.snapshots.get(`${scope.userId}\0${scope.agentName}`, version, async () => {
-      const [facts, profile] = await Promise.all([store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }), store.profile(scope)]);
-      return { facts, profile };
-    });
+  private snapshot(scope: MemoryScope, recheckMs = 0): ScopeSnapshot | Promise<ScopeSnapshot> {
+    const store = this.openStore;
+    return store ? this.snapshotOn(store, scope, recheckMs) : this.store().then((opened) => this.snapshotOn(opened, scope, recheckMs));
+  }
+
+  private snapshotOn(store: MemoryStore, scope: MemoryScope, recheckMs: number): ScopeSnapshot | Promise<ScopeSnapshot> {
+    const key = `${scope.userId}\0${scope.agentName}`;
+    const checked = { at: Date.now(), writes: store.localWrites };
+    const recent = recheckMs > 0 ? this.snapshots.recent(key, checked.writes, recheckMs, checked.at) : undefined;
+    if (recent) return recent;
+    return store.version(scope).then((version) =>
+      this.snapshots.get(key, version, checked, async () => {
+        const [facts, profile] = await Promise.all([store.listFacts(scope, { limit: INDEX_MAX_FACTS + 1 }), store.profile(scope)]);
+        return { facts, profile };
+      }),
+    );
   }
 
   /**
@@ -211,6 +222,7 @@ export class MemoryService {
       model: c.model ?? null,
       debounce_ms: c.debounce_ms,
       injection_enabled: c.injection_enabled,
+      injection_recheck_ms: c.injection_recheck_ms,
       max_injection_tokens: c.max_injection_tokens,
       max_injected_facts: c.max_injected_facts,
       max_facts: c.max_facts,
@@ -328,8 +340,13 @@ export class MemoryService {
    * The memory block for a turn: the profile, then the facts most relevant to `query` (one full-text lookup), cut
    * to `max_injection_tokens` (about 4 characters each). Null when there is nothing to say.
    */
-  async contextBlock(scope: MemoryScope, query: string): Promise<string | null> {
-    const snapshot = await this.snapshot(scope);
+  contextBlock(scope: MemoryScope, query: string): string | null | Promise<string | null> {
+    const snapshot = this.snapshot(scope, this.config.injection_recheck_ms);
+    // Within injection_recheck_ms of a read, the snapshot is at hand and the block is built without waiting.
+    return snapshot instanceof Promise ? snapshot.then((s) => this.blockFrom(s, scope, query)) : this.blockFrom(snapshot, scope, query);
+  }
+
+  private blockFrom(snapshot: ScopeSnapshot, scope: MemoryScope, query: string): string | null | Promise<string | null> {
     const maxChars = this.config.max_injection_tokens * 4;
     let head = this.heads.get(snapshot);
     if (!head) {
@@ -338,10 +355,10 @@ export class MemoryService {
     }
     const limit = this.config.max_injected_facts;
     if (limit <= 0) return assembleContext(head, []);
-    const lines = snapshot.index
-      ? snapshot.index.factLines(query, limit, factLine)
-      : (await (await this.store()).search(scope, query, { limit })).map(factLine);
-    return assembleContext(head, lines);
+    if (snapshot.index) return assembleContext(head, snapshot.index.factLines(query, limit, factLine));
+    return this.store()
+      .then((store) => store.search(scope, query, { limit }))
+      .then((hits) => assembleContext(head, hits.map(factLine)));
   }
 
   // ------------------------------------------------------------------ extraction

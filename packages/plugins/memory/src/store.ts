@@ -215,6 +215,9 @@ type Db = Kysely<MemoryTables> | Transaction<MemoryTables>;
 
 const FACT_COLUMNS = ["id", "content", "category", "confidence", "source", "created_at", "updated_at"] as const;
 
+/** Per database, the writes made through every MemoryStore of this process (see `MemoryStore.localWrites`). */
+const localWrites = new WeakMap<AntlerDatabase, { count: number }>();
+
 /**
  * Memory rows on the kernel's SQL database. Every read and write takes the scope, so another user's (or agent's)
  * fact behaves exactly like a missing one. Content reaching this layer is already redacted by the service.
@@ -224,8 +227,12 @@ export class MemoryStore {
   readonly dialect: SqlDialect;
   /** `version` runs before every injected lookup: built and compiled once, run with each scope's values. */
   private readonly versionQuery: CompiledQuery<{ version: number | string }>;
+  private readonly writes: { count: number };
 
   constructor(database: AntlerDatabase) {
+    const writes = localWrites.get(database) ?? { count: 0 };
+    localWrites.set(database, writes);
+    this.writes = writes;
     this.db = database.db.withTables<MemoryTables>() as unknown as Kysely<MemoryTables>;
     this.dialect = database.dialect;
     this.versionQuery = this.db
@@ -236,8 +243,25 @@ export class MemoryStore {
       .compile();
   }
 
+  /**
+   * Moves after every write method and transaction of any MemoryStore of this process on this database has ended
+   * (committed, rolled back or failed). A count read before a version read that is still the same later means this
+   * process has changed nothing since: what lets a lookup skip the version read for a while.
+   */
+  get localWrites(): number {
+    return this.writes.count;
+  }
+
+  private async written<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } finally {
+      this.writes.count++;
+    }
+  }
+
   transaction<T>(fn: (db: Transaction<MemoryTables>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(fn);
+    return this.written(() => this.db.transaction().execute(fn));
   }
 
   async profile(scope: MemoryScope, db: Db = this.db): Promise<MemoryProfilesTable | undefined> {
@@ -258,34 +282,36 @@ export class MemoryStore {
     return Number(rows[0]?.version ?? 0);
   }
 
-  async saveProfile(
+  saveProfile(
     scope: MemoryScope,
     fields: Partial<MemoryProfile & MemoryHistory> & { last_extraction_at?: string | null },
     db: Db = this.db,
   ): Promise<void> {
-    const now = new Date().toISOString();
-    const existing = await this.profile(scope, db);
-    if (existing) {
+    return this.written(async () => {
+      const now = new Date().toISOString();
+      const existing = await this.profile(scope, db);
+      if (existing) {
+        await db
+          .updateTable(PROFILES_TABLE)
+          .set({ ...fields, updated_at: now })
+          .where("user_id", "=", scope.userId)
+          .where("agent_name", "=", scope.agentName)
+          .execute();
+        return;
+      }
       await db
-        .updateTable(PROFILES_TABLE)
-        .set({ ...fields, updated_at: now })
-        .where("user_id", "=", scope.userId)
-        .where("agent_name", "=", scope.agentName)
+        .insertInto(PROFILES_TABLE)
+        .values({
+          user_id: scope.userId,
+          agent_name: scope.agentName,
+          ...EMPTY_PROFILE,
+          ...EMPTY_HISTORY,
+          last_extraction_at: null,
+          ...fields,
+          updated_at: now,
+        })
         .execute();
-      return;
-    }
-    await db
-      .insertInto(PROFILES_TABLE)
-      .values({
-        user_id: scope.userId,
-        agent_name: scope.agentName,
-        ...EMPTY_PROFILE,
-        ...EMPTY_HISTORY,
-        last_extraction_at: null,
-        ...fields,
-        updated_at: now,
-      })
-      .execute();
+    });
   }
 
   async listFacts(scope: MemoryScope, options: { limit?: number; category?: string } = {}, db: Db = this.db): Promise<MemoryFact[]> {
@@ -321,62 +347,70 @@ export class MemoryStore {
     return row ? fact(row) : undefined;
   }
 
-  async insertFacts(scope: MemoryScope, facts: readonly NewFact[], db: Db = this.db): Promise<MemoryFact[]> {
-    if (facts.length === 0) return [];
-    const now = new Date().toISOString();
-    const token = scopeToken(scope);
-    const rows = facts.map((f) => ({
-      id: f.id ?? newFactId(),
-      user_id: scope.userId,
-      agent_name: scope.agentName,
-      scope: token,
-      content: f.content,
-      category: f.category,
-      confidence: f.confidence,
-      source: f.source,
-      created_at: f.created_at ?? now,
-      updated_at: f.updated_at ?? f.created_at ?? now,
-    }));
-    // Bounded statements: SQLite allows 32k bound values, PostgreSQL 65k.
-    for (let i = 0; i < rows.length; i += 500)
-      await db
-        .insertInto(FACTS_TABLE)
-        .values(rows.slice(i, i + 500))
-        .execute();
-    return rows.map(fact);
+  insertFacts(scope: MemoryScope, facts: readonly NewFact[], db: Db = this.db): Promise<MemoryFact[]> {
+    return this.written(async () => {
+      if (facts.length === 0) return [];
+      const now = new Date().toISOString();
+      const token = scopeToken(scope);
+      const rows = facts.map((f) => ({
+        id: f.id ?? newFactId(),
+        user_id: scope.userId,
+        agent_name: scope.agentName,
+        scope: token,
+        content: f.content,
+        category: f.category,
+        confidence: f.confidence,
+        source: f.source,
+        created_at: f.created_at ?? now,
+        updated_at: f.updated_at ?? f.created_at ?? now,
+      }));
+      // Bounded statements: SQLite allows 32k bound values, PostgreSQL 65k.
+      for (let i = 0; i < rows.length; i += 500)
+        await db
+          .insertInto(FACTS_TABLE)
+          .values(rows.slice(i, i + 500))
+          .execute();
+      return rows.map(fact);
+    });
   }
 
-  async updateFact(scope: MemoryScope, id: string, patch: FactPatch, db: Db = this.db): Promise<MemoryFact | undefined> {
-    const set: Partial<MemoryFactsTable> = { updated_at: new Date().toISOString() };
-    if (patch.content !== undefined) set.content = patch.content;
-    if (patch.category !== undefined) set.category = patch.category;
-    if (patch.confidence !== undefined) set.confidence = patch.confidence;
-    const result = await db
-      .updateTable(FACTS_TABLE)
-      .set(set)
-      .where("id", "=", id)
-      .where("user_id", "=", scope.userId)
-      .where("agent_name", "=", scope.agentName)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return undefined;
-    return this.getFact(scope, id, db);
+  updateFact(scope: MemoryScope, id: string, patch: FactPatch, db: Db = this.db): Promise<MemoryFact | undefined> {
+    return this.written(async () => {
+      const set: Partial<MemoryFactsTable> = { updated_at: new Date().toISOString() };
+      if (patch.content !== undefined) set.content = patch.content;
+      if (patch.category !== undefined) set.category = patch.category;
+      if (patch.confidence !== undefined) set.confidence = patch.confidence;
+      const result = await db
+        .updateTable(FACTS_TABLE)
+        .set(set)
+        .where("id", "=", id)
+        .where("user_id", "=", scope.userId)
+        .where("agent_name", "=", scope.agentName)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return undefined;
+      return this.getFact(scope, id, db);
+    });
   }
 
-  async deleteFacts(scope: MemoryScope, ids: readonly string[], db: Db = this.db): Promise<number> {
-    if (ids.length === 0) return 0;
-    const result = await db
-      .deleteFrom(FACTS_TABLE)
-      .where("id", "in", [...ids])
-      .where("user_id", "=", scope.userId)
-      .where("agent_name", "=", scope.agentName)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+  deleteFacts(scope: MemoryScope, ids: readonly string[], db: Db = this.db): Promise<number> {
+    return this.written(async () => {
+      if (ids.length === 0) return 0;
+      const result = await db
+        .deleteFrom(FACTS_TABLE)
+        .where("id", "in", [...ids])
+        .where("user_id", "=", scope.userId)
+        .where("agent_name", "=", scope.agentName)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
   }
 
   /** Deletes the scope's facts and profile. */
-  async clear(scope: MemoryScope, db: Db = this.db): Promise<void> {
-    await db.deleteFrom(FACTS_TABLE).where("user_id", "=", scope.userId).where("agent_name", "=", scope.agentName).execute();
-    await db.deleteFrom(PROFILES_TABLE).where("user_id", "=", scope.userId).where("agent_name", "=", scope.agentName).execute();
+  clear(scope: MemoryScope, db: Db = this.db): Promise<void> {
+    return this.written(async () => {
+      await db.deleteFrom(FACTS_TABLE).where("user_id", "=", scope.userId).where("agent_name", "=", scope.agentName).execute();
+      await db.deleteFrom(PROFILES_TABLE).where("user_id", "=", scope.userId).where("agent_name", "=", scope.agentName).execute();
+    });
   }
 
   /** Keeps the `max` most confident (then newest) facts of the scope; returns how many were evicted. */

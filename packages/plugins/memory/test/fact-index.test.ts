@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FactIndex, MAX_TERM_DOCS, type MemoryFact, ScopeSnapshotCache } from "../src/index.js";
+import { FactIndex, indexTerms, MAX_TERM_DOCS, type MemoryFact, ScopeSnapshotCache } from "../src/index.js";
 
 let seq = 0;
 const fact = (content: string, extra: Partial<MemoryFact> = {}): MemoryFact => ({
@@ -11,6 +11,15 @@ const fact = (content: string, extra: Partial<MemoryFact> = {}): MemoryFact => (
   created_at: "2026-01-01T00:00:00.000Z",
   updated_at: "2026-01-01T00:00:00.000Z",
   ...extra,
+});
+
+describe("indexTerms", () => {
+  it("gives ASCII text and its accented, full-width or other-script forms the same terms", () => {
+    expect(indexTerms("Hiking near Zurich, 2024: ok")).toEqual(["hike", "near", "zurich", "2024", "ok"]);
+    expect(indexTerms("Hiking near Zürich, ２０２４: ｏｋ")).toEqual(["hike", "near", "zurich", "2024", "ok"]);
+    expect(indexTerms("Любит походы и café")).toEqual(["любит", "походы", "и", "cafe"]);
+    expect(indexTerms("")).toEqual([]);
+  });
 });
 
 describe("FactIndex", () => {
@@ -57,11 +66,12 @@ describe("ScopeSnapshotCache", () => {
       loads++;
       return { facts: [fact(`Fact ${loads}`)], profile: undefined };
     };
-    const [a, b] = await Promise.all([cache.get("alice", 1, load), cache.get("alice", 1, load)]);
+    const checked = { at: 0, writes: 0 };
+    const [a, b] = await Promise.all([cache.get("alice", 1, checked, load), cache.get("alice", 1, checked, load)]);
     expect(a).toBe(b);
     expect(loads).toBe(1);
-    expect(await cache.get("alice", 1, load)).toBe(a);
-    const rebuilt = await cache.get("alice", 2, load);
+    expect(await cache.get("alice", 1, checked, load)).toBe(a);
+    const rebuilt = await cache.get("alice", 2, checked, load);
     expect(rebuilt).not.toBe(a);
     expect(rebuilt.version).toBe(2);
     expect(rebuilt.index?.search("fact 2", { limit: 1 }).map((h) => h.content)).toEqual(["Fact 2"]);
@@ -70,7 +80,25 @@ describe("ScopeSnapshotCache", () => {
 
   it("does not keep a failed read", async () => {
     const cache = new ScopeSnapshotCache();
-    await expect(cache.get("alice", 1, () => Promise.reject(new Error("database gone")))).rejects.toThrow("database gone");
-    expect((await cache.get("alice", 1, async () => ({ facts: [fact("Back")], profile: undefined }))).index?.size).toBe(1);
+    const checked = { at: 0, writes: 0 };
+    await expect(cache.get("alice", 1, checked, () => Promise.reject(new Error("database gone")))).rejects.toThrow("database gone");
+    expect(cache.recent("alice", 0, 1000, 1)).toBeUndefined();
+    expect((await cache.get("alice", 1, checked, async () => ({ facts: [fact("Back")], profile: undefined }))).index?.size).toBe(1);
+  });
+
+  it("serves a snapshot without a version read only within maxAgeMs of the last read and while this process wrote nothing", async () => {
+    const cache = new ScopeSnapshotCache();
+    const load = async () => ({ facts: [fact("Likes tea")], profile: undefined });
+    expect(cache.recent("alice", 0, 1000, 0)).toBeUndefined();
+    const snapshot = await cache.get("alice", 1, { at: 5000, writes: 3 }, load);
+    expect(await cache.recent("alice", 3, 1000, 5999)).toBe(snapshot);
+    expect(cache.recent("alice", 3, 1000, 6000)).toBeUndefined(); // the read is too old
+    expect(cache.recent("alice", 4, 1000, 5001)).toBeUndefined(); // this process wrote since
+    expect(cache.recent("bob", 3, 1000, 5001)).toBeUndefined();
+    // A later read of the same version renews the check; an earlier one that finishes late does not.
+    expect(await cache.get("alice", 1, { at: 7000, writes: 4 }, load)).toBe(snapshot);
+    expect(await cache.recent("alice", 4, 1000, 7500)).toBe(snapshot);
+    await cache.get("alice", 1, { at: 6500, writes: 3 }, load);
+    expect(await cache.recent("alice", 4, 1000, 7500)).toBe(snapshot);
   });
 });

@@ -139,4 +139,34 @@ export function storeScenarios(open: () => Promise<{ database: AntlerDatabase; k
     expect(await service.contextBlock(alice, "anything")).toContain("Ship the Q3 release");
     await service.close();
   });
+
+  it("lets a turn's lookup trust its last version read for injection_recheck_ms, but never past a write of this process", async () => {
+    const service = (recheckMs: number) =>
+      new MemoryService({
+        kernel: opened.kernel,
+        config: memorySectionSchema.parse({ injection_recheck_ms: recheckMs }),
+        logger: opened.kernel.logger,
+        database: opened.database,
+      });
+    const slow = service(600_000);
+    const quick = service(40);
+    await store.insertFacts(alice, [fact("Runs marathons in spring")]);
+    expect(await slow.contextBlock(alice, "marathon")).toContain("Runs marathons in spring");
+    expect(await quick.contextBlock(alice, "marathon")).toContain("Runs marathons in spring");
+    // A write no store of this process made (another instance's, or SQL by hand) waits out the recheck time...
+    await sql`update memory_facts set content = 'Ran the Lisbon marathon' where user_id = 'alice'`.execute(opened.database.db);
+    expect(await slow.contextBlock(alice, "marathon")).toContain("Runs marathons in spring");
+    await new Promise((done) => setTimeout(done, 60));
+    expect(await quick.contextBlock(alice, "marathon")).toContain("Ran the Lisbon marathon");
+    // ...while any write through a store of this process is seen by the very next lookup, with everything before it.
+    await slow.createFact(bob, { content: "Has a dog" });
+    const block = await slow.contextBlock(alice, "marathon");
+    expect(block).toContain("Ran the Lisbon marathon");
+    expect(block).not.toContain("Runs marathons in spring");
+    // Searches (memory_search, the routes, the client) always read the version.
+    await sql`delete from memory_facts where user_id = 'alice'`.execute(opened.database.db);
+    expect(await slow.search(alice, "marathon")).toEqual([]);
+    await slow.close();
+    await quick.close();
+  });
 }

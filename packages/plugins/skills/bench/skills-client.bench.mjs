@@ -17,7 +17,7 @@ import { z } from "zod";
 import skillsPlugin from "../dist/index.js";
 import { benchFacts, printRatios, sampleRotating, script, writeBenchSkills } from "./fixtures.mjs";
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 100);
+const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BATCH = 10;
 const TARGET = 1.05;
@@ -77,12 +77,15 @@ const cases = [
   { name: "+ skills (50) + memory (1,000 facts)", client: full },
 ];
 
-let n = 0;
+// Every batch is one new thread of BATCH turns, so every batch of every case does the same work: with threads
+// shared across batches, histories (and so a turn's checkpoint cost) would grow through the run.
+let thread = 0;
 async function msPerTurn(c, turns) {
+  const threadId = `bench-${thread++}`;
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   for (let i = 0; i < turns; i++) {
-    const reply = await c.chat("What is 1 + 2 in typescript?", { threadId: `pool-${n++ % 25}`, userId: USER });
+    const reply = await c.chat("What is 1 + 2 in typescript?", { threadId, userId: USER });
     if (reply !== "The answer is 3.") throw new Error(`unexpected reply: ${reply}`);
   }
   const cpu = process.cpuUsage(c0);

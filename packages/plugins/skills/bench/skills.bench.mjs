@@ -15,7 +15,7 @@ import sqlitePlugin from "@antler/plugin-storage-sqlite";
 import { HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { SkillCatalog } from "../dist/index.js";
+import { SkillCatalog, skillsSectionSchema } from "../dist/index.js";
 import { skillsMiddleware } from "../dist/middleware.js";
 import { benchFacts, printRatios, sampleRotating, script, writeBenchSkills } from "./fixtures.mjs";
 
@@ -27,6 +27,8 @@ const publicDir = join(root, "skills", "public");
 
 writeBenchSkills(publicDir, join(baseDir, "users", "bench", "skills", "custom"));
 const catalog = new SkillCatalog({ publicDir, baseDir });
+// As the plugin builds it from a default `skills:` section.
+const recheckMs = skillsSectionSchema.parse({}).recheck_ms;
 if (catalog.view("bench").enabled.length !== 50) throw new Error("expected 50 skills");
 
 const add = tool(({ a, b }) => String(a + b), {
@@ -63,12 +65,12 @@ const cases = [
   { name: "default pipeline", agent: agent() },
   {
     name: "default pipeline + skills (50 installed)",
-    agent: agent([{ spec: skillsMiddleware({ catalog, deferred: false }), plugin: "@antler/plugin-skills" }]),
+    agent: agent([{ spec: skillsMiddleware({ catalog, deferred: false, recheckMs }), plugin: "@antler/plugin-skills" }]),
   },
   {
     name: "default pipeline + skills (50) + memory (1,000 facts)",
     agent: agent([
-      { spec: skillsMiddleware({ catalog, deferred: false }), plugin: "@antler/plugin-skills" },
+      { spec: skillsMiddleware({ catalog, deferred: false, recheckMs }), plugin: "@antler/plugin-skills" },
       { spec: memoryMiddleware(memory, kernel.logger), plugin: "@antler/plugin-memory" },
     ]),
   },

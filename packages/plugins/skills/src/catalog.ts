@@ -65,6 +65,9 @@ interface ParsedFolder {
 interface CachedView {
   stamp: string;
   view: SkillsView;
+  /** The catalog's generation and the clock when the stamp was last compared with the folders. */
+  generation: number;
+  checkedAt: number;
 }
 
 const MAX_CACHED_USERS = 256;
@@ -116,15 +119,24 @@ export class SkillCatalog {
     return dirs;
   }
 
-  /** What `userId` sees: public skills and their own custom ones, each with its effective enabled state. */
-  view(userId: string): SkillsView {
+  /**
+   * What `userId` sees: public skills and their own custom ones, each with its effective enabled state. With
+   * `maxAgeMs`, the folders are not looked at again within that time of the last look, unless a change was made
+   * through this catalog since (the prompt's per-turn path: edits on disk by another process show within it).
+   */
+  view(userId: string, maxAgeMs = 0): SkillsView {
+    const cached = this.views.get(userId);
+    const now = Date.now();
+    if (cached && cached.generation === this.generation && now - cached.checkedAt < maxAgeMs) return cached.view;
     const dirs = this.userDirs(userId);
     const publicStamp = mtimeOf(this.publicDir);
     const customStamp = mtimeOf(dirs.custom);
     const stateStamp = mtimeOf(dirs.stateFile);
     const stamp = `${this.generation}:${publicStamp}:${customStamp}:${stateStamp}`;
-    const cached = this.views.get(userId);
-    if (cached?.stamp === stamp) return cached.view;
+    if (cached?.stamp === stamp) {
+      cached.checkedAt = now;
+      return cached.view;
+    }
     if (this.publicFolder?.stamp !== publicStamp) this.publicFolder = this.parseFolder(this.publicDir, "public", publicStamp);
     let custom = this.customFolders.get(userId);
     if (custom?.stamp !== customStamp) {
@@ -157,7 +169,7 @@ export class SkillCatalog {
     };
     this.views.delete(userId);
     if (this.views.size >= MAX_CACHED_USERS) this.views.delete(this.views.keys().next().value as string);
-    this.views.set(userId, { stamp, view });
+    this.views.set(userId, { stamp, view, generation: this.generation, checkedAt: now });
     return view;
   }
 

@@ -36,6 +36,15 @@ export const skillsSectionSchema = z.strictObject({
     .boolean()
     .default(false)
     .describe("List only skill names in the prompt and add describe_skill (for hundreds of skills)."),
+  recheck_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(1000)
+    .describe(
+      "How long a turn's skills list may skip looking at the skills folders. Changes made through Antler show at once, edits made on disk by hand or by another process within this time; 0 looks every turn.",
+    ),
   disabled: z.array(z.string()).default([]).describe("Skills disabled by default for every user; a user can still enable one."),
   install: skillInstallLimitsSchema.default(skillInstallLimitsSchema.parse({})),
 });

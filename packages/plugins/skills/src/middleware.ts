@@ -24,6 +24,8 @@ export interface SkillsMiddlewareOptions {
   deferred: boolean;
   /** The custom agent's `skills:` allowlist for this agent build; undefined means every enabled skill. */
   allowlist?: ReadonlySet<string> | undefined;
+  /** How long a turn's skills list may skip looking at the skills folders (`skills.recheck_ms`); default 0. */
+  recheckMs?: number | undefined;
 }
 
 const SLASH = /^\s*\/([a-z0-9][a-z0-9-]{0,63})(?=\s|$)/;
@@ -143,7 +145,7 @@ function isUnderSkills(path: string): boolean {
  *   so a model that calls a tool it was not offered still cannot run it.
  */
 export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSpec {
-  const { catalog, deferred, allowlist } = options;
+  const { catalog, deferred, allowlist, recheckMs = 0 } = options;
   // The policy recorded with the activation holds for the rest of the turn, even if the skill is edited,
   // disabled or removed meanwhile: the body the model follows is the one it was given.
   const activeSkill = (messages: readonly BaseMessage[]): ActivePolicy | undefined => currentTurn(messages).active;
@@ -156,13 +158,14 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): MiddlewareSp
     }
     return text;
   };
-  // The section is looked up (a few `stat` calls) at the turn's first model call; the turn's later calls reuse it,
-  // so one turn shows the model one skills list. Keyed by the turn's user message, which the turn's calls share.
+  // The section is looked up at the turn's first model call (a few `stat` calls, at most every recheckMs); the
+  // turn's later calls reuse it, so one turn shows the model one skills list. Keyed by the turn's user message,
+  // which the turn's calls share.
   const turnSections = new WeakMap<BaseMessage, { userId: string; text: string }>();
   const sectionForTurn = (user: BaseMessage | undefined, userId: string): string => {
     const known = user ? turnSections.get(user) : undefined;
     if (known?.userId === userId) return known.text;
-    const text = section(catalog.view(userId));
+    const text = section(catalog.view(userId, recheckMs));
     if (user) turnSections.set(user, { userId, text });
     return text;
   };

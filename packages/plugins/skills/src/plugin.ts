@@ -57,7 +57,12 @@ export default definePlugin({
           const kernel = ctx.services.resolve(KERNEL);
           const allowlist = await agentAllowlist(kernel, assembly.context);
           const { skillsMiddleware } = await import("./middleware.js");
-          return skillsMiddleware({ catalog: catalogOf(kernel), deferred: section.deferred_discovery, allowlist });
+          return skillsMiddleware({
+            catalog: catalogOf(kernel),
+            deferred: section.deferred_discovery,
+            allowlist,
+            recheckMs: section.recheck_ms,
+          });
         },
       },
       { stage: "normal" },

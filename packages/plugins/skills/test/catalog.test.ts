@@ -1,4 +1,4 @@
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runPluginConformance } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
@@ -102,6 +102,32 @@ describe("the skill catalog", () => {
     const second = catalog.view("alice");
     expect(second).not.toBe(first);
     expect(second.skills.map((s) => s.name)).toEqual(["a", "c"]);
+  });
+
+  it("with maxAgeMs, skips looking at the folders for that long after a look, but never past a change made through it", () => {
+    const { catalog, publicDir } = catalogWith({ a: skillMd("a"), b: skillMd("b") });
+    const first = catalog.view("alice", 60_000);
+    mkdirSync(join(publicDir, "c"));
+    writeFileSync(join(publicDir, "c", "SKILL.md"), skillMd("c"));
+    const later = new Date(Date.now() + 5000);
+    utimesSync(publicDir, later, later);
+    // Changed on disk by hand: not looked at within maxAgeMs; a caller without maxAgeMs looks at once.
+    expect(catalog.view("alice", 60_000)).toBe(first);
+    expect(catalog.view("alice").skills.map((s) => s.name)).toEqual(["a", "b", "c"]);
+    expect(catalog.view("alice", 60_000).skills.map((s) => s.name)).toEqual(["a", "b", "c"]);
+    // Changed through the catalog: seen by the very next view, whatever maxAgeMs.
+    catalog.setEnabled("alice", "b", false);
+    expect(catalog.view("alice", 60_000).enabled.map((s) => s.name)).toEqual(["a", "c"]);
+  });
+
+  it("with a short maxAgeMs, sees a change made on disk once that time has passed", async () => {
+    const { catalog, publicDir } = catalogWith({ a: skillMd("a") });
+    expect(catalog.view("alice", 30).skills.map((s) => s.name)).toEqual(["a"]);
+    rmSync(join(publicDir, "a"), { recursive: true });
+    const later = new Date(Date.now() + 5000);
+    utimesSync(publicDir, later, later);
+    await new Promise((done) => setTimeout(done, 50));
+    expect(catalog.view("alice", 30).skills).toEqual([]);
   });
 
   it("tells its listeners about every change (the plugin drops cached agents there)", () => {
