@@ -222,6 +222,16 @@ export interface VersionCheck {
   writes: number;
 }
 
+interface CachedSnapshot {
+  version: number;
+  snapshot: Promise<ScopeSnapshot>;
+  /** The snapshot once loaded, for a caller that must not wait. */
+  loaded?: ScopeSnapshot;
+  /** Facts held (counted against INDEX_CACHE_FACTS). */
+  size: number;
+  checked: VersionCheck;
+}
+
 /**
  * The snapshots of recently used scopes, each tagged with the version it was read at. A lookup passes the scope's
  * current version (read first, then the rows, so a write in between only causes one more rebuild); concurrent
@@ -229,10 +239,7 @@ export interface VersionCheck {
  * one, as long as this process has written nothing since.
  */
 export class ScopeSnapshotCache {
-  private readonly entries = new Map<
-    string,
-    { version: number; snapshot: Promise<ScopeSnapshot>; size: number; checked: VersionCheck; loaded?: ScopeSnapshot }
-  >();
+  private readonly entries = new Map<string, CachedSnapshot>();
   private held = 0;
 
   /**
@@ -260,7 +267,7 @@ export class ScopeSnapshotCache {
     }
     const previous = entry?.snapshot;
     if (entry) this.drop(key);
-    const fresh: { version: number; size: number; checked: VersionCheck; snapshot: Promise<ScopeSnapshot>; loaded?: ScopeSnapshot } = {
+    const fresh: CachedSnapshot = {
       version,
       size: 0,
       checked,
