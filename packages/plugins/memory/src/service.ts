@@ -338,7 +338,8 @@ export class MemoryService {
 
   /**
    * The memory block for a turn: the profile, then the facts most relevant to `query` (one full-text lookup), cut
-   * to `max_injection_tokens` (about 4 characters each). Null when there is nothing to say.
+   * to `max_injection_tokens` (about 4 characters each). Null when there is nothing to say. The value itself when
+   * the scope's snapshot is in memory and fresh enough (most turns), else a promise of it: `await` works for both.
    */
   contextBlock(scope: MemoryScope, query: string): string | null | Promise<string | null> {
     const snapshot = this.snapshot(scope, this.config.injection_recheck_ms);
