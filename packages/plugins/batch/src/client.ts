@@ -24,6 +24,11 @@ export interface SubmitOptions extends BatchCallOptions {
   readonly threadId?: string | undefined;
   /** Stamped on the batch and on every log line and event of its items. Default: the ambient trace id, or a new one. */
   readonly traceId?: string | undefined;
+  /**
+   * The submitter's authorization role (`authorization.roles`), recorded with the batch: each item's subagent acts
+   * with it, so its tools and models are that role's. Default: none, and items act with `default_role`.
+   */
+  readonly userRole?: string | undefined;
 }
 
 export interface WatchOptions extends BatchCallOptions {
@@ -58,6 +63,7 @@ export class BatchClient {
     const batch = await this.store.createBatch(this.owner(options), normalized, {
       threadId: options.threadId,
       traceId: resolveTraceId(options.traceId),
+      userRole: options.userRole,
     });
     this.options.onSubmitted?.(batch);
     return batch;

@@ -159,7 +159,8 @@ export function batchRoutes(resolve: (kernel: Kernel) => BatchService): GatewayR
           // Another user's thread (or one that does not exist) is THREAD_NOT_FOUND: the gateway answers 404.
           if (threadId !== undefined) await request.client.getThread(threadId, { userId: request.userId });
           const client = await batches(request, true);
-          const batch = await client.submit(submission, { threadId, traceId: request.traceId });
+          // The API key's role is recorded with the batch: its items' subagents act with it, not with default_role.
+          const batch = await client.submit(submission, { threadId, traceId: request.traceId, userRole: request.principal.role });
           const status = await client.status(batch.id);
           return {
             status: 201,

@@ -29,6 +29,8 @@ export interface BatchesTable {
   max_running_items: number | null;
   thread_id: string | null;
   trace_id: string;
+  /** The authorization role of the submitter; its items' subagents act with it. Null: `default_role`. */
+  user_role: string | null;
   created_at: string;
   finished_at: string | null;
 }
@@ -128,6 +130,13 @@ export const batchMigrations: readonly Migration[] = [
       await db.schema.createIndex("batch_items_batch_state").on(ITEMS_TABLE).columns(["batch_id", "state", "verdict"]).execute();
     },
   },
+  {
+    name: "batch/002-batch-role",
+    async up(db: Kysely<unknown>) {
+      // Nullable: batches stored before it keep running their items with default_role, as they did.
+      await db.schema.alterTable(BATCHES_TABLE).addColumn("user_role", "text").execute();
+    },
+  },
 ];
 
 export interface BatchRecord {
@@ -141,6 +150,8 @@ export interface BatchRecord {
   readonly maxRunningItems: number | null;
   readonly threadId: string | null;
   readonly traceId: string;
+  /** The submitter's authorization role (the API key's `role`, the lead run's `user_role`); null: `default_role`. */
+  readonly userRole: string | null;
   readonly createdAt: string;
   readonly finishedAt: string | null;
 }
@@ -180,7 +191,7 @@ export interface ClaimedItem {
   readonly acceptanceCriteria: readonly string[];
   readonly attempts: number;
   readonly leaseToken: string;
-  readonly batch: Pick<BatchRecord, "ownerId" | "title" | "subagentType" | "threadId" | "traceId">;
+  readonly batch: Pick<BatchRecord, "ownerId" | "title" | "subagentType" | "threadId" | "traceId" | "userRole">;
   /** Claimed after another worker's lease on it expired (a takeover), not fresh from the queue. */
   readonly takenOver?: boolean;
 }
@@ -228,6 +239,7 @@ interface CandidateBatch {
   subagent_type: string;
   thread_id: string | null;
   trace_id: string;
+  user_role: string | null;
   max_live_items: number | null;
   max_running_items: number | null;
 }
@@ -303,7 +315,7 @@ export class BatchStore {
   async createBatch(
     ownerId: string,
     submission: NormalizedSubmission,
-    options: { threadId?: string | undefined; traceId: string; id?: string },
+    options: { threadId?: string | undefined; traceId: string; userRole?: string | undefined; id?: string },
   ): Promise<BatchRecord> {
     const id = options.id ?? `batch_${randomUUID().replaceAll("-", "")}`;
     const createdAt = new Date().toISOString();
@@ -318,6 +330,7 @@ export class BatchStore {
       max_running_items: submission.maxRunningItems,
       thread_id: options.threadId ?? null,
       trace_id: options.traceId,
+      user_role: options.userRole ?? null,
       created_at: createdAt,
       finished_at: null,
     };
@@ -498,6 +511,7 @@ export class BatchStore {
         subagentType: batch.subagent_type,
         threadId: batch.thread_id,
         traceId: batch.trace_id,
+        userRole: batch.user_role,
       };
       const rows =
         batch.max_running_items === null
@@ -543,7 +557,17 @@ export class BatchStore {
     const now = this.nowMs();
     const rows = await this.db
       .selectFrom(`${BATCHES_TABLE} as b`)
-      .select(["b.id", "b.owner_id", "b.title", "b.subagent_type", "b.thread_id", "b.trace_id", "b.max_live_items", "b.max_running_items"])
+      .select([
+        "b.id",
+        "b.owner_id",
+        "b.title",
+        "b.subagent_type",
+        "b.thread_id",
+        "b.trace_id",
+        "b.user_role",
+        "b.max_live_items",
+        "b.max_running_items",
+      ])
       .where("b.state", "=", "active")
       .where((eb) => {
         const pending = eb.exists(
@@ -807,6 +831,7 @@ function toBatchRecord(row: BatchesTable): BatchRecord {
     maxRunningItems: row.max_running_items === null ? null : Number(row.max_running_items),
     threadId: row.thread_id,
     traceId: row.trace_id,
+    userRole: row.user_role ?? null,
     createdAt: row.created_at,
     finishedAt: row.finished_at,
   };

@@ -15,6 +15,8 @@ interface ToolCallContext {
   userId: string;
   threadId: string | undefined;
   traceId: string;
+  /** The lead run's authorization role (server-stamped `user_role`); the batch's items act with it. */
+  userRole: string | undefined;
 }
 
 function callContext(runtime: ToolRuntime | undefined): ToolCallContext {
@@ -26,6 +28,7 @@ function callContext(runtime: ToolRuntime | undefined): ToolCallContext {
     threadId: str("thread_id"),
     // The id stamped into the run's context travels as data; the ambient id is the fallback (seed 004).
     traceId: resolveTraceId(ctx[TRACE_METADATA_KEY]),
+    userRole: str("user_role"),
   };
 }
 
@@ -71,7 +74,7 @@ export function createBatchTools(service: BatchService) {
       const call = callContext(runtime);
       try {
         const client = await service.client(call.userId, { startWorker: true });
-        const batch = await client.submit(args, { threadId: call.threadId, traceId: call.traceId });
+        const batch = await client.submit(args, { threadId: call.threadId, traceId: call.traceId, userRole: call.userRole });
         return reply(
           runtime,
           BATCH_TASK_TOOL,

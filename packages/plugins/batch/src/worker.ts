@@ -315,6 +315,7 @@ export class BatchWorker {
         description: `${item.batch.title} [${item.key}]`,
         acceptanceCriteria: item.acceptanceCriteria.length > 0 ? item.acceptanceCriteria : undefined,
         userId: item.batch.ownerId,
+        userRole: item.batch.userRole ?? undefined,
         threadId: item.batch.threadId ?? item.batchId,
         signal,
         traceId: item.batch.traceId,

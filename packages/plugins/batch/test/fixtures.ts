@@ -1,18 +1,22 @@
-import { type AntlerDatabase, createKernel, type KernelConfigInput, silentLogger } from "@antler/kernel";
+import { type AntlerDatabase, createKernel, type KernelConfigInput, type Migration, silentLogger } from "@antler/kernel";
 import postgres from "@antler/plugin-storage-postgres";
 import sqlite from "@antler/plugin-storage-sqlite";
 import { BatchStore, batchMigrations, type NormalizedSubmission } from "../src/index.js";
 
 /** Opens Antler's tables the way the batch plugin does, through a kernel with the storage plugins. */
-async function createDatabase(storage: NonNullable<KernelConfigInput["storage"]>, schema?: string): Promise<AntlerDatabase> {
+export async function createDatabase(
+  storage: NonNullable<KernelConfigInput["storage"]>,
+  options: { schema?: string; migrations?: readonly Migration[]; baseDir?: string } = {},
+): Promise<AntlerDatabase> {
+  const { schema, migrations = batchMigrations, baseDir = "/nonexistent" } = options;
   const kernel = await createKernel({
-    config: { preset: "none", base_dir: "/nonexistent", storage },
+    config: { preset: "none", base_dir: baseDir, storage },
     plugins: [sqlite, postgres],
     discover: false,
     env: {},
     logger: silentLogger(),
   });
-  return kernel.openDatabase({ schema, migrations: batchMigrations });
+  return kernel.openDatabase({ schema, migrations });
 }
 
 export async function memoryStore(): Promise<{ store: BatchStore; database: AntlerDatabase }> {
@@ -21,7 +25,7 @@ export async function memoryStore(): Promise<{ store: BatchStore; database: Antl
 }
 
 export async function postgresStore(url: string, schema: string): Promise<{ store: BatchStore; database: AntlerDatabase }> {
-  const database = await createDatabase({ backend: "postgres", postgres_url: url }, schema);
+  const database = await createDatabase({ backend: "postgres", postgres_url: url }, { schema });
   return { store: new BatchStore(database), database };
 }
 

@@ -12,6 +12,7 @@ const status: BatchStatus = {
   maxRunningItems: null,
   threadId: null,
   traceId: "trace",
+  userRole: null,
   createdAt: "2026-01-01T00:00:00.000Z",
   finishedAt: null,
   counts: { pending: 90, running: 10, completed: 95, failed: 3, cancelled: 0, timed_out: 2 },

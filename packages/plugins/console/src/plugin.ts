@@ -60,7 +60,7 @@ export default definePlugin({
           method: "GET",
           path: "/console/status",
           summary: "Read-only status for the console: loaded plugins, models, and upload limits.",
-          handler: async ({ client }) => {
+          handler: async ({ client, principal, traceId }) => {
             // Loaded here: the gateway that serves this route has the runtime loaded already, and `config check`
             // or `plugins list` never pays for it.
             const { runtimeConfig } = await import("@antler/plugin-runtime");
@@ -68,7 +68,8 @@ export default definePlugin({
             return {
               body: {
                 plugins: client.kernel.plugins.map((p) => ({ name: p.name, version: p.version, description: p.description ?? null })),
-                models: client.listModels(),
+                // Only what the caller's role may run on, as GET /api/models.
+                models: await client.listModels({ userId: principal.userId, principal, traceId }),
                 uploads: { max_files: uploads.max_files, max_file_bytes: uploads.max_file_bytes },
               },
             };

@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { AntlerError, type CodePlugin, definePlugin } from "@antler/kernel";
 import { captureLogs, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
-import { AntlerClient } from "@antler/plugin-runtime";
+import { AntlerClient, provideRunAdmission, RuntimeErrorCodes } from "@antler/plugin-runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import consolePlugin, { ConsoleErrorCodes } from "../src/index.js";
 import { ALICE_KEY, ensureConsoleBuilt, webDist } from "./harness.js";
@@ -14,11 +15,14 @@ afterEach(async () => {
   for (const close of open.splice(0).reverse()) await close();
 });
 
-async function serve(consoleConfig: Record<string, unknown> = {}): Promise<RunningGateway> {
+async function serve(
+  consoleConfig: Record<string, unknown> = {},
+  extra: { plugins?: CodePlugin[]; role?: string } = {},
+): Promise<RunningGateway> {
   const dir = mkdtempSync(join(tmpdir(), "antler-console-static-"));
   const client = await AntlerClient.create({
     config: { base_dir: dir, models: [{ name: "m", provider: "scripted" }], storage: { backend: "memory" }, title: { enabled: false } },
-    plugins: [scriptedModelsPlugin({ m: [{ text: "hi" }] }), { plugin: consolePlugin, config: consoleConfig }],
+    plugins: [scriptedModelsPlugin({ m: [{ text: "hi" }] }), { plugin: consolePlugin, config: consoleConfig }, ...(extra.plugins ?? [])],
     cwd: dir,
     env: {},
     discover: false,
@@ -26,7 +30,7 @@ async function serve(consoleConfig: Record<string, unknown> = {}): Promise<Runni
   });
   const gateway = await startGateway({
     client,
-    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] } },
+    config: { port: 0, auth: { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice", role: extra.role }] } },
   });
   open.push(async () => {
     await gateway.close();
@@ -135,5 +139,23 @@ describe("the console's static files on the gateway", () => {
     expect(body.models.map((m) => m.name)).toEqual(["m"]);
     expect(body.uploads.max_files).toBeGreaterThan(0);
     expect(body.uploads.max_file_bytes).toBeGreaterThan(0);
+  });
+
+  it("lists in /api/console/status only the models the key's role may run on", async () => {
+    // What an authorization plugin does: refuse every model to role `viewer` before a run starts.
+    const viewerRunsNothing = definePlugin({
+      name: "test-viewer-admission",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        provideRunAdmission(ctx, (run) => {
+          if (run.userRole === "viewer") throw new AntlerError(RuntimeErrorCodes.MODEL_FORBIDDEN, `viewer may not use ${run.modelName}`);
+        });
+      },
+    });
+    const gateway = await serve({}, { plugins: [viewerRunsNothing], role: "viewer" });
+    const response = await fetch(`${gateway.url}/api/console/status`, { headers: { authorization: `Bearer ${ALICE_KEY}` } });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { models: unknown[] }).models).toEqual([]);
   });
 });

@@ -120,7 +120,11 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   const readJson = async <S extends z.ZodType>(c: Context<GatewayEnv>, schema: S): Promise<z.output<S>> =>
     parseBody(schema, await readJsonBody(c, config.max_json_bytes));
 
-  app.get("/api/models", (c) => c.json({ models: client.listModels() }));
+  // The models the key's role may run on (authorization), decided by the same admission checks as a run.
+  app.get("/api/models", async (c) => {
+    const principal = c.get("principal");
+    return c.json({ models: await client.listModels({ userId: principal.userId, principal, traceId: c.get("traceId") }) });
+  });
 
   // ------------------------------------------------------------------ threads
   app.post("/api/threads", async (c) => {

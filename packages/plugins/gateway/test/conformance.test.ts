@@ -67,10 +67,10 @@ describe("client–gateway conformance: every AntlerClient method's output parse
     const http = async (path: string, init?: Parameters<typeof gw.call>[1]) => (await gw.call(path, init)).json();
 
     // listModels
-    conforms(modelsListResponseSchema, { models: client.listModels() });
-    for (const m of client.listModels()) conforms(modelInfoSchema, m);
+    conforms(modelsListResponseSchema, { models: await client.listModels(user) });
+    for (const m of await client.listModels(user)) conforms(modelInfoSchema, m);
     expect(conforms(modelsListResponseSchema, await http("/api/models"))).toEqual(
-      JSON.parse(JSON.stringify({ models: client.listModels() })),
+      JSON.parse(JSON.stringify({ models: await client.listModels(user) })),
     );
 
     // createThread / getThreadRecord / listThreads

@@ -82,6 +82,34 @@ describe("authorization over the gateway (API keys with roles)", () => {
     expect(guest.status).toBe(403);
   });
 
+  it("GET /api/models lists only the models the key's role may use, and a hidden model is still refused for a run", async () => {
+    const { call, calls } = await serve([{ text: "never" }]);
+    const names = async (key: string) => {
+      const response = await call(key, "/api/models");
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { models: Array<{ name: string }> }).models.map((m) => m.name);
+    };
+    expect(await names(ROOT_KEY)).toEqual(["small", "big"]);
+    expect(await names(ALICE_KEY)).toEqual(["small"]);
+    // A key without a role lists what default_role (user) may use.
+    expect(await names(GUEST_KEY)).toEqual(["small"]);
+    await call(ALICE_KEY, "/api/threads", { thread_id: "t1" });
+    const run = await call(ALICE_KEY, "/api/threads/t1/runs/wait", { message: "hi", model: "big" });
+    expect(run.status).toBe(403);
+    expect(((await run.json()) as { error: { code: string } }).error.code).toBe("ANTLER_ERR_MODEL_FORBIDDEN");
+    expect(calls()).toHaveLength(0);
+  });
+
+  it("GET /api/models lists nothing for a key whose role is not configured", async () => {
+    const { call } = await serve([{ text: "never" }], {
+      mode: "api_keys",
+      api_keys: [{ key: GUEST_KEY, user: "ghost", role: "ghost" }],
+    });
+    const response = await call(GUEST_KEY, "/api/models");
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { models: unknown[] }).models).toEqual([]);
+  });
+
   it("mode none gives its single user auth.role", async () => {
     const { call, runs } = await serve(callOnce("bash"), { mode: "none", user: "solo", role: "admin" });
     await call("unused", "/api/threads", { thread_id: "t1" });

@@ -1,4 +1,5 @@
-import type { Kernel, PluginContext, Token } from "@antler/kernel";
+import { isAntlerError, type Kernel, type ModelInfo, type PluginContext, type Token } from "@antler/kernel";
+import { RuntimeErrorCodes } from "./errors.js";
 
 /** What a run asks for, as admission checks see it before the run starts (nothing is recorded yet). */
 export interface RunAdmissionRequest {
@@ -15,7 +16,9 @@ export interface RunAdmissionRequest {
 
 /**
  * Refuses a run before it starts by throwing a coded `AntlerError` (the gateway answers with its status, e.g.
- * 403 for `ANTLER_ERR_MODEL_FORBIDDEN`); returning admits it.
+ * 403 for `ANTLER_ERR_MODEL_FORBIDDEN`); returning admits it. Checks are also asked, with no run following, which
+ * models a caller may use (`AntlerClient.listModels`, `GET /api/models`), so a check must not count or record
+ * anything: it only decides.
  */
 export type RunAdmissionCheck = (request: RunAdmissionRequest) => void | Promise<void>;
 
@@ -40,4 +43,25 @@ export async function admitRun(kernel: Kernel, request: RunAdmissionRequest): Pr
     const check = kernel.scope.tryResolve(runAdmissionToken(plugin.name));
     if (check) await check(request);
   }
+}
+
+/**
+ * The models a caller may run on: those every admission check admits. A model refused with
+ * `ANTLER_ERR_MODEL_FORBIDDEN` is left out; any other refusal or failure throws, as the run would.
+ */
+export async function admittedModels(
+  kernel: Kernel,
+  caller: Omit<RunAdmissionRequest, "modelName" | "agentName">,
+  models: readonly ModelInfo[] = kernel.listModels(),
+): Promise<ModelInfo[]> {
+  const admitted: ModelInfo[] = [];
+  for (const model of models) {
+    try {
+      await admitRun(kernel, { ...caller, modelName: model.name, agentName: undefined });
+      admitted.push(model);
+    } catch (error) {
+      if (!isAntlerError(error, RuntimeErrorCodes.MODEL_FORBIDDEN)) throw error;
+    }
+  }
+  return admitted;
 }

@@ -1,4 +1,4 @@
-export { admitRun, provideRunAdmission, type RunAdmissionCheck, type RunAdmissionRequest } from "./admission.js";
+export { admitRun, admittedModels, provideRunAdmission, type RunAdmissionCheck, type RunAdmissionRequest } from "./admission.js";
 export {
   type AgentFeatures,
   type AntlerAgent,

@@ -72,7 +72,11 @@ export function schedulerRoutes(resolve: (kernel: Kernel) => Scheduler, logger?:
       summary: "Add a scheduled task: { prompt, at | cron, timezone?, name?, thread?, thread_id?, model?, agent?, context?, paused? }.",
       body: taskInputSchema,
       handler: (request) =>
-        answer(async () => ({ status: 201, body: publicTask(await scheduler(request).add(request.userId, request.body)) })),
+        answer(async () => ({
+          status: 201,
+          // The API key's role is recorded with the task: its occurrences act with it, not with default_role.
+          body: publicTask(await scheduler(request).add(request.userId, request.body, { userRole: request.principal.role })),
+        })),
     }),
     defineGatewayRoute({
       method: "GET",

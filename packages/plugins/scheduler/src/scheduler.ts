@@ -162,8 +162,12 @@ export class Scheduler {
 
   // ---------------------------------------------------------------------------------------------- management
 
-  /** Adds a task for `ownerUserId`. Bad cron expressions, timezones, past `once` times and unknown models are coded errors. */
-  async add(ownerUserId: string, input: TaskInput): Promise<ScheduledTaskView> {
+  /**
+   * Adds a task for `ownerUserId`. Bad cron expressions, timezones, past `once` times and unknown models are coded
+   * errors. `userRole` is the adding principal's authorization role, recorded with the task: each occurrence runs
+   * with it (its tools and models are that role's); without one, occurrences run with `default_role`.
+   */
+  async add(ownerUserId: string, input: TaskInput, options: { userRole?: string | undefined } = {}): Promise<ScheduledTaskView> {
     const owner = assertSafeId("user", ownerUserId);
     const parsed = taskInputSchema.safeParse(input);
     if (!parsed.success) {
@@ -221,6 +225,7 @@ export class Scheduler {
       model: task.model ?? null,
       agent_name: task.agent ?? null,
       context: JSON.stringify(context),
+      user_role: options.userRole ?? null,
       state: task.paused ? "paused" : "active",
       overlap_policy: "skip",
       next_fire_at: nextFireAt.toISOString(),
@@ -828,6 +833,8 @@ export class Scheduler {
       agent: occurrence.task.agent_name ?? undefined,
       context: occurrence.context,
       principal: INTERNAL_PRINCIPAL,
+      // The role of whoever added the task, never the scheduler's own: its tools and models are that role's.
+      userRole: occurrence.task.user_role ?? undefined,
       traceId: occurrence.traceId,
       signal: occurrence.signal,
       // A scheduled turn must not be refused because someone is chatting on its thread, nor cut them off:

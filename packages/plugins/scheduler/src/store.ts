@@ -28,6 +28,11 @@ export type ScheduledTasksTable = {
   agent_name: string | null;
   /** JSON object: extra runtime context given at creation (server-owned keys are refused then). */
   context: string;
+  /**
+   * The authorization role of the principal that added the task (the API key's `role`, or `userRole` in process);
+   * every occurrence runs with it. Null (no role given, or a task stored before `004-task-role`): `default_role`.
+   */
+  user_role: string | null;
   state: TaskState;
   overlap_policy: "skip";
   next_fire_at: string | null;
@@ -149,6 +154,13 @@ export const schedulerMigrations: readonly Migration[] = [
     name: "scheduler/003-task-agent",
     async up(db) {
       await db.schema.alterTable(TASKS_TABLE).addColumn("agent_name", "text").execute();
+    },
+  },
+  {
+    name: "scheduler/004-task-role",
+    async up(db) {
+      // Nullable: tasks stored before it keep running with default_role, as they did.
+      await db.schema.alterTable(TASKS_TABLE).addColumn("user_role", "text").execute();
     },
   },
 ];

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
-import { checkpointThreadId, compileThreadPipeline, messageText, runtimeConfig } from "@antler/plugin-runtime";
+import { admitRun, checkpointThreadId, compileThreadPipeline, messageText, runtimeConfig } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -215,6 +215,16 @@ export class KernelSubagentRunner implements SubagentRunner {
     const threadKey = `${checkpointThreadId(request.userId, request.threadId)}/subagents/${executionId}`;
     const logger = baseLogger.child({ trace_id: traceId, task_id: taskId, subagent_type: type.name, thread_id: request.threadId });
     const criteria = normalizeCriteria(request.acceptanceCriteria ?? []).criteria;
+    // The checks every lead run passes (authorization: may this role use this model?), before anything starts. A
+    // batch item's subagent or a type with a model of its own is judged here, not by the lead run's admission.
+    await admitRun(kernel, {
+      userId: request.userId,
+      userRole: request.userRole,
+      modelName,
+      agentName: undefined,
+      internal: false,
+      traceId,
+    });
     const context: Record<string, unknown> = {
       thread_id: request.threadId,
       user_id: request.userId,

@@ -22,7 +22,7 @@ import { withRunContext } from "@antler/kernel/authoring";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
-import { admitRun } from "../admission.js";
+import { admitRun, admittedModels } from "../admission.js";
 import {
   type AgentDetails,
   type AgentSaveRequest,
@@ -336,8 +336,20 @@ export class AntlerClient {
     return result;
   }
 
-  listModels(): ModelInfo[] {
-    return this.kernel.listModels();
+  /**
+   * The configured models this caller may run on: with `@antler/plugin-guardrails`' `authorization:`, those of
+   * its role (`userRole`, else the principal's `role`, else `default_role`), as the runs' admission checks decide;
+   * otherwise all of them. The gateway's `GET /api/models` answers with this for the API key's role.
+   */
+  async listModels(options: { userId?: string; userRole?: string; principal?: Principal; traceId?: string } = {}): Promise<ModelInfo[]> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const principal = options.principal ?? { kind: "user" as const, userId };
+    return admittedModels(this.kernel, {
+      userId,
+      userRole: options.userRole ?? principal.role,
+      internal: principal.kind === "internal",
+      traceId: options.traceId,
+    });
   }
 
   /** Runs one turn and returns the final AI text. */
