@@ -1,6 +1,7 @@
 import type { AIMessageChunk } from "@langchain/core/messages";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -19,12 +20,22 @@ async function collect(stream: AsyncIterable<AIMessageChunk>): Promise<AIMessage
 }
 
 describe("ScriptedChatModel", () => {
-  it("answers invoke with the scripted text, a stable id and the usage", async () => {
-    const model = scriptedModel([{ text: "hello there", usage: { input_tokens: 7, output_tokens: 2 } }]);
+  it("answers invoke with the scripted text, an id <idPrefix>-<call index> and the usage", async () => {
+    const model = scriptedModel([{ text: "hello there", usage: { input_tokens: 7, output_tokens: 2 } }, { text: "again" }]);
     const reply = await model.invoke("hi");
     expect(reply.content).toBe("hello there");
-    expect(reply.id).toBe("scripted-0");
+    expect(reply.id).toBe(`${model.idPrefix}-0`);
     expect(reply.usage_metadata).toEqual({ input_tokens: 7, output_tokens: 2, total_tokens: 9 });
+    expect((await model.invoke("more")).id).toBe(`${model.idPrefix}-1`);
+  });
+
+  it("gives each instance its own readable id prefix unless the script names one", async () => {
+    const [a, b] = [scriptedModel([]), scriptedModel([])];
+    expect(a.idPrefix).toMatch(/^scripted-[0-9a-f]{8}$/);
+    expect(b.idPrefix).toMatch(/^scripted-[0-9a-f]{8}$/);
+    expect(a.idPrefix).not.toBe(b.idPrefix);
+    const named = new ScriptedChatModel({ steps: [{ text: "x" }, { text: "y", id: "mine" }], idPrefix: "lead" });
+    expect([(await named.invoke("1")).id, (await named.invoke("2")).id]).toEqual(["lead-0", "mine"]);
   });
 
   it("gives tool calls deterministic ids call_<n>_<i> unless the step names one", async () => {
@@ -49,7 +60,7 @@ describe("ScriptedChatModel", () => {
     const model = scriptedModel([{ text: "The quick brown fox", usage: { input_tokens: 3, output_tokens: 4 } }]);
     const chunks = await collect(await model.stream("go"));
     expect(chunks.filter((c) => c.text !== "").map((c) => c.text)).toEqual(["The ", "quick ", "brown ", "fox"]);
-    expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(["scripted-0"]));
+    expect(new Set(chunks.map((c) => c.id))).toEqual(new Set([`${model.idPrefix}-0`]));
     expect(chunks.slice(0, -1).every((c) => c.usage_metadata === undefined)).toBe(true);
     expect(chunks.at(-1)?.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 4, total_tokens: 7 });
   });
@@ -129,6 +140,22 @@ describe("ScriptedChatModel", () => {
     const toolMessage = model.calls[1]?.messages.find((m): m is ToolMessage => ToolMessage.isInstance(m));
     expect(toolMessage?.tool_call_id).toBe("call_0_0");
     expect(toolMessage?.text).toBe("sunny in Oslo");
+  });
+
+  it("keeps both replies when two scripted models answer on one thread (their reply ids differ)", async () => {
+    // A lead and a subagent, or two clients on one checkpointer: each model's first reply lands in the same thread.
+    const checkpointer = new MemorySaver();
+    const thread = { configurable: { thread_id: "shared" } };
+    const lead = createAgent({ model: scriptedModel([{ text: "from the lead" }]), tools: [], checkpointer });
+    const other = createAgent({ model: scriptedModel([{ text: "from the other model" }]), tools: [], checkpointer });
+    await lead.invoke({ messages: [new HumanMessage("first")] }, thread);
+    const { messages } = await other.invoke({ messages: [new HumanMessage("second")] }, thread);
+    expect(messages.map((m) => [m.getType(), m.text])).toEqual([
+      ["human", "first"],
+      ["ai", "from the lead"],
+      ["human", "second"],
+      ["ai", "from the other model"],
+    ]);
   });
 
   it("streams deltas to an agent's messages stream", async () => {

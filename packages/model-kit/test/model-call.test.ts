@@ -1,6 +1,5 @@
 import { AntlerError, ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { scriptedModel } from "@antler/kernel/testing";
-import type { AIMessageChunk } from "@langchain/core/messages";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
@@ -13,12 +12,6 @@ const weather = tool(async ({ city }: { city: string }) => `sunny in ${city}`, {
   description: "Current weather for a city.",
   schema: z.object({ city: z.string() }),
 });
-
-async function collect(stream: AsyncIterable<AIMessageChunk>): Promise<AIMessageChunk[]> {
-  const chunks: AIMessageChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
-}
 
 describe("withModelErrorContext", () => {
   it("turns a failed call into MODEL_CALL_FAILED naming the model and the trace id, keeping the cause", async () => {
@@ -33,7 +26,11 @@ describe("withModelErrorContext", () => {
 
   it("wraps failures while streaming too", async () => {
     const model = withModelErrorContext(scriptedModel([{ error: "stream broke" }]), "fast");
-    const error = await ensureTraceContext("trace-stream", async () => collect(await model.stream("hi"))).catch((e: unknown) => e);
+    const error = await ensureTraceContext("trace-stream", async () => {
+      for await (const _ of await model.stream("hi")) {
+        // draining the stream is what makes the call
+      }
+    }).catch((e: unknown) => e);
     expect(isAntlerError(error, ErrorCodes.MODEL_CALL_FAILED)).toBe(true);
     expect((error as Error).message).toContain("trace-stream");
   });

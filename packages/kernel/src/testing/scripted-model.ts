@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
@@ -23,7 +24,7 @@ export interface ScriptedStep {
   delayMs?: number;
   /** Fail this call (after `delayMs`) with this error, or an Error with this message. */
   error?: Error | string;
-  /** Message id; default `scripted-<callIndex>`, counted per model instance: give ids when two instances share a thread. */
+  /** Message id; default `<idPrefix>-<callIndex>` (see `ScriptedChatModelOptions.idPrefix`). */
   id?: string;
 }
 
@@ -35,6 +36,12 @@ export interface ScriptedChatModelOptions {
   steps?: readonly ScriptedStep[];
   /** Answers every call past `steps` (or every call, without steps). */
   respond?: ScriptFunction;
+  /**
+   * Reply ids are `<idPrefix>-<callIndex>`. Default `scripted-<8 random hex digits>`, new per instance: models sharing
+   * a thread (a lead and a subagent, two clients on one checkpointer) must not reuse an id, or a later reply
+   * replaces an earlier one in the thread's messages.
+   */
+  idPrefix?: string;
 }
 
 export type Script = readonly ScriptedStep[] | ScriptFunction | ScriptedChatModelOptions;
@@ -61,22 +68,17 @@ export function scriptedToolCallId(callIndex: number, toolIndex: number): string
  */
 export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
   readonly calls: ScriptedCall[] = [];
+  readonly idPrefix: string;
   private readonly steps: readonly ScriptedStep[];
   private readonly respond: ScriptFunction | undefined;
 
   constructor(script: Script) {
     super({});
-    if (typeof script === "function") {
-      this.steps = [];
-      this.respond = script;
-    } else if (Array.isArray(script)) {
-      this.steps = script;
-      this.respond = undefined;
-    } else {
-      const options = script as ScriptedChatModelOptions;
-      this.steps = options.steps ?? [];
-      this.respond = options.respond;
-    }
+    const options: ScriptedChatModelOptions =
+      typeof script === "function" ? { respond: script } : Array.isArray(script) ? { steps: script } : (script as ScriptedChatModelOptions);
+    this.steps = options.steps ?? [];
+    this.respond = options.respond;
+    this.idPrefix = options.idPrefix ?? `scripted-${randomUUID().slice(0, 8)}`;
   }
 
   static override lc_name(): string {
@@ -113,7 +115,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     options.signal?.throwIfAborted();
     if (step.error !== undefined) throw typeof step.error === "string" ? new Error(step.error) : step.error;
     return {
-      id: step.id ?? `scripted-${callIndex}`,
+      id: step.id ?? `${this.idPrefix}-${callIndex}`,
       content: step.text ?? "",
       toolCalls: (step.toolCalls ?? []).map((call, i) => ({
         name: call.name,

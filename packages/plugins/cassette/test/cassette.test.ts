@@ -108,7 +108,12 @@ describe("cassette replay", () => {
 
   it("writes a header line, then one readable JSON object per exchange", async () => {
     const path = join(tempDir(), "c.jsonl");
-    await recordCassetteFromScript({ path, script: weatherScript, run: (model) => runWeatherAgent(model), note: "demo" });
+    const { scripted } = await recordCassetteFromScript({
+      path,
+      script: weatherScript,
+      run: (model) => runWeatherAgent(model),
+      note: "demo",
+    });
     const lines = readFileSync(path, "utf8").trimEnd().split("\n");
     expect(lines).toHaveLength(3);
     const header = JSON.parse(lines[0] as string);
@@ -116,7 +121,7 @@ describe("cassette replay", () => {
     expect(Number.isNaN(Date.parse(header.recorded_at))).toBe(false);
     const first = JSON.parse(lines[1] as string);
     expect(first.response).toMatchObject({
-      id: "scripted-0",
+      id: `${scripted.idPrefix}-0`,
       content: "Let me check.",
       tool_calls: [{ name: "get_weather", args: { city: "Oslo" }, id: "call_0_0" }],
       usage_metadata: { input_tokens: 20, output_tokens: 5, total_tokens: 25 },
@@ -143,7 +148,7 @@ describe("cassette replay", () => {
 
   it("streams replayed answers as word deltas under one id with usage on the last chunk", async () => {
     const path = join(tempDir(), "s.jsonl");
-    await recordCassetteFromScript({ path, script: weatherScript, run: (model) => runWeatherAgent(model) });
+    const { scripted } = await recordCassetteFromScript({ path, script: weatherScript, run: (model) => runWeatherAgent(model) });
     const replay = new CassetteChatModel({ cassette: await loadCassette(path) });
     const agent = createAgent({ model: replay, tools: [weather], systemPrompt: "You answer weather questions." });
     const chunks: AIMessageChunk[] = [];
@@ -153,7 +158,7 @@ describe("cassette replay", () => {
     )) {
       if (meta.langgraph_node === "model_request") chunks.push(chunk as AIMessageChunk);
     }
-    const final = chunks.filter((c) => c.id === "scripted-1");
+    const final = chunks.filter((c) => c.id === `${scripted.idPrefix}-1`);
     expect(final.filter((c) => c.text).map((c) => c.text)).toEqual(["It ", "is ", "sunny ", "in ", "Oslo."]);
     expect(final.at(-1)?.usage_metadata).toMatchObject({ input_tokens: 40, output_tokens: 6 });
     expect(final.slice(0, -1).every((c) => c.usage_metadata === undefined)).toBe(true);

@@ -104,15 +104,12 @@ describe("custom agents over HTTP", () => {
         ],
       },
     });
-    // A thread per run: the two models' scripted replies would share message ids on one thread.
-    let threads = 0;
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t1" } });
     const wait = async (json: Record<string, unknown>) => {
-      const thread = `t${++threads}`;
-      await gw.call("/api/threads", { method: "POST", json: { thread_id: thread } });
-      const res = await gw.call(`/api/threads/${thread}/runs/wait`, { method: "POST", json: { message: "hi", ...json } });
+      const res = await gw.call("/api/threads/t1/runs/wait", { method: "POST", json: { message: "hi", ...json } });
       expect(res.status).toBe(200);
       const body = (await res.json()) as { run_id: string; output: string };
-      const run = (await (await gw.call(`/api/threads/${thread}/runs/${body.run_id}`)).json()) as {
+      const run = (await (await gw.call(`/api/threads/t1/runs/${body.run_id}`)).json()) as {
         kwargs: { context: Record<string, unknown> };
       };
       return [body.output, run.kwargs.context.thinking_enabled];
@@ -124,7 +121,7 @@ describe("custom agents over HTTP", () => {
     await gw.call("/api/agents/brief", { method: "PUT", json: { soul: "Be brief.", thinking: false } });
     expect(await wait({ agent_name: "brief" })).toEqual(["quick", false]);
     expect(await wait({ agent_name: "brief", thinking_enabled: true })).toEqual(["thinking", true]);
-    const bad = await gw.call(`/api/threads/t${threads}/runs/wait`, { method: "POST", json: { message: "hi", thinking_enabled: "no" } });
+    const bad = await gw.call("/api/threads/t1/runs/wait", { method: "POST", json: { message: "hi", thinking_enabled: "no" } });
     expect(bad.status).toBe(400);
   });
 });

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,11 +26,8 @@ async function instance(storage: StorageConfigInput) {
       title: { enabled: false },
       logging: { level: "error" },
     },
-    // Unique message ids: two model instances write to one thread.
     plugins: [
-      scriptedModelsPlugin({
-        m: { respond: (messages) => ({ text: `reply to ${String(messages.at(-1)?.content)}`, delayMs: 1500, id: randomUUID() }) },
-      }),
+      scriptedModelsPlugin({ m: { respond: (messages) => ({ text: `reply to ${String(messages.at(-1)?.content)}`, delayMs: 1500 }) } }),
     ],
     cwd: dir,
     env: {},

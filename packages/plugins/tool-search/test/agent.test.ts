@@ -157,11 +157,7 @@ describe("deferred tools in a real agent turn", () => {
     // Another client (a restarted process) on the same base_dir and thread: the tool is bound from the first call.
     const b = await client({
       root,
-      // Message ids of their own: the first client's model already used scripted-0 and scripted-1 in this thread.
-      steps: [
-        { id: "b-0", toolCalls: [{ name: "acme_weather_forecast", args: { text: "Lisbon" }, id: "c-w" }] },
-        { id: "b-1", text: "sunny" },
-      ],
+      steps: [{ toolCalls: [{ name: "acme_weather_forecast", args: { text: "Lisbon" }, id: "c-w" }] }, { text: "sunny" }],
     });
     const { tools } = await turn(b.client, "and the forecast?", "t1");
     expect(acme(b.calls()[0]?.tools ?? [])).toEqual(["acme_weather_forecast"]);

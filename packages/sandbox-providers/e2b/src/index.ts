@@ -20,7 +20,7 @@ export {
   type SyncLimits,
   syncOutputs,
 } from "./output-sync.js";
-export { default, skillMounts } from "./plugin.js";
+export { default, type RemoteProviderContextOptions, setupRemoteSandboxProvider, skillMounts } from "./plugin.js";
 export {
   BOOTSTRAP_COMMAND,
   E2B_PROVIDER_ID,
@@ -46,3 +46,9 @@ export type {
 } from "./remote.js";
 export { E2BSandbox, globToRegExp } from "./sandbox.js";
 export { createSdkRemote, type SdkRemoteOptions } from "./sdk-remote.js";
+export {
+  type KeyedVendorApi,
+  type VendorLifecycleConfig,
+  VendorSandboxProvider,
+  type VendorSandboxProviderOptions,
+} from "./vendor-provider.js";

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isAntlerError, threadPaths } from "@antler/kernel";
+import { AntlerError, ErrorCodes, isAntlerError, threadPaths } from "@antler/kernel";
 import { captureLogs, runPluginConformance, runSandboxConformance } from "@antler/kernel/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import e2bPlugin, {
@@ -10,6 +10,7 @@ import e2bPlugin, {
   E2BSandboxProvider,
   e2bConfigSchema,
   type FolderRemote,
+  VendorSandboxProvider,
 } from "../src/index.js";
 
 let root: string;
@@ -252,5 +253,36 @@ describe("E2BSandboxProvider mounts (skills)", () => {
     const bob = await provider.acquire("t1", { userId: "bob" });
     expect(await bob.readFile("/mnt/skills/public/report-writing/SKILL.md")).toContain("public body");
     await expect(bob.readFile("/mnt/skills/custom/tidy-notes/templates/summary.md")).rejects.toThrow();
+  });
+});
+
+describe("VendorSandboxProvider (another vendor's API over this lifecycle)", () => {
+  it("checks the vendor key before each acquire, creating nothing without one, and names sandboxes after the vendor", async () => {
+    const api = {
+      key: undefined as string | undefined,
+      requireKey() {
+        if (!this.key) throw new AntlerError(ErrorCodes.CONFIG_ENV_MISSING, "no Acme key", { where: "acme config.api_key" });
+        return this.key;
+      },
+    };
+    const provider = new VendorSandboxProvider({
+      config: e2bConfigSchema.parse({ pool_size: 1 }),
+      service: { id: "acme", label: "Acme", createHint: "Check the Acme key." },
+      api,
+      remote: folder,
+      baseDir,
+      logger: captureLogs().logger,
+    });
+    providers.push(provider);
+
+    const err = await provider.acquire("t1", { userId: "u1" }).catch((e: unknown) => e);
+    expect(isAntlerError(err, "ANTLER_ERR_CONFIG_ENV_MISSING")).toBe(true);
+    expect(folder.liveIds()).toEqual([]);
+
+    api.key = "k";
+    const sandbox = await provider.acquire("t1", { userId: "u1" });
+    expect(provider.id).toBe("acme");
+    expect(sandbox.id).toBe("acme:u1/t1");
+    expect(folder.liveIds()).toHaveLength(1);
   });
 });
