@@ -1,8 +1,9 @@
 // Memory retrieval benchmark. Run `pnpm bench` after a build (or `node bench/retrieval.bench.mjs` here).
 // 10,000 facts for the measured user (and 10,000 of other users in the same index), then, per query:
 //   (a) search: the most relevant facts from the scope's in-memory index, after the version check that keeps it in
-//       step with the database (what memory_search and injection run)
-//   (b) inject: the whole per-turn injection path (profile + search + formatting under the token budget)
+//       step with the database (what memory_search runs)
+//   (b) inject: the whole per-turn injection path (profile + search + formatting under the token budget), which
+//       skips the version check within injection_recheck_ms of the last one
 //   (c) SQL full-text: the database's own index, used for scopes above INDEX_MAX_FACTS (no target)
 // Target: p99 ≤ 5 ms with 10,000 facts. SQLite always; PostgreSQL too when ANTLER_TEST_PG_URL is set.
 import { mkdtempSync, rmSync } from "node:fs";
