@@ -34,8 +34,19 @@ class SparseLastValue<V> extends LastValue<V> {
   }
 }
 
-/** A reducer field (`artifacts`, `todos`, ...): the same reducer; unset, it reads as `undefined` instead of throwing. */
+/**
+ * A reducer field (`artifacts`, `todos`, ...): the same reducer; unset, it reads as `undefined` instead of throwing.
+ *
+ * It must not call itself `BinaryOperatorAggregate`: LangGraph takes a channel of that name that has a version but
+ * no stored value for one written as a `DeltaChannel`, and rebuilds it by walking every ancestor checkpoint of the
+ * thread (one read and deserialization each). A sparse field that was written `undefined` is exactly that, so every
+ * turn's start walked the thread's whole history.
+ */
 class SparseReducedValue<V, U> extends BinaryOperatorAggregate<V, U> {
+  override lc_graph_name = "SparseReducedValue";
+  override equals(other: BaseChannel): boolean {
+    return other instanceof SparseReducedValue && other.operator === this.operator;
+  }
   override fromCheckpoint(checkpoint?: V): this {
     const channel = new SparseReducedValue<V, U>(this.operator, this.initialValueFactory);
     channel.value = super.fromCheckpoint(checkpoint).value;

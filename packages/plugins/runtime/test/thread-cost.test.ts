@@ -2,13 +2,14 @@ import { existsSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { threadPaths } from "@antler/kernel";
-import { ScriptedChatModel } from "@antler/kernel/testing";
+import { ScriptedChatModel, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
+import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createAntlerAgent } from "../src/index.js";
+import { AntlerClient, createAntlerAgent } from "../src/index.js";
 import { saveUpload } from "../src/stores/uploads.js";
 import { createPresentFilesTool } from "../src/tools/present-files.js";
 import { tempDir } from "./fixtures.js";
@@ -106,5 +107,43 @@ describe("an idle thread's checkpoint holds only what was set", () => {
     const writes = Object.values(saver.writes).flatMap((byTask) => Object.values(byTask));
     const messageWrites = writes.filter(([, channel]) => channel === "messages");
     expect(messageWrites).toHaveLength(4); // the question, the tool call, the tool result, the answer
+  });
+});
+
+describe("a turn's start reads the thread's latest checkpoint, never its history", () => {
+  it("reads the same number of checkpoints at the 3rd and the 12th turn (no ancestor walk), with the title and every default middleware on", async () => {
+    // Reducer fields written `undefined` (artifacts, todos, ...) are left out of checkpoints. LangGraph took such
+    // a field for one stored as deltas and rebuilt it by reading every ancestor checkpoint: one more read per turn
+    // of history, at every turn.
+    let reads = 0;
+    class CountingSaver extends MemorySaver {
+      override async getTuple(config: Parameters<MemorySaver["getTuple"]>[0]) {
+        reads++;
+        return super.getTuple(config);
+      }
+      // The SQLite and PostgreSQL savers walk ancestors with one getTuple each; MemorySaver has a shortcut.
+      override getDeltaChannelHistory = BaseCheckpointSaver.prototype.getDeltaChannelHistory;
+    }
+    const c = await AntlerClient.create({
+      config: { models: [{ name: "m", provider: "scripted" }], storage: { backend: "memory" } },
+      plugins: [scriptedModelsPlugin({ m: { respond: () => ({ text: "Fine." }) } })],
+      checkpointer: new CountingSaver(),
+      cwd: tempDir(),
+      env: {},
+      discover: false,
+    });
+    try {
+      const readsPerTurn: number[] = [];
+      for (let turn = 1; turn <= 12; turn++) {
+        const before = reads;
+        await c.chat(`hello ${turn}`, { threadId: "long" });
+        readsPerTurn.push(reads - before);
+      }
+      const thread = await c.getThread("long");
+      expect(thread.title).toBeTruthy(); // the title middleware ran (its write is what left the fields unset)
+      expect(readsPerTurn[11]).toBe(readsPerTurn[2]);
+    } finally {
+      await c.close();
+    }
   });
 });
