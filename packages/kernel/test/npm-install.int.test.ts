@@ -30,8 +30,9 @@ const PACKED = [
   "packages/plugins/cassette",
   "packages/plugins/storage-sqlite",
   "packages/plugins/openai",
-  // A dependency of the OpenAI plugin; npm would otherwise look for it on the registry.
+  // Dependencies of the OpenAI and SQLite plugins; npm would otherwise look for them on the registry.
   "packages/model-kit",
+  "packages/storage-kit",
 ];
 const STEP_TIMEOUT_MS = 180_000;
 

@@ -23,7 +23,7 @@ interface Manifest {
 }
 
 function packageDirs(): string[] {
-  const dirs = [join(REPO_ROOT, "packages/kernel"), join(REPO_ROOT, "packages/model-kit")];
+  const dirs = [join(REPO_ROOT, "packages/kernel"), join(REPO_ROOT, "packages/model-kit"), join(REPO_ROOT, "packages/storage-kit")];
   for (const family of ["plugins", "sandbox-providers", "community-tools"]) {
     const base = join(REPO_ROOT, "packages", family);
     for (const name of readdirSync(base)) if (existsSync(join(base, name, "package.json"))) dirs.push(join(base, name));

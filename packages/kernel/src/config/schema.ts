@@ -64,6 +64,16 @@ export const storageSectionSchema = z.strictObject({
   postgres_url: z.string().optional(),
   postgres_schema: z.string().optional().describe("Keep Antler's tables and checkpoints in this schema (created if missing)."),
   checkpointer: z.string().min(1).optional().describe("Overrides backend for thread checkpoints (memory, sqlite, postgres, ...)."),
+  checkpoint: z
+    .strictObject({
+      mode: z
+        .enum(["delta", "full"])
+        .default("delta")
+        .describe(
+          "delta: each message is stored once and checkpoints name theirs (cost per turn flat in thread length); full: LangGraph's own, the whole list in every checkpoint.",
+        ),
+    })
+    .default({ mode: "delta" }),
 });
 
 export const pluginEntrySchema = z.union([

@@ -77,6 +77,11 @@ export interface StorageBackend {
   readonly description?: string | undefined;
   /** True when `openDatabase` honours `inMemory`; `storage.backend: memory` keeps Antler's tables there. */
   readonly inMemoryDatabase?: boolean | undefined;
+  /**
+   * True when `openCheckpointer` honours `inMemory`; `storage.backend: memory` (or `storage.checkpointer: memory`)
+   * keeps thread checkpoints there, and in a plain LangGraph `MemorySaver` when no backend offers it.
+   */
+  readonly inMemoryCheckpointer?: boolean | undefined;
   openDatabase?(request: StorageOpenRequest): Promise<AntlerDatabase>;
   openCheckpointer?(request: StorageOpenRequest): Promise<Checkpointer>;
 }

@@ -19,15 +19,22 @@ const BACKEND_PLUGINS: Readonly<Record<string, string>> = {
   postgres: "@antler/plugin-storage-postgres",
 };
 
-/** `memory` is the kernel's own: checkpoints in a MemorySaver, tables in whichever backend can hold them in memory. */
-const memoryBackend: StorageBackend = {
-  id: "memory",
-  description: "Checkpoints in process memory (tests, throwaway runs).",
-  async openCheckpointer() {
-    const { MemorySaver } = await import("@langchain/langgraph-checkpoint");
-    return { saver: new MemorySaver(), kind: "memory", location: "memory", close: async () => {} };
-  },
-};
+/**
+ * `memory` is the kernel's own id: tables and checkpoints in whichever backend can hold them in memory (the SQLite
+ * plugin), checkpoints in a plain MemorySaver when none can.
+ */
+function memoryBackend(holders: () => Array<{ value: StorageBackend }>): StorageBackend {
+  return {
+    id: "memory",
+    description: "Tables and checkpoints in process memory (tests, throwaway runs).",
+    async openCheckpointer(request) {
+      const holder = holders().find((e) => e.value.inMemoryCheckpointer && e.value.openCheckpointer)?.value;
+      if (holder?.openCheckpointer) return holder.openCheckpointer({ ...request, inMemory: true });
+      const { MemorySaver } = await import("@langchain/langgraph-checkpoint");
+      return { saver: new MemorySaver(), kind: "memory", location: "memory", close: async () => {} };
+    },
+  };
+}
 
 /** Storage backends registered by plugins, and opening handles on the configured ones. */
 export class StorageRegistry implements StorageAccess {
@@ -38,7 +45,11 @@ export class StorageRegistry implements StorageAccess {
     private readonly baseDir: string,
     private readonly logger: Logger,
   ) {
-    this.backends.add(memoryBackend, "@antler/kernel", "storage");
+    this.backends.add(
+      memoryBackend(() => this.backends.list()),
+      "@antler/kernel",
+      "storage",
+    );
   }
 
   add(backend: StorageBackend, plugin: string, where: string): void {

@@ -10,7 +10,7 @@ import {
   runMigrations,
   threadPaths,
 } from "@antler/kernel";
-import { MemorySaver } from "@langchain/langgraph-checkpoint";
+import type { DeltaCheckpointSaver } from "@antler/storage-kit";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
@@ -52,7 +52,7 @@ describe("createCheckpointer", () => {
     const baseDir = tempDir();
     const first = await createCheckpointer({ backend: "sqlite" }, { baseDir });
     expect(first.kind).toBe("sqlite");
-    expect(first.saver).toBeInstanceOf(SqliteSaver);
+    expect((first.saver as DeltaCheckpointSaver).inner).toBeInstanceOf(SqliteSaver);
     const id = await writeCheckpoint(first.saver, "thread-1", "from the first process");
     await first.close();
 
@@ -84,7 +84,7 @@ describe("createCheckpointer", () => {
     const baseDir = tempDir();
     const cp = await createCheckpointer({ backend: "postgres", checkpointer: "memory" }, { baseDir });
     expect(cp.kind).toBe("memory");
-    expect(cp.saver).toBeInstanceOf(MemorySaver);
+    expect(cp.location).toBe(":memory:");
     await cp.close();
     expect(existsSync(join(baseDir, "data"))).toBe(false);
   });

@@ -1,3 +1,4 @@
+export { SqliteMessageLog } from "./message-log.js";
 export { default } from "./plugin.js";
 export {
   ANTLER_SQLITE_FILE,

@@ -15,13 +15,14 @@ export default definePlugin({
       id: "sqlite",
       description: "SQLite files under <base_dir>/<sqlite_dir>",
       inMemoryDatabase: true,
+      inMemoryCheckpointer: true,
       async openDatabase(request) {
         const sqlite = await import("./sqlite.js");
         return sqlite.openSqliteDatabase(sqlite.databaseFile(request));
       },
       async openCheckpointer(request) {
         const sqlite = await import("./sqlite.js");
-        return sqlite.openSqliteCheckpointer(sqlite.checkpointFile(request));
+        return sqlite.openSqliteCheckpointer(sqlite.checkpointFile(request), { mode: request.storage.checkpoint.mode });
       },
     });
   },

@@ -9,9 +9,11 @@ import {
   ErrorCodes,
   type StorageOpenRequest,
 } from "@antler/kernel";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
+import { SqliteMessageLog } from "./message-log.js";
 
 /** The file that holds Antler's own tables, next to the checkpoints in `<base_dir>/<sqlite_dir>`. */
 export const ANTLER_SQLITE_FILE = "antler.sqlite";
@@ -97,12 +99,21 @@ export function openSqliteDatabase(file: string): AntlerDatabase {
   };
 }
 
-/** LangGraph's SqliteSaver on `<base_dir>/<sqlite_dir>/checkpoints.sqlite`. */
-export function openSqliteCheckpointer(file: string): Checkpointer {
+/**
+ * LangGraph's SqliteSaver on `<base_dir>/<sqlite_dir>/checkpoints.sqlite` (or `:memory:`), storing each message
+ * once in the same file unless `storage.checkpoint.mode` is `full`.
+ */
+export async function openSqliteCheckpointer(file: string, options: { mode?: "delta" | "full" } = {}): Promise<Checkpointer> {
   const db = openSqliteFile(file);
+  const inner = new SqliteSaver(db);
+  let saver: BaseCheckpointSaver = inner;
+  if ((options.mode ?? "delta") === "delta") {
+    const { DeltaCheckpointSaver } = await import("@antler/storage-kit");
+    saver = new DeltaCheckpointSaver(inner, new SqliteMessageLog(db));
+  }
   return {
-    saver: new SqliteSaver(db),
-    kind: "sqlite",
+    saver,
+    kind: file === ":memory:" ? "memory" : "sqlite",
     location: file,
     close: async () => {
       if (db.open) db.close();
@@ -115,5 +126,5 @@ export function databaseFile(request: StorageOpenRequest): string {
 }
 
 export function checkpointFile(request: StorageOpenRequest): string {
-  return join(sqliteDirectory(request), CHECKPOINTS_SQLITE_FILE);
+  return request.inMemory ? ":memory:" : join(sqliteDirectory(request), CHECKPOINTS_SQLITE_FILE);
 }
