@@ -6,6 +6,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
 import type { GatewayConfig } from "./config.js";
+import { assertJsonContentType, hostCheck, sameOriginCheck } from "./cross-site.js";
 import type { GatewayEnv } from "./env.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
 import { mountMcpRoutes } from "./mcp.js";
@@ -66,6 +67,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
 
   app.use("*", traceMiddleware(logger));
   for (const { around } of options.requestWrappers ?? []) app.use("*", (c, next) => around(c.req.raw, next));
+  // Before CORS and every route: a rebound DNS name or another site's page gets no answer it could use.
+  for (const check of [hostCheck(config), sameOriginCheck(config)]) if (check) app.use("*", check);
   if (config.cors.allow_origins.length > 0) {
     const origins = config.cors.allow_origins;
     app.use(
@@ -118,7 +121,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
 
   const user = (c: Context<GatewayEnv>) => c.get("principal").userId;
   const readJson = async <S extends z.ZodType>(c: Context<GatewayEnv>, schema: S): Promise<z.output<S>> =>
-    parseBody(schema, await readJsonBody(c, config.max_json_bytes));
+    parseBody(schema, await readJsonBody(c, config.max_json_bytes, config.auth.mode === "none"));
 
   // The models the key's role may run on (authorization), decided by the same admission checks as a run.
   app.get("/api/models", async (c) => {
@@ -459,7 +462,8 @@ function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
   };
 }
 
-async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number): Promise<unknown> {
+async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number, requireJsonType: boolean): Promise<unknown> {
+  if (requireJsonType) assertJsonContentType(c);
   const bytes = await readBoundedBody(c, {
     maxBytes,
     what: "JSON body",

@@ -19,8 +19,16 @@ export const apiKeySchema = z.strictObject({
 
 export const gatewayAuthSchema = z
   .strictObject({
-    /** `api_keys`: every /api request needs a configured key. `none`: one unauthenticated user, loopback only. */
+    /**
+     * `api_keys`: every /api request needs a configured key. `none`: one unauthenticated user, loopback only,
+     * with the Host and same-origin checks that keep web pages from driving it (see the README).
+     */
     mode: z.enum(["api_keys", "none"]).default("api_keys"),
+    /**
+     * `mode: none` only: allow binding a non-loopback address. Anyone who can reach the port then acts as
+     * `auth.user`; only for a network you trust (a container's private network, a VPN).
+     */
+    allow_none_on_network: z.boolean().default(false),
     api_keys: z.array(apiKeySchema).default([]),
     /** The single user of `mode: none`. */
     user: userIdSchema.default("default"),
@@ -85,53 +93,79 @@ export const runEventsConfigSchema = z.strictObject({
   poll_interval_ms: z.number().int().min(10).max(5000).default(100),
 });
 
-export const gatewayConfigSchema = z.strictObject({
-  /** Interface to bind; `antler serve --host` overrides. Default loopback only. */
-  host: z.string().min(1).default("127.0.0.1"),
-  /** Port to bind (0 picks a free one); `antler serve --port` overrides. */
-  port: z.number().int().min(0).max(65535).default(8001),
-  auth: gatewayAuthSchema.default({ mode: "api_keys", api_keys: [], user: "default", admins: [] }),
-  cors: z
-    .strictObject({
-      /** Origins allowed to call the API from a browser; `*` allows any. Empty: no CORS headers. */
-      allow_origins: z.array(z.string().min(1)).default([]),
-    })
-    .default({ allow_origins: [] }),
-  /** Largest JSON request body, in bytes. */
-  max_json_bytes: z
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024),
-  stream_bridge: streamBridgeSchema.default({ type: "sql" }),
-  run_events: runEventsConfigSchema.default({
-    retention_hours: 24,
-    max_events_per_run: 10_000,
-    sweep_interval_seconds: 600,
-    flush_interval_ms: 20,
-    poll_interval_ms: 100,
-  }),
-  /** Seconds between SSE keep-alive comments while a run is quiet. */
-  sse_keepalive_seconds: z.number().positive().default(15),
-  /**
-   * How instances on one database vouch for their runs. Give every instance the same values: a cancel sent to
-   * one instance waits `cancel_wait_seconds` for the owner, which reads it at its next heartbeat.
-   */
-  runs: z
-    .strictObject({
-      /** How often an instance renews its live runs' leases and reads cancel requests. */
-      heartbeat_seconds: z.number().positive().max(300).default(5),
-      /** A run whose lease is this old counts as orphaned (its process died); default 3 heartbeats. */
-      lease_seconds: z.number().positive().max(3600).optional(),
-      /** How long a cancel for another instance's run waits before answering 202; default heartbeat + 2 s. */
-      cancel_wait_seconds: z.number().positive().max(300).optional(),
-    })
-    .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
-      message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",
-      path: ["lease_seconds"],
-    })
-    .default({ heartbeat_seconds: 5 }),
-});
+/** A host name as the Host header names it, without scheme or port; `*.` in front matches any subdomain. */
+const allowedHostSchema = z
+  .string()
+  .regex(
+    /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/i,
+    "allowed_hosts lists host names without scheme or port, e.g. `antler.example.com`, `*.example.com`, `192.168.1.20` or `[fd00::1]`",
+  );
+
+export const gatewayConfigSchema = z
+  .strictObject({
+    /** Interface to bind; `antler serve --host` overrides. Default loopback only. */
+    host: z.string().min(1).default("127.0.0.1"),
+    /**
+     * Host names (the `Host` header, any port) the gateway answers besides the loopback ones (localhost,
+     * *.localhost, 127.0.0.1, [::1]), which are always accepted. Checked in `auth.mode: none` always (a foreign
+     * Host is DNS rebinding); in `api_keys` mode only when the list is not empty.
+     */
+    allowed_hosts: z.array(allowedHostSchema).default([]),
+    /** Port to bind (0 picks a free one); `antler serve --port` overrides. */
+    port: z.number().int().min(0).max(65535).default(8001),
+    auth: gatewayAuthSchema.default({ mode: "api_keys", api_keys: [], user: "default", admins: [], allow_none_on_network: false }),
+    cors: z
+      .strictObject({
+        /** Origins allowed to call the API from a browser; `*` allows any. Empty: no CORS headers. */
+        allow_origins: z.array(z.string().min(1)).default([]),
+      })
+      .default({ allow_origins: [] }),
+    /** Largest JSON request body, in bytes. */
+    max_json_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024),
+    stream_bridge: streamBridgeSchema.default({ type: "sql" }),
+    run_events: runEventsConfigSchema.default({
+      retention_hours: 24,
+      max_events_per_run: 10_000,
+      sweep_interval_seconds: 600,
+      flush_interval_ms: 20,
+      poll_interval_ms: 100,
+    }),
+    /** Seconds between SSE keep-alive comments while a run is quiet. */
+    sse_keepalive_seconds: z.number().positive().default(15),
+    /**
+     * How instances on one database vouch for their runs. Give every instance the same values: a cancel sent to
+     * one instance waits `cancel_wait_seconds` for the owner, which reads it at its next heartbeat.
+     */
+    runs: z
+      .strictObject({
+        /** How often an instance renews its live runs' leases and reads cancel requests. */
+        heartbeat_seconds: z.number().positive().max(300).default(5),
+        /** A run whose lease is this old counts as orphaned (its process died); default 3 heartbeats. */
+        lease_seconds: z.number().positive().max(3600).optional(),
+        /** How long a cancel for another instance's run waits before answering 202; default heartbeat + 2 s. */
+        cancel_wait_seconds: z.number().positive().max(300).optional(),
+      })
+      .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
+        message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",
+        path: ["lease_seconds"],
+      })
+      .default({ heartbeat_seconds: 5 }),
+  })
+  .superRefine((config, issues) => {
+    // With no key to ask for, CORS for every origin would let any web page read and drive the API.
+    if (config.auth.mode === "none" && config.cors.allow_origins.includes("*")) {
+      issues.addIssue({
+        code: "custom",
+        path: ["cors", "allow_origins"],
+        message:
+          "cors.allow_origins `*` is refused with auth.mode none: any web page could read and drive the key-less API; list the origins that may call it",
+      });
+    }
+  });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>;

@@ -25,6 +25,12 @@ export const GatewayErrorCodes = {
   /** A body within the byte limit that passes a shape limit (nesting depth, key count, value size): 400. */
   LIMIT_EXCEEDED: "ANTLER_ERR_GATEWAY_LIMIT_EXCEEDED",
   METHOD_NOT_ALLOWED: "ANTLER_ERR_GATEWAY_METHOD_NOT_ALLOWED",
+  /** The Host header is neither a loopback name nor in `allowed_hosts` (DNS rebinding): 421. */
+  HOST_NOT_ALLOWED: "ANTLER_ERR_GATEWAY_HOST_NOT_ALLOWED",
+  /** `auth.mode: none`: a browser request from another page (`Origin`, `Sec-Fetch-Site`): 403. */
+  CROSS_SITE_REQUEST: "ANTLER_ERR_GATEWAY_CROSS_SITE_REQUEST",
+  /** `auth.mode: none`: a JSON route's body without `Content-Type: application/json`: 415. */
+  UNSUPPORTED_MEDIA_TYPE: "ANTLER_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE",
   /** Node's HTTP parser refused the request (bad header bytes, oversized headers) before any route saw it. */
   MALFORMED_REQUEST: "ANTLER_ERR_GATEWAY_MALFORMED_REQUEST",
   NOT_FOUND: "ANTLER_ERR_GATEWAY_NOT_FOUND",

@@ -43,7 +43,11 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Addresses only this machine can connect to. */
+function isLoopbackAddress(host: string): boolean {
+  const name = host.toLowerCase();
+  return name === "localhost" || name === "::1" || /^(?:::ffff:)?127(?:\.\d{1,3}){3}$/.test(name);
+}
 
 /** Every route the loaded plugins contribute through `provideGatewayRoutes`, in plugin load order. */
 export function collectContributedRoutes(kernel: Kernel): Array<{ plugin: string; route: GatewayRoute }> {
@@ -88,24 +92,38 @@ export function parseGatewayConfig(input: GatewayConfigInput | undefined): Gatew
   return parsed.data;
 }
 
+/**
+ * `auth.mode: none` makes reaching the port the only credential, so it binds loopback unless the config says
+ * otherwise in so many words.
+ */
+function assertKeylessBindAllowed(config: GatewayConfig, host: string, fromFlag: boolean): void {
+  if (config.auth.mode !== "none" || config.auth.allow_none_on_network || isLoopbackAddress(host)) return;
+  throw new AntlerError(
+    ErrorCodes.CONFIG_INVALID,
+    `auth.mode none serves one unauthenticated user and binds only loopback addresses, not ${host}${fromFlag ? " (from --host)" : ""}`,
+    {
+      where: "@antler/plugin-gateway config.auth.allow_none_on_network",
+      hint: "Bind 127.0.0.1 (the default), or configure auth.mode api_keys with auth.api_keys to serve other hosts. To serve a network you trust without keys (a container's private network, a VPN), set auth.allow_none_on_network: true and list the names clients use in allowed_hosts.",
+      details: { host, auth_mode: "none" },
+    },
+  );
+}
+
 /** Starts the gateway on loopback (or the configured host) and resolves once it is listening. */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const config = parseGatewayConfig(options.config);
   const host = options.host ?? config.host;
   const port = options.port ?? config.port;
-  if (config.auth.mode === "none" && !LOOPBACK.has(host)) {
-    throw new AntlerError(
-      ErrorCodes.CONFIG_INVALID,
-      `auth.mode none serves one unauthenticated user and may only bind a loopback address, not ${host}`,
-      {
-        where: "@antler/plugin-gateway config.auth.mode",
-        hint: "Bind 127.0.0.1 (the default), or configure auth.api_keys to serve other hosts.",
-      },
-    );
-  }
+  assertKeylessBindAllowed(config, host, options.host !== undefined);
   const { client } = options;
   if (client.kernel.status === "booted") await client.kernel.start();
   const edgeLogger = options.logger ?? client.kernel.logger.child({ plugin: "@antler/plugin-gateway" });
+  if (config.auth.mode === "none" && !isLoopbackAddress(host)) {
+    edgeLogger.warn(
+      { host, user: config.auth.user },
+      "auth.mode none on a network address (auth.allow_none_on_network): anyone who can reach the port acts as the gateway's one user",
+    );
+  }
   // Every run of the client is logged from here on, whoever consumes it (a stream, runs/wait, the scheduler).
   const runEvents = await openRunEventLog(client, config, edgeLogger);
   const detachRunEvents = runEvents ? client.observeRuns(runEvents) : () => {};
