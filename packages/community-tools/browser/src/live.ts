@@ -61,6 +61,57 @@ const inputSchema = z.discriminatedUnion("action", [
 ]);
 export type LiveInput = z.infer<typeof inputSchema>;
 
+function sse(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * The body of an event stream that is pulled, never pushed: the next event is made only once the connection has
+ * taken the last (the server stops reading a body while the socket's `write()` is backed up, until `drain`). A
+ * viewer that reads slowly or not at all holds at most one event here, and on reading again gets an event made
+ * then; the frames it could not take were never captured, so memory stays flat however long it stalls.
+ * `end` runs once the source is done or failed, or the client went away.
+ */
+function pulledEventStream(source: AsyncGenerator<string>, end: (error?: unknown) => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const close = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    try {
+      controller.close();
+    } catch {
+      // already cancelled by the client
+    }
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let next: IteratorResult<string>;
+        try {
+          next = await source.next();
+        } catch (error) {
+          end(error);
+          return close(controller);
+        }
+        if (next.done) {
+          end();
+          return close(controller);
+        }
+        try {
+          controller.enqueue(encoder.encode(next.value));
+        } catch {
+          // cancelled while the event was being made
+        }
+      },
+      cancel() {
+        end();
+        // The source ends at its next step; nothing refers to it after that.
+        void source.return(undefined).catch(() => undefined);
+      },
+    },
+    // Nothing is made ahead of a read.
+    { highWaterMark: 0 },
+  );
+}
+
 function problem(status: number, code: string, message: string, extra: Record<string, unknown> = {}): GatewayReply {
   return { status, body: { error: { code, message, ...extra } } };
 }
@@ -119,7 +170,6 @@ export function browserLiveRoutes(manager: BrowserSessionManager, config: LiveVi
         { held_by: { user_id: holder.userId, client: holder.client, since: holder.since } },
       );
     }
-    const encoder = new TextEncoder();
     let wake: (() => void) | undefined;
     let activeUntil = 0;
     let stopped = false;
@@ -144,64 +194,61 @@ export function browserLiveRoutes(manager: BrowserSessionManager, config: LiveVi
     };
     request.signal.addEventListener("abort", release, { once: true });
 
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        const send = (event: string, data: unknown) =>
-          controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
-        send("viewer", { viewer_id: viewer.id, thread_id: scope.threadId });
-        let lastState = "";
-        let lastFrame = "";
-        let seq = 0;
-        try {
-          while (!stopped) {
-            const current = state(scope);
-            const stateKey = JSON.stringify([current.open, current.url]);
-            if (stateKey !== lastState) {
-              lastState = stateKey;
-              send("state", current);
-            }
-            const session = manager.get(scope);
-            if (current.open && session) {
-              // Capture runs beside the session's action queue, never in it: a long agent action does not freeze
-              // the view, and input never waits for a capture.
-              const jpeg = await session.page
-                .screenshot({ type: "jpeg", quality: config.jpeg_quality, timeout: 5000, caret: "initial" })
-                .catch(() => undefined);
-              if (jpeg && !stopped) {
-                const digest = createHash("sha1").update(jpeg).digest("hex");
-                if (digest !== lastFrame) {
-                  lastFrame = digest;
-                  send("frame", { seq: ++seq, mime: "image/jpeg", data: jpeg.toString("base64"), url: session.page.url(), at: Date.now() });
-                }
-              }
-            } else {
-              controller.enqueue(encoder.encode(": waiting for a browser session\n\n"));
-            }
-            const delay = Date.now() < activeUntil ? config.active_frame_interval_ms : config.frame_interval_ms;
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, delay);
-              wake = () => {
-                clearTimeout(timer);
-                resolve();
-              };
-            });
-            wake = undefined;
-          }
-        } catch (error) {
-          // A closed stream (the viewer went away mid-write) ends the loop; anything else is worth a line.
-          if (!stopped) logger?.warn({ err: error, thread_id: scope.threadId }, "browser live view stopped");
-        } finally {
-          release();
-          try {
-            controller.close();
-          } catch {
-            // already closed by the client
-          }
+    /** Waits out the frame period (cut short by an input's kick or by the viewer leaving). */
+    const nextTick = () =>
+      new Promise<void>((resolve) => {
+        const delay = Date.now() < activeUntil ? config.active_frame_interval_ms : config.frame_interval_ms;
+        const timer = setTimeout(resolve, delay);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).finally(() => {
+        wake = undefined;
+      });
+
+    async function* events(): AsyncGenerator<string> {
+      yield sse("viewer", { viewer_id: viewer.id, thread_id: scope.threadId });
+      let lastState = "";
+      let lastFrame = "";
+      let seq = 0;
+      while (!stopped) {
+        const current = state(scope);
+        const stateKey = JSON.stringify([current.open, current.url]);
+        if (stateKey !== lastState) {
+          lastState = stateKey;
+          yield sse("state", current);
         }
-      },
-      cancel() {
-        release();
-      },
+        const session = manager.get(scope);
+        if (current.open && session) {
+          // Capture runs beside the session's action queue, never in it: a long agent action does not freeze
+          // the view, and input never waits for a capture.
+          const jpeg = await session.page
+            .screenshot({ type: "jpeg", quality: config.jpeg_quality, timeout: 5000, caret: "initial" })
+            .catch(() => undefined);
+          if (jpeg && !stopped) {
+            const digest = createHash("sha1").update(jpeg).digest("hex");
+            if (digest !== lastFrame) {
+              lastFrame = digest;
+              yield sse("frame", {
+                seq: ++seq,
+                mime: "image/jpeg",
+                data: jpeg.toString("base64"),
+                url: session.page.url(),
+                at: Date.now(),
+              });
+            }
+          }
+        } else {
+          yield ": waiting for a browser session\n\n";
+        }
+        if (!stopped) await nextTick();
+      }
+    }
+
+    const body = pulledEventStream(events(), (error) => {
+      if (error !== undefined && !stopped) logger?.warn({ err: error, thread_id: scope.threadId }, "browser live view stopped");
+      release();
     });
     return new Response(body, {
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" },

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { ConsoleErrorCodes } from "./config.js";
@@ -32,37 +32,28 @@ interface StaticFile {
   readonly etag: string;
 }
 
+interface Build {
+  readonly shell: StaticFile;
+  /** The names in `assets/` when the shell was found: the only keys the asset cache ever holds. */
+  readonly assets: ReadonlySet<string>;
+}
+
 /**
  * Serves the built console from a folder: `index.html` for the shell and every client-side route, `assets/<name>`
- * for the hashed bundles. Files are read on first use and kept (they never change while the server runs).
+ * for the hashed bundles. The shell and the list of asset names are read once, together, on first use; an asset is
+ * read on its first request and kept (a build never changes while the server runs). A name the build does not
+ * have is a 404 that touches neither the disk nor the cache, so requests for made-up names cost no memory.
  */
 export class StaticSite {
-  private readonly files = new Map<string, Promise<StaticFile | null>>();
+  private build: Promise<Build | null> | undefined;
+  private readonly assets = new Map<string, Promise<StaticFile | null>>();
 
   constructor(private readonly dir: string) {}
 
   /** The shell: for `/` and the client-side routes (SPA fallback). */
-  shell(request: Request): Promise<Response> {
-    return this.respond(request, "index.html", REVALIDATE, true);
-  }
-
-  /** One built asset; anything but a plain file name is a 404, so no path can leave the assets folder. */
-  asset(request: Request): Promise<Response> {
-    const pathname = new URL(request.url).pathname;
-    let name: string;
-    try {
-      name = decodeURIComponent(pathname.slice("/assets/".length));
-    } catch {
-      name = "";
-    }
-    if (!ASSET_NAME.test(name) || name.includes("..")) return Promise.resolve(notFound(pathname));
-    return this.respond(request, `assets/${name}`, IMMUTABLE, false);
-  }
-
-  private async respond(request: Request, relative: string, cacheControl: string, isShell: boolean): Promise<Response> {
-    const file = await this.load(relative);
-    if (!file) {
-      if (!isShell) return notFound(new URL(request.url).pathname);
+  async shell(request: Request): Promise<Response> {
+    const build = await this.loadBuild();
+    if (!build) {
       return new Response(
         JSON.stringify({
           error: {
@@ -74,46 +65,103 @@ export class StaticSite {
         { status: 503, headers: { "content-type": "application/json", "cache-control": "no-store" } },
       );
     }
-    const headers: Record<string, string> = {
-      "content-type": file.type,
-      "cache-control": cacheControl,
-      etag: file.etag,
-      "x-content-type-options": "nosniff",
-      vary: "accept-encoding",
-    };
-    if (isShell) {
-      headers["content-security-policy"] = PAGE_CSP;
-      headers["referrer-policy"] = "no-referrer";
-    }
-    const match = request.headers.get("if-none-match");
-    if (match?.split(",").some((tag) => tag.trim() === file.etag)) return new Response(null, { status: 304, headers });
-    const gzip = file.gzip !== null && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
-    const body = gzip ? (file.gzip as Buffer) : file.bytes;
-    if (gzip) headers["content-encoding"] = "gzip";
-    headers["content-length"] = String(body.length);
-    return new Response(request.method === "HEAD" ? null : new Uint8Array(body), { status: 200, headers });
+    return respond(request, build.shell, REVALIDATE, true);
   }
 
-  private load(relative: string): Promise<StaticFile | null> {
-    let entry = this.files.get(relative);
-    if (!entry) {
-      entry = readFile(join(this.dir, relative)).then(
-        (bytes) => {
-          const ext = extname(relative);
-          return {
-            bytes,
-            gzip: COMPRESSIBLE.has(ext) && bytes.length > 512 ? gzipSync(bytes) : null,
-            type: TYPES[ext] ?? "application/octet-stream",
-            etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`,
-          };
-        },
-        () => null,
+  /** One built asset; anything but a file name the build has is a 404, so no path can leave the assets folder. */
+  async asset(request: Request): Promise<Response> {
+    const pathname = new URL(request.url).pathname;
+    let name: string;
+    try {
+      name = decodeURIComponent(pathname.slice("/assets/".length));
+    } catch {
+      name = "";
+    }
+    if (!ASSET_NAME.test(name) || name.includes("..")) return notFound(pathname);
+    const build = await this.loadBuild();
+    if (!build?.assets.has(name)) return notFound(pathname);
+    const file = await this.loadAsset(name);
+    return file ? respond(request, file, IMMUTABLE, false) : notFound(pathname);
+  }
+
+  /** How many asset files are held in memory (at most the build's count). */
+  get cachedAssetCount(): number {
+    return this.assets.size;
+  }
+
+  private loadBuild(): Promise<Build | null> {
+    if (!this.build) {
+      const loading = Promise.all([readStatic(join(this.dir, "index.html")), listAssets(join(this.dir, "assets"))]).then(
+        ([shell, assets]) => (shell ? { shell, assets } : null),
       );
       // A missing shell is looked for again next time (the build may land while the server runs).
-      if (relative === "index.html") void entry.then((file) => file ?? this.files.delete(relative));
-      this.files.set(relative, entry);
+      void loading.then((build) => {
+        if (!build && this.build === loading) this.build = undefined;
+      });
+      this.build = loading;
+    }
+    return this.build;
+  }
+
+  private loadAsset(name: string): Promise<StaticFile | null> {
+    let entry = this.assets.get(name);
+    if (!entry) {
+      const loading = readStatic(join(this.dir, "assets", name));
+      // A listed file that could not be read is tried again next time; the keys stay within the listing either way.
+      void loading.then((file) => {
+        if (!file && this.assets.get(name) === loading) this.assets.delete(name);
+      });
+      entry = loading;
+      this.assets.set(name, entry);
     }
     return entry;
+  }
+}
+
+function respond(request: Request, file: StaticFile, cacheControl: string, isShell: boolean): Response {
+  const headers: Record<string, string> = {
+    "content-type": file.type,
+    "cache-control": cacheControl,
+    etag: file.etag,
+    "x-content-type-options": "nosniff",
+    vary: "accept-encoding",
+  };
+  if (isShell) {
+    headers["content-security-policy"] = PAGE_CSP;
+    headers["referrer-policy"] = "no-referrer";
+  }
+  const match = request.headers.get("if-none-match");
+  if (match?.split(",").some((tag) => tag.trim() === file.etag)) return new Response(null, { status: 304, headers });
+  const gzip = file.gzip !== null && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
+  const body = gzip ? (file.gzip as Buffer) : file.bytes;
+  if (gzip) headers["content-encoding"] = "gzip";
+  headers["content-length"] = String(body.length);
+  return new Response(request.method === "HEAD" ? null : new Uint8Array(body), { status: 200, headers });
+}
+
+async function readStatic(path: string): Promise<StaticFile | null> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch {
+    return null;
+  }
+  const ext = extname(path);
+  return {
+    bytes,
+    gzip: COMPRESSIBLE.has(ext) && bytes.length > 512 ? gzipSync(bytes) : null,
+    type: TYPES[ext] ?? "application/octet-stream",
+    etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`,
+  };
+}
+
+/** The plain files directly in the build's assets folder whose names the route accepts (none when it is missing). */
+async function listAssets(dir: string): Promise<ReadonlySet<string>> {
+  try {
+    const entries = await readdir(dir, { withFileTypes: true });
+    return new Set(entries.filter((e) => e.isFile() && ASSET_NAME.test(e.name)).map((e) => e.name));
+  } catch {
+    return new Set();
   }
 }
 

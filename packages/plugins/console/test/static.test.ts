@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -8,6 +8,7 @@ import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
 import { AntlerClient, provideRunAdmission, RuntimeErrorCodes } from "@antler/plugin-runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import consolePlugin, { ConsoleErrorCodes } from "../src/index.js";
+import { StaticSite } from "../src/static.js";
 import { ALICE_KEY, ensureConsoleBuilt, webDist } from "./harness.js";
 
 const open: Array<() => Promise<void>> = [];
@@ -157,5 +158,54 @@ describe("the console's static files on the gateway", () => {
     const response = await fetch(`${gateway.url}/api/console/status`, { headers: { authorization: `Bearer ${ALICE_KEY}` } });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { models: unknown[] }).models).toEqual([]);
+  });
+});
+
+describe("StaticSite's asset cache", () => {
+  function site(): { dir: string; site: StaticSite; get(path: string): Promise<Response> } {
+    const dir = mkdtempSync(join(tmpdir(), "antler-console-site-"));
+    open.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const staticSite = new StaticSite(dir);
+    return {
+      dir,
+      site: staticSite,
+      get: (path) => {
+        const request = new Request(`http://127.0.0.1${path}`);
+        return path.startsWith("/assets/") ? staticSite.asset(request) : staticSite.shell(request);
+      },
+    };
+  }
+  function writeBuild(dir: string, assets: Record<string, string>): void {
+    mkdirSync(join(dir, "assets"), { recursive: true });
+    writeFileSync(join(dir, "index.html"), '<!doctype html><div id="root"></div>');
+    for (const [name, text] of Object.entries(assets)) writeFileSync(join(dir, "assets", name), text);
+  }
+
+  it("holds only files the build has: a thousand unknown names are 404s and leave the cache as it was", async () => {
+    const { dir, site: s, get } = site();
+    writeBuild(dir, { "app-1.js": "console.log(1)", "app-1.css": "body{}" });
+    expect((await get("/assets/app-1.js")).status).toBe(200);
+    for (let i = 0; i < 1000; i++) expect((await get(`/assets/missing-${i}.js`)).status).toBe(404);
+    expect(s.cachedAssetCount).toBe(1);
+    expect((await get("/assets/app-1.css")).status).toBe(200);
+    expect(s.cachedAssetCount).toBe(2);
+  });
+
+  it("reads the list of assets once, with the shell: a file added later is a 404", async () => {
+    const { dir, get } = site();
+    writeBuild(dir, { "app-1.js": "1" });
+    expect((await get("/")).status).toBe(200);
+    writeFileSync(join(dir, "assets", "late-2.js"), "2");
+    expect((await get("/assets/late-2.js")).status).toBe(404);
+    expect((await get("/assets/app-1.js")).status).toBe(200);
+  });
+
+  it("finds a build that lands while the server runs: 503 and 404 before, the shell and its assets after", async () => {
+    const { dir, get } = site();
+    expect((await get("/")).status).toBe(503);
+    expect((await get("/assets/app-1.js")).status).toBe(404);
+    writeBuild(dir, { "app-1.js": "1" });
+    expect((await get("/")).status).toBe(200);
+    expect((await get("/assets/app-1.js")).status).toBe(200);
   });
 });

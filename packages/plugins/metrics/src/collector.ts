@@ -2,7 +2,7 @@ import diagnosticsChannel from "node:diagnostics_channel";
 import type { ModelCallHandler, ModelCallRequest, RunInfo, RunOutcome, ToolCallHandlerOf, ToolCallRequestOf } from "@antler/kernel";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { type MetricsConfig, OBSERVED_CHANNELS } from "./config.js";
+import { type MetricsConfig, OBSERVED_CHANNELS, OTHER_TOOL_LABEL, TOOL_LABEL_MAX_CHARS } from "./config.js";
 
 interface SseEvent {
   type: "open" | "close";
@@ -147,7 +147,7 @@ export class MetricsCollector {
   }
 
   async wrapToolCall(request: ToolCallRequestOf, handler: ToolCallHandlerOf): ReturnType<ToolCallHandlerOf> {
-    const tool = request.toolCall.name;
+    const tool = toolLabel(request);
     try {
       const result = await handler(request);
       this.toolCalls.inc({ tool, outcome: toolOutcome(result) });
@@ -163,6 +163,17 @@ export class MetricsCollector {
     if (event.taken_over > 0) this.batchTakeovers.inc(event.taken_over);
     if (event.queue_depth !== undefined) this.batchDepth.set(event.queue_depth);
   }
+}
+
+/**
+ * The series a call is counted under. LangChain hands a middleware the tool it resolved by name, or `undefined` when the
+ * agent has none by that name: only resolved names become series, so the model cannot add one per made-up name.
+ */
+function toolLabel(request: ToolCallRequestOf): string {
+  const name = request.toolCall.name;
+  const tool = request.tool as { name?: unknown } | undefined;
+  if (tool === undefined || tool.name !== name) return OTHER_TOOL_LABEL;
+  return name.length > TOOL_LABEL_MAX_CHARS ? name.slice(0, TOOL_LABEL_MAX_CHARS) : name;
 }
 
 /** A refusal (`refuseToolCall`, a guardrail denial) is not a failure of the tool. */

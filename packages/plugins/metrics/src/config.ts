@@ -2,6 +2,14 @@ import { z } from "zod";
 
 export const PLUGIN_NAME = "@antler/plugin-metrics";
 
+/** The `tool` label of every call to a tool the agent was not built with (a name the model made up). */
+export const OTHER_TOOL_LABEL = "other";
+/**
+ * Longest `tool` label kept (the providers' own limit on a function name); a longer registered name is cut here.
+ * Every label value is a series each scrape carries for the life of the process.
+ */
+export const TOOL_LABEL_MAX_CHARS = 64;
+
 const buckets = (defaults: number[]) =>
   z
     .array(z.number().positive())

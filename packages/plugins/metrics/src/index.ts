@@ -4,6 +4,8 @@ export {
   type MetricsConfigInput,
   metricsConfigSchema,
   OBSERVED_CHANNELS,
+  OTHER_TOOL_LABEL,
   PLUGIN_NAME,
+  TOOL_LABEL_MAX_CHARS,
 } from "./config.js";
 export { default } from "./plugin.js";

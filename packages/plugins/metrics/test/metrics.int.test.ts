@@ -4,7 +4,7 @@ import { SCHEDULER_FIRING_CHANNEL } from "@antler/plugin-scheduler";
 import parsePrometheusTextFormat, { type ParsedFamily } from "parse-prometheus-text-format";
 import { describe, expect, it } from "vitest";
 import { ALICE_KEY, readSse, startTestGateway, type TestGateway } from "../../gateway/test/fixtures.js";
-import metricsPlugin, { type MetricsConfigInput, metricsConfigSchema, OBSERVED_CHANNELS } from "../src/index.js";
+import metricsPlugin, { type MetricsConfigInput, metricsConfigSchema, OBSERVED_CHANNELS, OTHER_TOOL_LABEL } from "../src/index.js";
 
 async function scrape(gateway: TestGateway, headers: Record<string, string> = { authorization: `Bearer ${ALICE_KEY}` }) {
   const res = await fetch(`${gateway.url}/metrics`, { headers });
@@ -12,6 +12,14 @@ async function scrape(gateway: TestGateway, headers: Record<string, string> = { 
   expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
   // The parser throws on any line that is not valid exposition format.
   return parsePrometheusTextFormat(await res.text());
+}
+
+/** Each sample line's metric name and labels, without its value. */
+function seriesOf(text: string): string[] {
+  return text
+    .split("\n")
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => line.slice(0, line.lastIndexOf(" ")));
 }
 
 function family(families: ParsedFamily[], name: string): ParsedFamily {
@@ -85,6 +93,35 @@ describe("Prometheus /metrics on the gateway", () => {
     const text = await (await gw.call("/metrics")).text();
     expect(text).toContain('antler_model_call_duration_seconds_count{model="m",outcome="success"} 3');
     expect(text).toContain('antler_run_duration_seconds_count{outcome="success"} 2');
+  });
+
+  it('counts calls to tools the agent does not have as tool="other": a 20,000-character made-up name adds nothing to the scrape', async () => {
+    const long = `x${"y".repeat(19_999)}`;
+    const gw = await startTestGateway({
+      plugins: [{ plugin: metricsPlugin, config: {} }],
+      script: [
+        { toolCalls: [{ name: "write_report", args: { name: "r.md", text: "# R" } }] },
+        { toolCalls: [{ name: "made_up_tool", args: {} }] },
+        { text: "First run done." },
+        { toolCalls: [{ name: long, args: {} }] },
+        { text: "Second run done." },
+      ],
+    });
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t-made-up" } });
+    const run = (message: string) => gw.call("/api/threads/t-made-up/runs/wait", { method: "POST", json: { message } });
+    expect((await run("first")).status).toBe(200);
+    const before = await (await gw.call("/metrics")).text();
+    expect(before).toContain('antler_tool_calls_total{tool="write_report",outcome="success"} 1');
+    expect(before).toContain(`antler_tool_calls_total{tool="${OTHER_TOOL_LABEL}",outcome="error"} 1`);
+    expect(before).not.toContain("made_up_tool");
+
+    expect((await run("second")).status).toBe(200);
+    const after = await (await gw.call("/metrics")).text();
+    expect(after).toContain(`antler_tool_calls_total{tool="${OTHER_TOOL_LABEL}",outcome="error"} 2`);
+    expect(after).not.toContain("yyyy");
+    // The same series as before (only values moved), so the scrape is as long as before, give or take a few digits.
+    expect(seriesOf(after)).toEqual(seriesOf(before));
+    expect(after.length - before.length).toBeLessThan(200);
   });
 
   it("counts batch claims, lease takeovers, queue depth and scheduler firings from their channels", async () => {
