@@ -54,3 +54,4 @@ export {
   ValuesPatchMismatchError,
   type ValuesState,
 } from "./values-delta.js";
+export { valuesFrameSchema } from "./values-frame-schema.js";

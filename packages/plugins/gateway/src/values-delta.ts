@@ -5,10 +5,10 @@
  * in the gateway's README ("`values` frames are deltas").
  */
 
-/** A serialized message as `values` frames carry it; only `id` matters here, the rest is passed through. */
+/** A serialized message as `values` frames carry it (`type`, `id`, `content`, ...); the projection reads only `id`. */
 export interface ValuesMessage {
+  readonly type?: string;
   readonly id?: string | undefined;
-  readonly [key: string]: unknown;
 }
 
 /** A thread's values: `messages` plus other top-level keys (title, artifacts, todos, ...). */

@@ -22,8 +22,9 @@ function seeded(seed: number): () => number {
   };
 }
 
-const human = (id: string, content = `q ${id}`): ValuesMessage => ({ type: "human", id, content });
-const ai = (id: string, content = `a ${id}`): ValuesMessage => ({ type: "ai", id, content });
+type Message = ValuesMessage & { content: string };
+const human = (id: string, content = `q ${id}`): Message => ({ type: "human", id, content });
+const ai = (id: string, content = `a ${id}`): Message => ({ type: "ai", id, content });
 
 function state(messages: ValuesMessage[], extra: Partial<Record<string, unknown>> = {}): ValuesState {
   return { title: null, messages, artifacts: [], summary_text: null, todos: null, stop_reason: null, ...extra };
@@ -39,7 +40,7 @@ function step(random: () => number, previous: ValuesState, counter: { n: number 
     for (let k = 0; k < count; k++) messages.push(fresh());
   } else if (pick < 0.55) {
     const at = Math.floor(random() * messages.length);
-    messages[at] = { ...(messages[at] as ValuesMessage), content: `edited ${counter.n++}` };
+    messages[at] = { ...(messages[at] as ValuesMessage), content: `edited ${counter.n++}` } as Message;
   } else if (pick < 0.62) {
     messages.splice(Math.floor(random() * messages.length), 1);
   } else if (pick < 0.67) {
@@ -53,7 +54,7 @@ function step(random: () => number, previous: ValuesState, counter: { n: number 
     const b = Math.floor(random() * messages.length);
     [messages[a], messages[b]] = [messages[b] as ValuesMessage, messages[a] as ValuesMessage];
   } else if (pick < 0.8) {
-    messages.push({ type: "ai", content: "no id" });
+    messages.push({ type: "ai", content: "no id" } as Message);
   }
   const extra: Record<string, unknown> = {};
   if (random() < 0.2) extra.title = `title ${counter.n++}`;
