@@ -153,16 +153,20 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       }
       return { view, run };
     }
-    case "values":
+    case "values": {
+      // The gateway's delta form: a snapshot (a join) carries every key, a patch only those that changed (`set`).
+      // The page reads title, todos and artifacts; messages come from GET /state and messages-tuple frames.
+      const keys = (d.snapshot ?? (d.patch as { set?: Record<string, unknown> } | undefined)?.set ?? {}) as Record<string, unknown>;
       return {
         view: {
           ...view,
-          title: (d.title as string | null) ?? view.title,
-          todos: Array.isArray(d.todos) ? (d.todos as Todo[]) : view.todos,
-          artifacts: Array.isArray(d.artifacts) ? (d.artifacts as string[]) : view.artifacts,
+          title: "title" in keys ? ((keys.title as string | null) ?? view.title) : view.title,
+          todos: Array.isArray(keys.todos) ? (keys.todos as Todo[]) : view.todos,
+          artifacts: Array.isArray(keys.artifacts) ? (keys.artifacts as string[]) : view.artifacts,
         },
         run,
       };
+    }
     case "end":
       return {
         view,
