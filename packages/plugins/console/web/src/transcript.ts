@@ -1,6 +1,7 @@
 // The chat as the page draws it: a flat list of items built from the thread's saved messages and then from the
 // run's stream frames. Pure functions of their inputs, so the same code serves a reload and a live run.
 import type { FormField } from "../../src/human-input";
+import { valuesFrameKeys } from "../../src/values-frame";
 
 export interface ToolCallView {
   id: string;
@@ -154,9 +155,7 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       return { view, run };
     }
     case "values": {
-      // The gateway's delta form: a snapshot (a join) carries every key, a patch only those that changed (`set`).
-      // The page reads title, todos and artifacts; messages come from GET /state and messages-tuple frames.
-      const keys = (d.snapshot ?? (d.patch as { set?: Record<string, unknown> } | undefined)?.set ?? {}) as Record<string, unknown>;
+      const keys = valuesFrameKeys(d);
       return {
         view: {
           ...view,
