@@ -38,3 +38,20 @@ export {
   startGateway,
 } from "./server.js";
 export { GATEWAY_SSE_CHANNEL, type GatewaySseEvent, sseFrame } from "./sse.js";
+export {
+  applyMessagesPatch,
+  applyValuesFrame,
+  applyValuesPatch,
+  diffMessages,
+  diffValues,
+  isValuesFrame,
+  type MessagesOp,
+  type MessagesPatch,
+  VALUES_PATCH_MISMATCH,
+  type ValuesFrame,
+  type ValuesMessage,
+  type ValuesPatch,
+  ValuesPatchMismatchError,
+  type ValuesState,
+} from "./values-delta.js";
+export { valuesFrameSchema } from "./values-frame-schema.js";

@@ -7,6 +7,7 @@ import { GatewayErrorCodes, HttpError } from "./errors.js";
 import { runErrorData } from "./run-events/frames.js";
 import type { RunEventLog } from "./run-events/log.js";
 import type { LoggedEvent } from "./run-events/store.js";
+import { ValuesStreamEncoder } from "./run-events/values-stream.js";
 import { sseBody, sseFrame, sseFrameRaw } from "./sse.js";
 
 interface PreparedRun {
@@ -41,6 +42,7 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
   const keepAliveMs = config.sse_keepalive_seconds * 1000;
 
   app.post("/api/threads/:id/runs/stream", async (c) => {
+    const full = valuesMode(c) === "full";
     const { message, onDisconnect, options: runOptions } = await prepareRun(c);
     const traceId = c.get("traceId");
     const { runId, threadId } = runOptions;
@@ -62,6 +64,7 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
     const firstStep = events.next();
     firstStep.catch(() => undefined);
     await Promise.race([admission, firstStep]);
+    const values = new ValuesStreamEncoder({ digest: false });
     const items = (async function* () {
       const step = await firstStep;
       if (step.done) return;
@@ -71,8 +74,12 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
     const body = sseBody<StreamEvent>({
       preamble: sseFrame("metadata", { run_id: runId, thread_id: threadId, trace_id: traceId }, 1),
       items,
-      // The metadata frame is 1, so the n-th event is n + 1: the numbers the run event log gives them.
-      frame: (event, seq) => sseFrame(event.type, event.data, seq + 1),
+      // The metadata frame is 1, so the n-th event is n + 1: the numbers the run event log gives them. `values`
+      // go out as patches (the log computes the same ones from the same events).
+      frame: (event, seq) =>
+        event.type === "values" && !full
+          ? sseFrame("values", { patch: values.encode(event.data).patch }, seq + 1)
+          : sseFrame(event.type, event.data, seq + 1),
       onError(error, seq) {
         if (!isAntlerError(error, ErrorCodes.RUN_CANCELLED))
           logger.error({ err: error, trace_id: traceId, run_id: runId }, "run failed mid-stream");
@@ -117,16 +124,18 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
       );
     }
     const afterSeq = lastEventId(c);
+    const full = valuesMode(c) === "full";
     const active = (status: string) => status === "running" || status === "pending";
     const plan = await runEvents.prepareJoin(runId, afterSeq, active(record.status));
     // Nothing after that id and the run is over: 204 tells an EventSource to stop reconnecting.
     if (plan.kind === "caught-up") return c.body(null, 204, { "x-run-id": runId });
     const hangUp = new AbortController();
-    const items = runEvents.join(
+    const items = runEvents.joinFrames(
       runId,
       afterSeq,
       async () => active((await client.getRun(threadId, runId, { userId })).status),
       AbortSignal.any([c.req.raw.signal, hangUp.signal]),
+      { threadMessages: async () => (await client.getThread(threadId, { userId })).messages, full },
     );
     const body = sseBody<LoggedEvent>({
       preamble: "",
@@ -145,6 +154,19 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
     });
     return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-run-id": runId } });
   });
+}
+
+/** `?values=full`: every `values` frame the whole state, as before the delta form (for old clients). */
+function valuesMode(c: Context<GatewayEnv>): "delta" | "full" {
+  const mode = c.req.query("values");
+  if (mode === undefined || mode === "" || mode === "delta") return "delta";
+  if (mode === "full") return "full";
+  throw new HttpError(
+    400,
+    GatewayErrorCodes.INVALID_REQUEST,
+    `values=${JSON.stringify(mode.slice(0, 40))} is not a values frame form`,
+    "Leave it out for patches (the default), or send values=full for whole states in every values frame.",
+  );
 }
 
 /** `Last-Event-ID` (header, as EventSource sends it) or `last_event_id` (query, for clients that cannot set headers). */

@@ -30,6 +30,7 @@ import {
 } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
+import { valuesFrameSchema } from "../src/index.js";
 import { collectSse, readSse, startTestGateway, tempDir } from "./fixtures.js";
 
 /**
@@ -86,7 +87,15 @@ describe("client–gateway conformance: every AntlerClient method's output parse
       events.push(conforms(streamEventSchema, event) as StreamEvent);
     expect(events.map((e) => e.type)).toContain("end");
     const frames = await collectSse(await gw.call("/api/threads/conf/runs/stream", { method: "POST", json: { message: "second" } }));
-    for (const frame of frames.slice(1)) conforms(streamEventSchema, { type: frame.event, data: frame.data });
+    for (const frame of frames.slice(1)) {
+      if (frame.event === "values") conforms(valuesFrameSchema, frame.data);
+      else conforms(streamEventSchema, { type: frame.event, data: frame.data });
+    }
+    // ?values=full keeps the whole-state form for old clients.
+    const full = await collectSse(
+      await gw.call("/api/threads/conf/runs/stream?values=full", { method: "POST", json: { message: "second, whole" } }),
+    );
+    for (const frame of full.slice(1)) conforms(streamEventSchema, { type: frame.event, data: frame.data });
 
     // invoke (runs/wait) and chat
     const waited = conforms(runWaitResponseSchema, await client.invoke("third", { threadId: "conf", ...user, model: "m" }));

@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from "vitest";
 // The runtime's document builders: real PDFs written by the test itself.
 import { pdfWithPages } from "../../runtime/test/documents.js";
+import { applyValuesFrame, type ValuesFrame, type ValuesState, valuesFrameSchema } from "../src/index.js";
 import { collectSse, readSse, startTestGateway } from "./fixtures.js";
 
 const reportScript: ScriptedStep[] = [
@@ -44,8 +45,16 @@ describe("HTTP end to end with fetch", () => {
     const meta = runMetadataEventSchema.parse(first?.data);
     expect(meta.run_id).toBe(runId);
     expect(meta.trace_id).toBe(response.headers.get("x-trace-id"));
-    // Every later frame is a StreamEvent of the embedded client, its type in `event:`.
-    for (const frame of rest) streamEventSchema.parse({ type: frame.event, data: frame.data });
+    // Every later frame is a StreamEvent of the embedded client, its type in `event:`; values frames are patches.
+    for (const frame of rest) {
+      if (frame.event === "values") valuesFrameSchema.parse(frame.data);
+      else streamEventSchema.parse({ type: frame.event, data: frame.data });
+    }
+    // Applied to the thread as it was (empty), the patches give the state GET /state has afterwards.
+    let folded: ValuesState | undefined;
+    for (const frame of rest) if (frame.event === "values") folded = applyValuesFrame(folded, frame.data as ValuesFrame);
+    const saved = threadStateSchema.parse(await (await gw.call("/api/threads/t-1/state")).json());
+    expect(folded?.messages).toEqual(saved.messages);
     const tuples = rest.filter((f) => f.event === "messages-tuple").map((f) => f.data as Record<string, unknown>);
     expect(tuples.filter((t) => t.type === "tool").map((t) => t.name)).toEqual(["write_report"]);
     expect(tuples.some((t) => Array.isArray(t.tool_calls))).toBe(true);

@@ -11,7 +11,7 @@ import type { GatewayConfigInput } from "../src/config.js";
 import { GatewayErrorCodes } from "../src/errors.js";
 import { type RunningGateway, startGateway } from "../src/server.js";
 import { callAsAlice, type SseFrame, serveAsAlice } from "./fixtures.js";
-import { ids, normalized, readFrames, socketDropper, tickerTools, tickingScript } from "./run-stream-fixtures.js";
+import { folded, ids, normalized, readFrames, socketDropper, tickerTools, tickingScript } from "./run-stream-fixtures.js";
 
 // The must-show of resumable run streams: a run's POST stream is cut by the server (its socket destroyed
 // mid-run), the client reconnects with Last-Event-ID, to the same gateway or to a second one on the same
@@ -96,7 +96,8 @@ function expectSameRun(resumed: SseFrame[], reference: SseFrame[]): void {
   expect(ids(resumed)).toEqual(resumed.map((_, i) => i + 1));
   expect(resumed.at(-1)?.event).toBe("end");
   expect(resumed.filter((f) => f.event === "custom")).toHaveLength(40);
-  expect(normalized(resumed)).toEqual(normalized(reference));
+  // As the states a client holds: the resumed part starts with a snapshot where the reference had a patch.
+  expect(normalized(folded(resumed))).toEqual(normalized(folded(reference)));
 }
 
 type Place = () => { dir: string; storage: StorageConfigInput; gateway: Partial<GatewayConfigInput> };
@@ -126,7 +127,7 @@ function resumableStreams(place: Place) {
     const resumed = [...received, ...rest];
     expectSameRun(resumed, reference);
     // A joiner from the start, after the end, gets the finished run completely, ids included.
-    expect(await resume(other, "t-dropped", runId)).toEqual(resumed);
+    expect(folded(await resume(other, "t-dropped", runId))).toEqual(folded(resumed));
   });
 }
 

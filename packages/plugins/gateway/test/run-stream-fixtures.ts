@@ -4,6 +4,7 @@ import { defineTool } from "@antler/kernel/authoring";
 import type { ScriptFunction } from "@antler/kernel/testing";
 import { z } from "zod";
 import type { RunningGateway } from "../src/server.js";
+import { applyValuesFrame, type ValuesFrame, type ValuesState } from "../src/values-delta.js";
 import type { SseFrame } from "./fixtures.js";
 
 /** A tool that emits `count` custom events `{type: "tick", n}`, `delayMs` apart: a run that streams for a while. */
@@ -122,4 +123,18 @@ export function normalized(frames: readonly SseFrame[]): Array<{ event: string; 
 /** The ids of the frames, as numbers. */
 export function ids(frames: readonly SseFrame[]): number[] {
   return frames.map((f) => Number(f.id));
+}
+
+/**
+ * The frames with each `values` frame's data replaced by the state a client holds after it (a snapshot replaces,
+ * a patch applies to the state so far, starting from `start`: the thread as the run found it). Two streams that
+ * leave their clients with the same states compare equal this way, whether they carried snapshots or patches.
+ */
+export function folded(frames: readonly SseFrame[], start?: ValuesState): SseFrame[] {
+  let state = start;
+  return frames.map((frame) => {
+    if (frame.event !== "values") return frame;
+    state = applyValuesFrame(state, frame.data as ValuesFrame);
+    return { ...frame, data: state };
+  });
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { GatewayErrorCodes } from "../src/errors.js";
 import { parseGatewayConfig } from "../src/server.js";
 import { BOB_KEY, type SseFrame, startTestGateway, type TestGateway } from "./fixtures.js";
-import { ANSWER, ids, readFrames, socketDropper, tickerTools, tickingScript } from "./run-stream-fixtures.js";
+import { ANSWER, folded, ids, readFrames, socketDropper, tickerTools, tickingScript } from "./run-stream-fixtures.js";
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -54,7 +54,13 @@ describe("run stream ids and joining a run (GET /api/threads/{id}/runs/{run}/str
     expect(ids(frames)).toEqual(range(1, frames.length));
     expect(frames.filter((f) => f.event === "custom")).toHaveLength(8);
     expect(frames.at(-1)).toMatchObject({ event: "end", data: { run_id: runId } });
-    expect(await joinedFrames(gw, "t-ids", runId)).toEqual(frames);
+    const joined = await joinedFrames(gw, "t-ids", runId);
+    // The same frames, but the join's first values frame is a snapshot where the run's own stream had a patch.
+    expect(joined.map((f) => [f.id, f.event])).toEqual(frames.map((f) => [f.id, f.event]));
+    const values = joined.filter((f) => f.event === "values");
+    expect(Object.keys(values[0]?.data as object)).toEqual(["snapshot"]);
+    expect(values.slice(1).every((f) => Object.keys(f.data as object)[0] === "patch")).toBe(true);
+    expect(folded(joined)).toEqual(folded(frames));
   });
 
   it("Last-Event-ID (header) and last_event_id (query) give exactly the events after that id", async () => {
@@ -62,10 +68,17 @@ describe("run stream ids and joining a run (GET /api/threads/{id}/runs/{run}/str
     await newThread(gw, "t-after");
     const { runId, response } = await streamRun(gw, "t-after");
     const { frames } = await readFrames(response);
-    expect(await joinedFrames(gw, "t-after", runId, { lastEventId: "7" })).toEqual(frames.slice(7));
-    expect(await joinedFrames(gw, "t-after", runId, { query: "?last_event_id=3" })).toEqual(frames.slice(3));
+    // Compared as the states a client holds: a resume's first values frame is a snapshot.
+    const states = folded(frames);
+    expect(folded(await joinedFrames(gw, "t-after", runId, { lastEventId: "7" }))).toEqual(states.slice(7));
+    expect(folded(await joinedFrames(gw, "t-after", runId, { query: "?last_event_id=3" }))).toEqual(states.slice(3));
     // The header wins over the query when both are sent (EventSource sends the header on reconnect).
-    expect(await joinedFrames(gw, "t-after", runId, { lastEventId: "10", query: "?last_event_id=2" })).toEqual(frames.slice(10));
+    expect(folded(await joinedFrames(gw, "t-after", runId, { lastEventId: "10", query: "?last_event_id=2" }))).toEqual(states.slice(10));
+    // ?values=full: every values frame the whole state, as before the delta form.
+    const full = await joinedFrames(gw, "t-after", runId, { query: "?values=full" });
+    expect(full.filter((f) => f.event === "values").map((f) => f.data)).toEqual(
+      states.filter((f) => f.event === "values").map((f) => f.data),
+    );
   });
 
   it("answers 204 for the id of a finished run's last event, and 400 for an id past it or one that is not a number", async () => {
@@ -112,7 +125,7 @@ describe("run stream ids and joining a run (GET /api/threads/{id}/runs/{run}/str
     const joined = await joinedFrames(gw, "t-live", runId);
     const { frames } = await own;
     expect(frames.at(-1)?.event).toBe("end");
-    expect(joined).toEqual(frames);
+    expect(folded(joined)).toEqual(folded(frames));
   });
 
   it("by default a client that drops cancels its run, and the logged run ends with a RUN_CANCELLED error frame", async () => {
@@ -199,8 +212,17 @@ describe("run stream ids and joining a run (GET /api/threads/{id}/runs/{run}/str
     expect(((await fromStart.json()) as { error: { message: string } }).error.message).toContain(
       `events 1–${frames.length - 16} were pruned`,
     );
+    // From within them: the frames up to the next values frame, which needs a snapshot built from the run's
+    // first patches, gone with the trim; so the stream ends with a coded error instead of a wrong state.
     const lastId = frames.length - 5;
-    expect(await joinedFrames(gw, "t-cap", runId, { lastEventId: String(lastId) })).toEqual(frames.slice(lastId));
+    const resumed = await joinedFrames(gw, "t-cap", runId, { lastEventId: String(lastId) });
+    const valuesAt = frames.findIndex((f, i) => i >= lastId && f.event === "values");
+    expect(resumed.slice(0, -1)).toEqual(frames.slice(lastId, valuesAt));
+    expect(resumed.at(-1)).toMatchObject({ event: "error", data: { code: GatewayErrorCodes.RUN_EVENTS_EXPIRED } });
+    expect(resumed.at(-1)?.id).toBeUndefined();
+    // A resume after the last values frame needs no snapshot and gets the rest.
+    const afterValues = frames.findLastIndex((f) => f.event === "values") + 1;
+    expect(await joinedFrames(gw, "t-cap", runId, { lastEventId: String(afterValues) })).toEqual(frames.slice(afterValues));
   });
 
   it("with stream_bridge none the frames still carry ids, and a join is a coded 404 naming the setting", async () => {

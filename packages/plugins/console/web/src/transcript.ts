@@ -1,6 +1,7 @@
 // The chat as the page draws it: a flat list of items built from the thread's saved messages and then from the
 // run's stream frames. Pure functions of their inputs, so the same code serves a reload and a live run.
 import type { FormField } from "../../src/human-input";
+import { valuesFrameKeys } from "../../src/values-frame";
 
 export interface ToolCallView {
   id: string;
@@ -153,16 +154,18 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       }
       return { view, run };
     }
-    case "values":
+    case "values": {
+      const keys = valuesFrameKeys(d);
       return {
         view: {
           ...view,
-          title: (d.title as string | null) ?? view.title,
-          todos: Array.isArray(d.todos) ? (d.todos as Todo[]) : view.todos,
-          artifacts: Array.isArray(d.artifacts) ? (d.artifacts as string[]) : view.artifacts,
+          title: "title" in keys ? ((keys.title as string | null) ?? view.title) : view.title,
+          todos: Array.isArray(keys.todos) ? (keys.todos as Todo[]) : view.todos,
+          artifacts: Array.isArray(keys.artifacts) ? (keys.artifacts as string[]) : view.artifacts,
         },
         run,
       };
+    }
     case "end":
       return {
         view,

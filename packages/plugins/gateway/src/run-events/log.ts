@@ -2,8 +2,16 @@ import type { Logger } from "@antler/kernel";
 import type { ObservedRun, RunObserver, StreamEvent } from "@antler/plugin-runtime";
 import type { GatewayConfig } from "../config.js";
 import { GatewayErrorCodes, HttpError } from "../errors.js";
+import { applyValuesPatch, type ValuesMessage, type ValuesPatch, type ValuesState } from "../values-delta.js";
 import { closedRunError, runErrorData } from "./frames.js";
 import { type EventTail, isTerminal, type LoggedEvent, type PendingEvent, type RunEventStore } from "./store.js";
+import { digestMessages, type RunStart, ValuesStreamEncoder } from "./values-stream.js";
+
+/** A `values` event as the log stores it: a patch, and on a run's first one where it starts. */
+interface StoredValues {
+  patch: ValuesPatch;
+  start?: RunStart;
+}
 
 /** One event held in memory; its JSON is written once, when first needed (the flush or a frame). */
 class Entry implements PendingEvent {
@@ -31,6 +39,9 @@ class LiveRun {
   lastSeq = 0;
   writtenSeq = 0;
   done = false;
+  /** Its `values` events become patches; the thread as the run found it stays here for local joiners. */
+  readonly values = new ValuesStreamEncoder({ digest: true });
+  startMessages: readonly ValuesMessage[] | undefined;
   private waiters = new Set<() => void>();
   constructor(readonly run: ObservedRun) {}
 
@@ -105,7 +116,15 @@ export class RunEventLog implements RunObserver {
 
   runEvent(runId: string, event: StreamEvent): void {
     const live = this.live.get(runId);
-    if (live) this.push(live, event.type, event.data);
+    if (!live) return;
+    if (event.type !== "values") {
+      this.push(live, event.type, event.data);
+      return;
+    }
+    // Stored once, as what changed: a run's rows cost what it added, whatever the thread's length.
+    const { patch, start, startMessages } = live.values.encode(event.data);
+    if (startMessages) live.startMessages = startMessages;
+    this.push(live, "values", start ? { patch, start } : { patch });
   }
 
   async runEnded(runId: string, outcome: "success" | "error" | "cancelled", error: unknown): Promise<void> {
@@ -265,6 +284,86 @@ export class RunEventLog implements RunObserver {
   }
 
   /**
+   * `join`, with `values` frames as a joiner gets them: the first one a snapshot (`{"snapshot": state}`) of the
+   * state after it, the rest patches as stored; with `full`, every one the whole state (the pre-delta form).
+   * The snapshot starts from the thread as the run found it (memory while the run is live here, else the
+   * thread's saved messages checked against the run's start digest) and folds the run's patches before it.
+   */
+  async *joinFrames(
+    runId: string,
+    afterSeq: number,
+    isActive: () => Promise<boolean>,
+    signal: AbortSignal,
+    options: { threadMessages: ThreadMessages; full: boolean },
+  ): AsyncGenerator<LoggedEvent> {
+    let state: ValuesState | undefined;
+    for await (const event of this.join(runId, afterSeq, isActive, signal)) {
+      if (event.event !== "values" || event.seq === 0 || (state !== undefined && !options.full)) {
+        yield event;
+        continue;
+      }
+      const stored = JSON.parse(event.json) as StoredValues;
+      if (state === undefined) {
+        try {
+          state = await this.stateBefore(runId, event.seq, stored, options.threadMessages);
+        } catch (error) {
+          if (!(error instanceof HttpError)) throw error;
+          yield {
+            seq: 0,
+            event: "error",
+            json: JSON.stringify({ code: error.code, message: error.message, hint: error.hint, run_id: runId }),
+          };
+          return;
+        }
+        state = applyValuesPatch(state, stored.patch);
+        yield { seq: event.seq, event: "values", json: JSON.stringify(options.full ? state : { snapshot: state }) };
+        continue;
+      }
+      state = applyValuesPatch(state, stored.patch);
+      yield { seq: event.seq, event: "values", json: JSON.stringify(state) };
+    }
+  }
+
+  /** The run's state just before its `values` event `seq`: where the run started, and every patch before `seq`. */
+  private async stateBefore(runId: string, seq: number, stored: StoredValues, threadMessages: ThreadMessages): Promise<ValuesState> {
+    if (stored.start) return { messages: await this.startMessages(runId, stored.start, threadMessages) };
+    let state: ValuesState | undefined;
+    let cursor = 0;
+    while (cursor < seq - 1) {
+      const live = this.live.get(runId);
+      const page = live?.after(cursor) ?? (await this.store.read(runId, cursor, READ_LIMIT));
+      if (page.length === 0 || page[0]?.seq !== cursor + 1) throw expired(runId, `events after ${cursor} are no longer kept`);
+      for (const event of page) {
+        if (event.seq >= seq) break;
+        cursor = event.seq;
+        if (event.event !== "values") continue;
+        const earlier = JSON.parse(event.json) as StoredValues;
+        if (earlier.start) state = { messages: await this.startMessages(runId, earlier.start, threadMessages) };
+        if (!state) throw expired(runId, `its first values event is no longer kept`);
+        state = applyValuesPatch(state, earlier.patch);
+      }
+      if (page.at(-1)?.seq !== cursor) break;
+    }
+    if (!state) throw expired(runId, `its first values event is no longer kept`);
+    return state;
+  }
+
+  /** The thread's messages as the run found them. */
+  private async startMessages(runId: string, start: RunStart, threadMessages: ThreadMessages): Promise<readonly ValuesMessage[]> {
+    if (start.messages === 0) return [];
+    const kept = this.live.get(runId)?.startMessages;
+    if (kept?.length === start.messages) return kept;
+    const saved = (await threadMessages()).slice(0, start.messages);
+    if (saved.length !== start.messages || (start.digest !== undefined && digestMessages(saved) !== start.digest)) {
+      throw expired(
+        runId,
+        "the thread's saved messages no longer begin the way the run found them (a summarization or a later run rewrote them), so no snapshot of the run can be built",
+      );
+    }
+    return saved;
+  }
+
+  /**
    * The run's events after `afterSeq`, each exactly once and in order, until its `end` or `error` event. A run
    * of this instance is followed in memory; another instance's through the store (polling SQL, or XREAD BLOCK
    * on Redis), looking at its record (`isActive`) when nothing comes, so a run whose process died does not keep
@@ -342,6 +441,9 @@ export class RunEventLog implements RunObserver {
     }
   }
 }
+
+/** Where a join's first `values` frame starts: the thread's saved messages, read only when that is needed. */
+export type ThreadMessages = () => Promise<readonly ValuesMessage[]>;
 
 function expired(runId: string, why: string): HttpError {
   return new HttpError(

@@ -96,8 +96,10 @@ export function serializeMessage(message: BaseMessage): SerializedMessage {
     out.status = message.status === "error" ? "error" : "success";
     if (message.artifact !== undefined && message.artifact !== null) out.artifact = message.artifact;
   }
-  if (message.additional_kwargs && Object.keys(message.additional_kwargs).length > 0)
-    out.additional_kwargs = { ...message.additional_kwargs };
+  // Keys set to undefined are left out, as JSON leaves them out: a message read back from a checkpoint then
+  // serializes exactly as it did in the run's stream.
+  const kwargs = Object.entries(message.additional_kwargs ?? {}).filter(([, value]) => value !== undefined);
+  if (kwargs.length > 0) out.additional_kwargs = Object.fromEntries(kwargs);
   return out;
 }
 
