@@ -73,6 +73,11 @@ export interface PostgresPoolOptions {
 // The defaults of storage.postgres.pool in the kernel's config schema, for callers that open handles directly.
 const DEFAULT_POOL_MAX = 20;
 const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+/**
+ * Connections of the upkeep pool (lease renewals and orphan sweeps). A client's heartbeat runs one statement at a
+ * time; two leave slack while taking little of PostgreSQL's max_connections.
+ */
+const UPKEEP_POOL_MAX = 2;
 
 /** `storage.postgres.pool` as pool options (validated by the kernel's config schema). */
 export function poolOptionsOf(storage: StorageConfig): Pick<PostgresOpenOptions, "pool"> {
@@ -139,16 +144,21 @@ export async function openPostgresDatabase(url: string, options: PostgresOpenOpt
   const acquireTimeoutMs = options.pool?.acquire_timeout_ms ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
   const pool = createPostgresPool(url, { schema, logger: options.logger, max, acquireTimeoutMs });
   const db = new Kysely<AntlerTables>({ dialect: new PostgresDialect({ pool }) });
+  // pg opens connections on demand, so a handle whose upkeep lane is never used costs no connection.
+  const upkeepPool = createPostgresPool(url, { schema, logger: options.logger, max: UPKEEP_POOL_MAX, acquireTimeoutMs });
+  const upkeep = new Kysely<AntlerTables>({ dialect: new PostgresDialect({ pool: upkeepPool }) });
   let closed = false;
   const database: AntlerDatabase = {
     db,
     dialect: "postgres",
     location: `${describePostgresTarget(url)}${schema ? ` (schema ${schema})` : ""}`,
+    upkeep,
     close: async () => {
       if (closed) return;
       closed = true;
-      await db.destroy();
+      await Promise.all([db.destroy(), upkeep.destroy()]);
       if (!pool.ended) await pool.end();
+      if (!upkeepPool.ended) await upkeepPool.end();
     },
   };
   try {

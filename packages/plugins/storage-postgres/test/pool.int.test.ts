@@ -53,6 +53,31 @@ describeWithPostgres("storage.postgres.pool", (url) => {
     await database.close();
   });
 
+  it("keeps upkeep connections of its own: they answer while every connection of `db` is held", async () => {
+    const kernel = await bootKernel({
+      backend: "postgres",
+      postgres_url: url,
+      postgres_schema: schema.name,
+      postgres: { pool: { max: 2, acquire_timeout_ms: 300 } },
+    });
+    const database = await kernel.openDatabase();
+    const upkeep = database.upkeep;
+    if (!upkeep) throw new Error("the postgres handle has no upkeep lane");
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holders = Array.from({ length: 2 }, () => holdConnection(database.db, released));
+    await Promise.all(holders.map((h) => h.acquired));
+    await expect(sql`select 1`.execute(database.db)).rejects.toThrow(/timeout exceeded when trying to connect/);
+    // Same database and schema: it sees the tables the handle's search path points at.
+    const rows = await sql<{ schema: string }>`select current_schema() as schema`.execute(upkeep);
+    expect(rows.rows).toEqual([{ schema: schema.name }]);
+    release();
+    await Promise.all(holders.map((h) => h.done));
+    await database.close();
+  });
+
   it("sizes the checkpointer's pool from the same keys", async () => {
     const kernel = await bootKernel({
       backend: "postgres",

@@ -235,6 +235,8 @@ export class AntlerClient {
         database: AntlerDatabase;
         threads: ThreadStore;
         runs: RunStore;
+        /** The run store on the database's upkeep connections: lease renewals and sweeps never wait for run traffic. */
+        upkeep: RunStore;
       }>
     | undefined;
   private readonly live = new Map<string, LiveRun>();
@@ -287,6 +289,7 @@ export class AntlerClient {
         database,
         threads: createThreadStore(database),
         runs: createRunStore(database),
+        upkeep: database.upkeep ? createRunStore({ ...database, db: database.upkeep }) : createRunStore(database),
       };
     })();
     return this.storage;
@@ -941,7 +944,7 @@ export class AntlerClient {
     const ids = [...this.live].filter(([, live]) => live.recorded).map(([id]) => id);
     const log = this.kernel.logger;
     try {
-      const { cancelRequested, ended } = await storage.runs.renewLeases(this.instanceId, ids, this.leases.leaseMs);
+      const { cancelRequested, ended } = await storage.upkeep.renewLeases(this.instanceId, ids, this.leases.leaseMs);
       // Only runs still live and recorded: one that is finishing on its own may have ended since the round began.
       const held = (runId: string) => (this.live.get(runId)?.recorded ? this.live.get(runId) : undefined);
       for (const runId of cancelRequested) held(runId)?.abort("cancelled by request (sent to another instance)");
@@ -953,7 +956,7 @@ export class AntlerClient {
         log.warn({ run_id, status, instance_id: this.instanceId }, "a live run is no longer running in its record; stopping it");
         live.abort(`the run record ended elsewhere (${status})`);
       }
-      const swept = await storage.runs.sweepExpired();
+      const swept = await storage.upkeep.sweepExpired();
       if (swept.length > 0) {
         log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished runs whose process stopped renewing their lease");
       }
