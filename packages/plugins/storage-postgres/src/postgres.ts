@@ -152,6 +152,7 @@ export async function openPostgresDatabase(url: string, options: PostgresOpenOpt
     db,
     dialect: "postgres",
     location: `${describePostgresTarget(url)}${schema ? ` (schema ${schema})` : ""}`,
+    maxConnections: max,
     upkeep,
     close: async () => {
       if (closed) return;
