@@ -7,7 +7,14 @@ export { createKernel } from "./boot.js";
 export type { ConfigIssue, PathSegment } from "./config/format.js";
 export { formatIssue, formatPath } from "./config/format.js";
 export { isSecretKey, REDACTED, redactSecrets, redactText } from "./config/redact.js";
-export type { KernelConfig, KernelConfigInput, ModelConfig, StorageConfig, StorageConfigInput } from "./config/schema.js";
+export type {
+  KernelConfig,
+  KernelConfigInput,
+  ModelConfig,
+  PostgresPoolConfig,
+  StorageConfig,
+  StorageConfigInput,
+} from "./config/schema.js";
 export { type CustomEventPayload, emitCustomEvent } from "./custom-events.js";
 export { createToken, kernelCopies, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
 export { AntlerError, type AntlerErrorOptions, type ErrorCode, ErrorCodes, isAntlerError, type KernelErrorCode } from "./errors.js";

@@ -200,3 +200,40 @@ describe("summarization config", () => {
     expect(err.message).toContain("target_tokens must be below trigger_tokens");
   });
 });
+
+describe("storage.postgres.pool config", () => {
+  it("defaults to 20 connections and a 30 s acquire timeout, next to the existing postgres_url and postgres_schema keys", () => {
+    const config = validateKernelConfig(
+      parseConfigText("storage:\n  backend: postgres\n  postgres_url: postgres://db:5432/app\n  postgres_schema: antler\n", { env: {} }),
+    );
+    expect(config.storage).toMatchObject({ postgres_url: "postgres://db:5432/app", postgres_schema: "antler" });
+    expect(config.storage.postgres.pool).toEqual({ max: 20, acquire_timeout_ms: 30_000 });
+  });
+
+  it("takes max and acquire_timeout_ms, and a partial block keeps the other default", () => {
+    const config = validateKernelConfig(parseConfigText("storage:\n  postgres:\n    pool:\n      max: 5\n", { env: {} }));
+    expect(config.storage.postgres.pool).toEqual({ max: 5, acquire_timeout_ms: 30_000 });
+  });
+
+  it.each([
+    ["max: 0", "storage.postgres.pool.max", "must be at least 2 connections"],
+    ["max: 2.5", "storage.postgres.pool.max", "must be a whole number of connections"],
+    ["max: ten", "storage.postgres.pool.max", "must be a whole number of connections"],
+    ["max: 5000", "storage.postgres.pool.max", "must be at most 1000 connections"],
+    ["acquire_timeout_ms: 10", "storage.postgres.pool.acquire_timeout_ms", "must be at least 100 ms"],
+    ["acquire_timeout_ms: -1", "storage.postgres.pool.acquire_timeout_ms", "must be at least 100 ms"],
+    ["acquire_timeout_ms: soon", "storage.postgres.pool.acquire_timeout_ms", "must be a number of milliseconds"],
+  ])("rejects `%s` at %s, saying what is allowed", async (line, path, message) => {
+    const err = await bootError(`storage:\n  postgres:\n    pool:\n      ${line}\n`);
+    expect(err.code).toBe("ANTLER_ERR_CONFIG_INVALID");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path, line: 4 });
+    expect(issue?.message).toContain(message);
+  });
+
+  it("rejects a misspelt pool key with a suggestion", async () => {
+    const err = await bootError("storage:\n  postgres:\n    pool:\n      acquire_timeout: 5000\n");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path: "storage.postgres.pool.acquire_timeout", suggestion: "acquire_timeout_ms" });
+  });
+});

@@ -58,6 +58,32 @@ export const loggingSectionSchema = z.strictObject({
     .default({ enabled: false, format: "json" }),
 });
 
+/**
+ * Sizing of each PostgreSQL pool Antler opens (Antler's tables and thread checkpoints get one each). Runs hold
+ * a connection only for one statement or short transaction at a time, so a pool serves many more live runs
+ * than it has connections; the gateway's per-instance run limit (`runs.max_active`) is derived from `max`.
+ */
+export const postgresPoolSchema = z.strictObject({
+  max: z
+    .number({ error: "must be a whole number of connections, e.g. 20" })
+    .int("must be a whole number of connections, e.g. 20")
+    .min(2, "must be at least 2 connections")
+    .max(1000, "must be at most 1000 connections; for more, put a pooler such as PgBouncer in front of PostgreSQL")
+    .default(20)
+    .describe("Most connections per pool (one pool for tables, one for checkpoints). Default 20."),
+  acquire_timeout_ms: z
+    .number({ error: "must be a number of milliseconds, e.g. 30000" })
+    .int("must be a whole number of milliseconds, e.g. 30000")
+    .min(100, "must be at least 100 ms (a shorter wait fails statements under ordinary load)")
+    .max(600_000, "must be at most 600000 ms (10 minutes)")
+    .default(30_000)
+    .describe("How long a statement waits for a free connection (or a new one to connect) before it fails. Default 30000."),
+});
+
+export const postgresStorageSchema = z.strictObject({
+  pool: postgresPoolSchema.default(postgresPoolSchema.parse({})),
+});
+
 export const storageSectionSchema = z.strictObject({
   backend: z.string().min(1).default("sqlite").describe("sqlite (default), postgres, memory, or an id a storage plugin registers."),
   sqlite_dir: z.string().default("data").describe("Relative to base_dir."),
@@ -74,6 +100,9 @@ export const storageSectionSchema = z.strictObject({
         ),
     })
     .default({ mode: "delta" }),
+  postgres: postgresStorageSchema
+    .default(postgresStorageSchema.parse({}))
+    .describe("PostgreSQL connection settings; used when backend or checkpointer is postgres."),
 });
 
 export const pluginEntrySchema = z.union([
@@ -111,4 +140,5 @@ export type KernelConfigInput = z.input<typeof kernelConfigSchema> & { [section:
 export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type StorageConfig = z.output<typeof storageSectionSchema>;
 export type StorageConfigInput = z.input<typeof storageSectionSchema>;
+export type PostgresPoolConfig = z.output<typeof postgresPoolSchema>;
 export type PluginEntryConfig = z.output<typeof pluginEntrySchema>;

@@ -28,6 +28,17 @@ export interface AntlerDatabase {
   readonly dialect: SqlDialect;
   /** A file path, `:memory:` or `host:port/db` (never credentials). */
   readonly location: string;
+  /**
+   * The most connections `db` holds at once (a pool's `max`), for sizing work against it; absent when the
+   * backend has no such bound worth sizing by (SQLite's single connection serialises instead of failing).
+   */
+  readonly maxConnections?: number | undefined;
+  /**
+   * The same database on connections of its own, for short bookkeeping that must not queue behind `db`'s
+   * traffic: renewing live runs' leases and sweeping orphans. If it waited for a starved pool, an instance
+   * would declare its own live runs dead. Absent: use `db`.
+   */
+  readonly upkeep?: Kysely<AntlerTables> | undefined;
   /** Closes the handle or ends the pool. Safe to call twice. */
   close(): Promise<void>;
 }

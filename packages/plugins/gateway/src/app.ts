@@ -87,7 +87,12 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.onError((error, c) => {
     const handled = describeHandledError(error);
     if (handled) {
-      if (handled.status >= 500) logger.error({ err: error, trace_id: c.get("traceId") }, "request failed");
+      // A refusal at capacity is the instance protecting its live runs, not a failure of this request's handling.
+      if (handled.body.error.code === RuntimeErrorCodes.RUNS_AT_CAPACITY) {
+        logger.warn({ trace_id: c.get("traceId"), details: handled.body.error.details }, "run refused: instance at capacity");
+      } else if (handled.status >= 500) {
+        logger.error({ err: error, trace_id: c.get("traceId") }, "request failed");
+      }
       return c.json(handled.body, handled.status as 400, handled.headers);
     }
     if (answered.has(error)) {

@@ -148,6 +148,16 @@ export const gatewayConfigSchema = z
         lease_seconds: z.number().positive().max(3600).optional(),
         /** How long a cancel for another instance's run waits before answering 202; default heartbeat + 2 s. */
         cancel_wait_seconds: z.number().positive().max(300).optional(),
+        /**
+         * Most runs (running or queued) this instance holds at once; past it a new run is refused with 503 and
+         * Retry-After before it starts. Default: 10 × storage.postgres.pool.max on PostgreSQL (200), no limit otherwise.
+         */
+        max_active: z
+          .number({ error: "must be a whole number of runs, e.g. 80" })
+          .int("must be a whole number of runs, e.g. 80")
+          .min(1, "must be at least 1 (leave it out for the default derived from storage.postgres.pool.max)")
+          .max(100_000, "must be at most 100000")
+          .optional(),
       })
       .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
         message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",

@@ -73,7 +73,7 @@ export function statusForAntlerError(error: AntlerError): number {
   if (error.code === RuntimeErrorCodes.UPLOAD_INVALID && error.details.max_bytes !== undefined) return 413;
   if (BAD_REQUEST.has(error.code)) return 400;
   if (CONFLICT.has(error.code)) return 409;
-  if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) return 503;
+  if (error.code === ErrorCodes.STORAGE_UNAVAILABLE || error.code === RuntimeErrorCodes.RUNS_AT_CAPACITY) return 503;
   if (error.code === ErrorCodes.MODEL_CALL_FAILED) return 502;
   return 500;
 }
@@ -102,7 +102,9 @@ export function describeHandledError(error: unknown): { status: number; body: Er
     // The composed message repeats where and hint; the body carries them as fields instead.
     const first = error.message.split("\n")[0] ?? error.message;
     const message = error.where && first.startsWith(`${error.where}: `) ? first.slice(error.where.length + 2) : first;
+    const retryAfter = error.details.retry_after_seconds;
     return {
+      ...(typeof retryAfter === "number" ? { headers: { "retry-after": String(Math.ceil(retryAfter)) } } : {}),
       status: statusForAntlerError(error),
       body: {
         error: {

@@ -8,7 +8,7 @@ export {
 } from "./config.js";
 export { type ErrorBody, GatewayErrorCodes, HttpError, statusForAntlerError } from "./errors.js";
 export { backgroundTasksResponseSchema, mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
-export { default, PLUGIN_NAME, runLeasesOf } from "./plugin.js";
+export { clientOptionsOf, default, PLUGIN_NAME, runLeasesOf } from "./plugin.js";
 export {
   CALLER_DATA_LIMITS,
   gatewayRunRequestSchema,

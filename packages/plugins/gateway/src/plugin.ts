@@ -65,7 +65,7 @@ export default definePlugin({
         // The runtime and the HTTP server (hono) load when the command runs, not with the plugin.
         const [{ AntlerClient }, { startGateway }] = await Promise.all([import("@antler/plugin-runtime"), import("./server.js")]);
         const shutdown = nextShutdownSignal();
-        const client = new AntlerClient({ kernel: io.kernel, runLeases: runLeasesOf(config) });
+        const client = new AntlerClient({ kernel: io.kernel, ...clientOptionsOf(config) });
         try {
           const gateway = await startGateway({ client, config, ...flags, logger });
           logger.info({ url: gateway.url }, "gateway listening");
@@ -82,6 +82,14 @@ export default definePlugin({
     });
   },
 });
+
+/** `runs:` of the gateway config as the options of the client an instance serves: lease timings and run limit. */
+export function clientOptionsOf(config: GatewayConfig): Pick<AntlerClientOptions, "runLeases" | "maxActiveRuns"> {
+  return {
+    runLeases: runLeasesOf(config),
+    ...(config.runs.max_active === undefined ? {} : { maxActiveRuns: config.runs.max_active }),
+  };
+}
 
 /** `runs:` of the gateway config as the client's lease timings. */
 export function runLeasesOf(config: GatewayConfig): NonNullable<AntlerClientOptions["runLeases"]> {

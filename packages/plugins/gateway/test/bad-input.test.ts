@@ -1,6 +1,6 @@
 import { errorResponseSchema } from "@antler/plugin-runtime";
 import { describe, expect, it } from "vitest";
-import { parseGatewayConfig, runLeasesOf } from "../src/index.js";
+import { clientOptionsOf, parseGatewayConfig, runLeasesOf } from "../src/index.js";
 import { startTestGateway } from "./fixtures.js";
 
 async function errorOf(response: Response) {
@@ -133,5 +133,59 @@ describe("runs: lease timings in the gateway config", () => {
       error = e;
     }
     expect(String((error as Error).message)).toMatch(/runs\.lease_seconds.*longer than heartbeat_seconds/s);
+  });
+});
+
+describe("runs.max_active in the gateway config", () => {
+  it("is left to the client's default (derived from storage.postgres.pool.max) unless set, and reaches the client when set", () => {
+    expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" } }))).toEqual({ runLeases: { heartbeatMs: 5000 } });
+    expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" }, runs: { max_active: 40 } }))).toEqual({
+      runLeases: { heartbeatMs: 5000 },
+      maxActiveRuns: 40,
+    });
+  });
+
+  it.each([
+    [0, "must be at least 1"],
+    [2.5, "must be a whole number of runs"],
+    ["many", "must be a whole number of runs"],
+  ])("rejects max_active %s at runs.max_active, saying what is allowed", (value, message) => {
+    let error: unknown;
+    try {
+      parseGatewayConfig({ auth: { mode: "none" }, runs: { max_active: value as number } });
+    } catch (e) {
+      error = e;
+    }
+    expect(String((error as Error).message)).toMatch(new RegExp(`runs\\.max_active.*${message}`, "s"));
+  });
+});
+
+describe("a run refused at the instance's run limit", () => {
+  it("is a 503 with Retry-After and the coded body, on both run routes, and leaves no run record", async () => {
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const gw = await startTestGateway({
+      script: {
+        respond: async () => {
+          await answered;
+          return { text: "done" };
+        },
+      },
+      client: { maxActiveRuns: 1 },
+    });
+    for (const id of ["busy", "other"]) await gw.call("/api/threads", { method: "POST", json: { thread_id: id } });
+    const first = await gw.call("/api/threads/busy/runs/stream", { method: "POST", json: { message: "hold" } });
+    expect(first.status).toBe(200);
+    for (const route of ["stream", "wait"]) {
+      const refused = await gw.call(`/api/threads/other/runs/${route}`, { method: "POST", json: { message: "hi" } });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("2");
+      expect(await errorOf(refused)).toMatchObject({ code: "ANTLER_ERR_RUNS_AT_CAPACITY", details: { max_active_runs: 1 } });
+    }
+    expect(((await (await gw.call("/api/threads/other/runs")).json()) as { runs: unknown[] }).runs).toEqual([]);
+    answer();
+    await first.text();
   });
 });

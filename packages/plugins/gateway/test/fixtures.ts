@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import { type CodePlugin, definePlugin, type KernelConfigInput, threadPaths } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { captureLogs, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
-import { AntlerClient } from "@antler/plugin-runtime";
+import { AntlerClient, type AntlerClientOptions } from "@antler/plugin-runtime";
 import { afterEach } from "vitest";
 import { z } from "zod";
 import type { GatewayConfigInput } from "../src/config.js";
@@ -67,6 +67,8 @@ export interface TestGatewayOptions {
   kernelConfig?: KernelConfigInput;
   plugins?: CodePlugin[];
   gateway?: Partial<StartGatewayOptions>;
+  /** Client options the gateway's `runs:` config would set (`antler serve` builds the client from them). */
+  client?: Pick<AntlerClientOptions, "maxActiveRuns" | "runLeases">;
 }
 
 /** A real gateway on an ephemeral loopback port over a scripted model, closed after the test. */
@@ -87,6 +89,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     env: {},
     discover: false,
     logger: captured.logger,
+    ...options.client,
   });
   const starting = startGateway({
     client,

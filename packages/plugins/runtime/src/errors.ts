@@ -17,6 +17,11 @@ export const RuntimeErrorCodes = Object.freeze({
   AGENT_INVALID: "ANTLER_ERR_AGENT_INVALID",
   /** Creating an agent that exists, or changing one that ships with the distribution. */
   AGENT_CONFLICT: "ANTLER_ERR_AGENT_CONFLICT",
+  /**
+   * The instance already holds its most live runs (`maxActiveRuns`, the gateway's `runs.max_active`): the run was
+   * refused before it started; 503 with Retry-After over HTTP. `details.retry_after_seconds` says when to retry.
+   */
+  RUNS_AT_CAPACITY: "ANTLER_ERR_RUNS_AT_CAPACITY",
   /** The caller's role may not use the model a run asked for (authorization layer 1); 403 over HTTP. */
   MODEL_FORBIDDEN: "ANTLER_ERR_MODEL_FORBIDDEN",
 });

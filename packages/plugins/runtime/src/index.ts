@@ -28,6 +28,7 @@ export {
   type CreateThreadOptions,
   checkpointThreadId,
   type ObservedRun,
+  RUNS_PER_CONNECTION,
   type RunCallOptions,
   type RunObserver,
   type RunResult,

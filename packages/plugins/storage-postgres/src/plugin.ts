@@ -17,12 +17,20 @@ export default definePlugin({
       async openDatabase(request) {
         const postgres = await import("./postgres.js");
         const url = postgres.requirePostgresUrl(request.storage, "the database");
-        return postgres.openPostgresDatabase(url, { schema: request.schema, logger: request.logger });
+        return postgres.openPostgresDatabase(url, {
+          schema: request.schema,
+          logger: request.logger,
+          ...postgres.poolOptionsOf(request.storage),
+        });
       },
       async openCheckpointer(request) {
         const postgres = await import("./postgres.js");
         const url = postgres.requirePostgresUrl(request.storage, "the checkpointer");
-        return postgres.openPostgresCheckpointer(url, { schema: request.schema, logger: request.logger });
+        return postgres.openPostgresCheckpointer(url, {
+          schema: request.schema,
+          logger: request.logger,
+          ...postgres.poolOptionsOf(request.storage),
+        });
       },
     });
   },

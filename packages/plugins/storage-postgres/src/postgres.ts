@@ -6,6 +6,7 @@ import {
   describeCause,
   ErrorCodes,
   type Logger,
+  type PostgresPoolConfig,
   redactText,
   type StorageConfig,
 } from "@antler/kernel";
@@ -17,6 +18,8 @@ export interface PostgresOpenOptions {
   /** Keep the tables in this schema (created if missing) instead of `public`. */
   schema?: string | undefined;
   logger?: Logger | undefined;
+  /** `storage.postgres.pool`; default 20 connections and a 30 s acquire timeout. */
+  pool?: Partial<PostgresPoolConfig> | undefined;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -59,9 +62,26 @@ export function describePostgresTarget(url: string): string {
 
 export interface PostgresPoolOptions {
   /** Puts this schema first on the search path of every connection (created by the caller). */
-  schema?: string;
-  max?: number;
-  logger?: Logger;
+  schema?: string | undefined;
+  /** Most connections; default `storage.postgres.pool.max`'s default (20). */
+  max?: number | undefined;
+  /** How long a statement waits for a connection before failing; default 30000. */
+  acquireTimeoutMs?: number | undefined;
+  logger?: Logger | undefined;
+}
+
+// The defaults of storage.postgres.pool in the kernel's config schema, for callers that open handles directly.
+const DEFAULT_POOL_MAX = 20;
+const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
+/**
+ * Connections of the upkeep pool (lease renewals and orphan sweeps). A client's heartbeat runs one statement at a
+ * time; two leave slack while taking little of PostgreSQL's max_connections.
+ */
+const UPKEEP_POOL_MAX = 2;
+
+/** `storage.postgres.pool` as pool options (validated by the kernel's config schema). */
+export function poolOptionsOf(storage: StorageConfig): Pick<PostgresOpenOptions, "pool"> {
+  return { pool: storage.postgres?.pool };
 }
 
 /**
@@ -71,8 +91,8 @@ export interface PostgresPoolOptions {
 export function createPostgresPool(url: string, options: PostgresPoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
-    connectionTimeoutMillis: 10_000,
+    max: options.max ?? DEFAULT_POOL_MAX,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
     ...(options.schema ? { options: `-c search_path=${assertSchemaName(options.schema)},public` } : {}),
   });
   pool.on("error", (error) => {
@@ -120,18 +140,26 @@ const SCHEMA_LOCK_CLASS = 0x616e_7473; // "ants"
 /** Antler's tables in PostgreSQL, optionally in their own schema (created if missing, safely across processes). */
 export async function openPostgresDatabase(url: string, options: PostgresOpenOptions = {}): Promise<AntlerDatabase> {
   const schema = options.schema === undefined ? undefined : assertSchemaName(options.schema);
-  const pool = createPostgresPool(url, { schema, logger: options.logger });
+  const max = options.pool?.max ?? DEFAULT_POOL_MAX;
+  const acquireTimeoutMs = options.pool?.acquire_timeout_ms ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
+  const pool = createPostgresPool(url, { schema, logger: options.logger, max, acquireTimeoutMs });
   const db = new Kysely<AntlerTables>({ dialect: new PostgresDialect({ pool }) });
+  // pg opens connections on demand, so a handle whose upkeep lane is never used costs no connection.
+  const upkeepPool = createPostgresPool(url, { schema, logger: options.logger, max: UPKEEP_POOL_MAX, acquireTimeoutMs });
+  const upkeep = new Kysely<AntlerTables>({ dialect: new PostgresDialect({ pool: upkeepPool }) });
   let closed = false;
   const database: AntlerDatabase = {
     db,
     dialect: "postgres",
     location: `${describePostgresTarget(url)}${schema ? ` (schema ${schema})` : ""}`,
+    maxConnections: max,
+    upkeep,
     close: async () => {
       if (closed) return;
       closed = true;
-      await db.destroy();
+      await Promise.all([db.destroy(), upkeep.destroy()]);
       if (!pool.ended) await pool.end();
+      if (!upkeepPool.ended) await upkeepPool.end();
     },
   };
   try {
@@ -156,7 +184,11 @@ const CHECKPOINT_SETUP_LOCK = 0x616e_746c; // "antl"
 /** LangGraph's PostgresSaver, set up once across processes (an advisory lock serialises `setup()`). */
 export async function openPostgresCheckpointer(url: string, options: PostgresOpenOptions = {}): Promise<Checkpointer> {
   const schema = options.schema === undefined ? undefined : assertSchemaName(options.schema);
-  const pool = createPostgresPool(url, { logger: options.logger });
+  const pool = createPostgresPool(url, {
+    logger: options.logger,
+    max: options.pool?.max,
+    acquireTimeoutMs: options.pool?.acquire_timeout_ms,
+  });
   const saver = new PostgresSaver(pool, undefined, schema === undefined ? {} : { schema });
   const client = await pool.connect().catch(async (cause: unknown) => {
     await pool.end().catch(() => {});

@@ -71,6 +71,12 @@ export interface AntlerClientOptions {
     /** How long `cancelRun` waits for another instance to stop a run it holds. Default heartbeatMs + 2000. */
     cancelWaitMs?: number;
   };
+  /**
+   * Most runs (running or queued) this client holds at once. A run past it is refused with RUNS_AT_CAPACITY
+   * before anything of it is recorded, rather than starving the database pool and failing midway. Default:
+   * `RUNS_PER_CONNECTION` × the database pool's size where the backend has one (PostgreSQL), else no limit.
+   */
+  maxActiveRuns?: number;
 }
 
 export interface RunCallOptions {
@@ -177,6 +183,15 @@ interface LiveRun {
 }
 
 const DEFAULT_HEARTBEAT_MS = 5000;
+/**
+ * Live runs per pooled database connection in the default `maxActiveRuns` (20 connections: 200 runs). A run
+ * holds a connection only for a statement or a short transaction at a time, so many share one. Measured with
+ * scripted runs (no model wait, so the most statements per second): 50 at once on a 5-connection pool never
+ * waited 1 s for a connection, against the 30 s default acquire timeout; 200 at once with 200 ms failed midway.
+ */
+export const RUNS_PER_CONNECTION = 10;
+/** What a refused run is told to wait before trying again; live runs end and free slots continually. */
+const CAPACITY_RETRY_AFTER_SECONDS = 2;
 /** How long a run's end waits for its observers (a log's last flush) before its record is finished anyway. */
 const OBSERVER_END_WAIT_MS = 5000;
 
@@ -235,8 +250,14 @@ export class AntlerClient {
         database: AntlerDatabase;
         threads: ThreadStore;
         runs: RunStore;
+        /** The run store on the database's upkeep connections: lease renewals and sweeps never wait for run traffic. */
+        upkeep: RunStore;
+        maxActiveRuns: number;
       }>
     | undefined;
+  /** Runs past the capacity check and not yet ended (a superset of `live`: it counts runs still starting). */
+  private admittedRuns = 0;
+  private readonly maxActiveRuns: number | undefined;
   private readonly live = new Map<string, LiveRun>();
   /** Runs of this client waiting their turn on a thread; woken when a local run ends, so they need not poll. */
   private readonly turnWaiters = new Set<() => void>();
@@ -257,15 +278,17 @@ export class AntlerClient {
     this.ownsKernel = options.ownsKernel ?? false;
     this.givenCheckpointer = options.checkpointer;
     this.leases = resolveLeaseTimings(options.runLeases);
+    this.maxActiveRuns = checkMaxActiveRuns(options.maxActiveRuns);
     const clients = openClients.get(this.kernel) ?? new Set<AntlerClient>();
     openClients.set(this.kernel, clients.add(this));
   }
 
   /** Boots and starts a kernel from config (file, text or object) and wraps it; `close()` closes both. */
   static async create(
-    options: CreateKernelOptions & Pick<AntlerClientOptions, "userId" | "checkpointer" | "runLeases"> = {},
+    options: CreateKernelOptions & Pick<AntlerClientOptions, "userId" | "checkpointer" | "runLeases" | "maxActiveRuns"> = {},
   ): Promise<AntlerClient> {
     const leases = resolveLeaseTimings(options.runLeases);
+    checkMaxActiveRuns(options.maxActiveRuns);
     const kernel = await createKernel(options);
     await kernel.start();
     return new AntlerClient({
@@ -274,6 +297,7 @@ export class AntlerClient {
       userId: options.userId,
       checkpointer: options.checkpointer,
       runLeases: leases,
+      ...(options.maxActiveRuns === undefined ? {} : { maxActiveRuns: options.maxActiveRuns }),
     });
   }
 
@@ -287,6 +311,10 @@ export class AntlerClient {
         database,
         threads: createThreadStore(database),
         runs: createRunStore(database),
+        upkeep: database.upkeep ? createRunStore({ ...database, db: database.upkeep }) : createRunStore(database),
+        maxActiveRuns:
+          this.maxActiveRuns ??
+          (database.maxConnections === undefined ? Number.POSITIVE_INFINITY : database.maxConnections * RUNS_PER_CONNECTION),
       };
     })();
     return this.storage;
@@ -364,9 +392,22 @@ export class AntlerClient {
   /**
    * Runs one turn and yields `values`, `messages-tuple`, `custom` and `end` events. The trace scope is bound
    * around each step of the underlying stream, never across a `yield`, so the consumer's code between events
-   * runs in its own context.
+   * runs in its own context. With the client at `maxActiveRuns`, the first step throws RUNS_AT_CAPACITY and
+   * nothing of the run is recorded.
    */
   async *stream(message: string, options: RunCallOptions = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    const { maxActiveRuns } = await this.openStorage();
+    // No await between the check and the count, so a burst of concurrent calls cannot all pass the check.
+    if (this.admittedRuns >= maxActiveRuns) throw atCapacity(maxActiveRuns);
+    this.admittedRuns += 1;
+    try {
+      yield* this.runTurn(message, options);
+    } finally {
+      this.admittedRuns -= 1;
+    }
+  }
+
+  private async *runTurn(message: string, options: RunCallOptions): AsyncGenerator<StreamEvent, void, undefined> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
     const bootstrap = options.bootstrap === true || options.context?.is_bootstrap === true;
@@ -941,7 +982,7 @@ export class AntlerClient {
     const ids = [...this.live].filter(([, live]) => live.recorded).map(([id]) => id);
     const log = this.kernel.logger;
     try {
-      const { cancelRequested, ended } = await storage.runs.renewLeases(this.instanceId, ids, this.leases.leaseMs);
+      const { cancelRequested, ended } = await storage.upkeep.renewLeases(this.instanceId, ids, this.leases.leaseMs);
       // Only runs still live and recorded: one that is finishing on its own may have ended since the round began.
       const held = (runId: string) => (this.live.get(runId)?.recorded ? this.live.get(runId) : undefined);
       for (const runId of cancelRequested) held(runId)?.abort("cancelled by request (sent to another instance)");
@@ -953,7 +994,7 @@ export class AntlerClient {
         log.warn({ run_id, status, instance_id: this.instanceId }, "a live run is no longer running in its record; stopping it");
         live.abort(`the run record ended elsewhere (${status})`);
       }
-      const swept = await storage.runs.sweepExpired();
+      const swept = await storage.upkeep.sweepExpired();
       if (swept.length > 0) {
         log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished runs whose process stopped renewing their lease");
       }
@@ -982,6 +1023,27 @@ function resolveLeaseTimings(input: AntlerClientOptions["runLeases"] = {}): { he
     });
   }
   return { heartbeatMs, leaseMs, cancelWaitMs };
+}
+
+function checkMaxActiveRuns(value: number | undefined): number | undefined {
+  if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `maxActiveRuns must be a whole number of runs, at least 1, got ${value}`, {
+      where: "maxActiveRuns",
+      hint: "Leave it out for the default (derived from storage.postgres.pool.max on PostgreSQL, no limit otherwise).",
+    });
+  }
+  return value;
+}
+
+function atCapacity(limit: number): AntlerError {
+  return new AntlerError(
+    RuntimeErrorCodes.RUNS_AT_CAPACITY,
+    `this instance already runs its most runs at once (${limit}); the run was not started`,
+    {
+      hint: `Retry in ${CAPACITY_RETRY_AFTER_SECONDS} s or later (or on another instance). To allow more, raise maxActiveRuns (the gateway's runs.max_active) together with storage.postgres.pool.max.`,
+      details: { max_active_runs: limit, retry_after_seconds: CAPACITY_RETRY_AFTER_SECONDS },
+    },
+  );
 }
 
 function requireRun(record: RunRecord | null, threadId: string, runId: string): RunRecord {
