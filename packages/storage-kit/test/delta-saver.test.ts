@@ -31,9 +31,9 @@ describe("DeltaCheckpointSaver", () => {
     expect(isMessagesRef(stored)).toBe(true);
     saver.clearCache();
     const older = await saver.getTuple({ configurable: { ...thread.configurable, checkpoint_id: first } });
-    expect((older?.checkpoint.channel_values.messages as HumanMessage[]).map((m) => m.content)).toEqual(["hi"]);
+    expect(((older?.checkpoint.channel_values.messages ?? []) as HumanMessage[]).map((m) => m.content)).toEqual(["hi"]);
     const latest = await saver.getTuple(thread);
-    expect((latest?.checkpoint.channel_values.messages as HumanMessage[]).map((m) => m.content)).toEqual(["hi", "hello"]);
+    expect(((latest?.checkpoint.channel_values.messages ?? []) as HumanMessage[]).map((m) => m.content)).toEqual(["hi", "hello"]);
   });
 
   it("stores a replaced message as a new row and keeps the others by reference", async () => {
@@ -45,7 +45,7 @@ describe("DeltaCheckpointSaver", () => {
     await putList(saver, first, [new AIMessage({ id: "s1", content: "summary" }), b]);
     expect(await log.lastSeq("t", "")).toBe(2);
     const latest = await saver.getTuple(thread);
-    expect((latest?.checkpoint.channel_values.messages as AIMessage[]).map((m) => m.content)).toEqual(["summary", "hello"]);
+    expect(((latest?.checkpoint.channel_values.messages ?? []) as AIMessage[]).map((m) => m.content)).toEqual(["summary", "hello"]);
   });
 
   it("reads a checkpoint that holds its list whole (older data) as it is, and the next write stores it once", async () => {
@@ -60,6 +60,6 @@ describe("DeltaCheckpointSaver", () => {
     await putList(saver, legacy.configurable?.checkpoint_id as string, [...list, new AIMessage({ id: "a1", content: "new" })]);
     expect(await log.lastSeq("t", "")).toBe(1);
     const latest = await saver.getTuple(thread);
-    expect((latest?.checkpoint.channel_values.messages as HumanMessage[]).map((m) => m.content)).toEqual(["old", "new"]);
+    expect(((latest?.checkpoint.channel_values.messages ?? []) as HumanMessage[]).map((m) => m.content)).toEqual(["old", "new"]);
   });
 });
