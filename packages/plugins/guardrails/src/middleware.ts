@@ -1,4 +1,4 @@
-import { DEFAULT_USER_ID, emitCustomEvent, getCurrentTraceId, type Logger, type MiddlewareSpec, TRACE_METADATA_KEY } from "@antler/kernel";
+import { DEFAULT_USER_ID, emitCustomEvent, type Logger, type MiddlewareSpec, resolveTraceId, TRACE_METADATA_KEY } from "@antler/kernel";
 import { refuseToolCall } from "@antler/kernel/authoring";
 import { getConfig } from "@langchain/langgraph";
 import {
@@ -62,7 +62,9 @@ export function guardrailMiddleware(options: GuardrailMiddlewareOptions): Middle
       const toolName = request.toolCall.name;
       if (request.tool) noteBoundTool?.(toolName);
       const args = request.toolCall.args;
-      const traceId = str(context[TRACE_METADATA_KEY]) ?? getCurrentTraceId() ?? null;
+      // The run's id when usable, else the ambient one, else a fresh one: a policy service, the denial event and the
+      // log line always get an id, and never an unvalidated one (it goes into an HTTP header).
+      const traceId = resolveTraceId(context[TRACE_METADATA_KEY]);
       const guardRequest: GuardrailRequest = {
         tool_name: toolName,
         tool_input: args && typeof args === "object" ? (args as Record<string, unknown>) : {},

@@ -1,10 +1,10 @@
 import {
   type AntlerDatabase,
   assertSafeId,
-  getCurrentTraceId,
   type Kernel,
   type Logger,
   requestTraceContext,
+  resolveTraceId,
   runMigrations,
 } from "@antler/kernel";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -59,7 +59,8 @@ interface PendingExtraction {
   scope: MemoryScope;
   threadId: string;
   transcript: TranscriptMessage[];
-  traceId: string | undefined;
+  /** The queuing turn's trace id, or a fresh one when queued outside a trace: the extraction's logs always carry one. */
+  traceId: string;
   /** When the debounce ends (ms since the epoch); a later turn moves it. */
   due: number;
   timer: NodeJS.Timeout;
@@ -373,7 +374,7 @@ export class MemoryService {
     if (this.closed || transcript.length === 0) return;
     const key = `${scope.userId}\0${scope.agentName}\0${threadId}`;
     const due = Date.now() + this.config.debounce_ms;
-    const traceId = getCurrentTraceId() ?? undefined;
+    const traceId = resolveTraceId();
     const previous = this.pending.get(key);
     if (previous) {
       // The armed timer stays: when it goes off early it waits out the rest (a timer per turn would cost more).
@@ -420,7 +421,7 @@ export class MemoryService {
     // One extraction per thread at a time, in order: the next waits for the previous to commit.
     const before = this.running.get(key) ?? Promise.resolve();
     const run = before
-      .then(() => (job.traceId ? requestTraceContext(job.traceId, () => this.extract(key, job)) : this.extract(key, job)))
+      .then(() => requestTraceContext(job.traceId, () => this.extract(key, job)))
       .then(
         () => undefined,
         (err: unknown) => {

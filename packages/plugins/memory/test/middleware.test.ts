@@ -1,3 +1,4 @@
+import { getCurrentTraceId } from "@antler/kernel";
 import { SystemMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import { extractionReply, type Harness, harness, tempDir, waitFor } from "./helpers.js";
@@ -95,6 +96,25 @@ describe("memory.mode: middleware", () => {
     await h.close();
     h = await harness({ baseDir: dir.path });
     expect((await h.memory.getMemory()).facts.map((f) => f.content)).toEqual(["Lives in Lisbon"]);
+  });
+
+  it("an extraction queued outside any trace scope runs under a trace id of its own, and its log line carries that id", async () => {
+    dir = tempDir();
+    const ambient: Array<string | null> = [];
+    const extractor = () => {
+      ambient.push(getCurrentTraceId());
+      return { text: "not json at all" };
+    };
+    h = await harness({ baseDir: dir.path, memory: { debounce_ms: 0 }, extractor });
+    // Queued the way a host would from a background job: no request, no run, no ambient trace id.
+    h.service.queueExtraction({ userId: "alice", agentName: "" }, "t-bg", [{ id: "1", role: "user", text: "I live in Porto." }]);
+    await h.service.flush();
+    const malformed = h.logs.find((l) => String(l.msg).includes("malformed"));
+    expect(malformed).toBeDefined();
+    expect(typeof malformed?.trace_id).toBe("string");
+    expect(String(malformed?.trace_id)).toMatch(/^[0-9a-f]{32}$/);
+    // The extraction model was called inside that id's scope, so provider requests carry it too.
+    expect(ambient).toEqual([malformed?.trace_id]);
   });
 
   it("logs a malformed extraction reply with the trace id, changes nothing, and extracts those messages with the next turn", async () => {

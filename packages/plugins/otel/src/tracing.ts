@@ -8,6 +8,7 @@ import {
   OUTGOING_TRACE_CHANNEL,
   type RunInfo,
   type RunOutcome,
+  resolveTraceId,
   type ToolCallHandlerOf,
   type ToolCallRequestOf,
   TRACE_METADATA_KEY,
@@ -383,7 +384,7 @@ export class OtelTracing {
       const run = this.runs.get(runId);
       if (run) return run;
     }
-    const traceId = runtimeContext?.[TRACE_METADATA_KEY] ?? getCurrentTraceId();
+    const traceId = resolveTraceId(runtimeContext?.[TRACE_METADATA_KEY]);
     const threadId = runtimeContext?.thread_id;
     let found: OpenRun | undefined;
     for (const run of this.runs.values()) {
@@ -403,7 +404,7 @@ export class OtelTracing {
 
   /** The run's attributes, with the ambient Antler trace id (the same id; read again in case a scope differs). */
   private spanAttributes(run: OpenRun): Attributes {
-    return { ...run.attributes, [OTEL_ATTRIBUTES.traceId]: getCurrentTraceId() ?? run.info.traceId };
+    return { ...run.attributes, [OTEL_ATTRIBUTES.traceId]: resolveTraceId(getCurrentTraceId(), run.info.traceId) };
   }
 
   private hashUser(userId: string): string {
