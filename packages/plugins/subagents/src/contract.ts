@@ -46,6 +46,34 @@ export interface AcceptanceReport {
   readonly criteria: readonly CriterionResult[];
 }
 
+/** What is wrong with one `[rN tool]` citation: no receipt `rN`, `rN` is another tool's, or `rN` is a failed call. */
+export type CitationProblem = "unknown_receipt" | "wrong_tool" | "failed_call";
+
+export interface CitationCheck {
+  /** The citation as written in the report, e.g. `[r3 bash]`. */
+  readonly citation: string;
+  readonly receipt: string;
+  readonly problem?: CitationProblem;
+  /** The cited receipt's tool, when the receipt exists. */
+  readonly receipt_tool?: string;
+}
+
+/**
+ * The runtime's cross-check of a report's citations against its receipts: execution evidence only (the cited
+ * calls exist and are of the named tools), never proof that the claims made with them are true.
+ */
+export interface CitationReport {
+  /** `NONE`: nothing cited; `INCONSISTENT`: a citation names a missing receipt or the wrong tool; else `CONSISTENT`. */
+  readonly verdict: "NONE" | "CONSISTENT" | "INCONSISTENT";
+  /** Distinct citations in the report. */
+  readonly total: number;
+  readonly invalid: number;
+  /** Receipts the report never cites. */
+  readonly uncited_receipts: number;
+  /** The first 100 distinct citations, in report order. */
+  readonly checks: readonly CitationCheck[];
+}
+
 export interface SubagentUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
@@ -108,6 +136,8 @@ export interface SubagentOutcome {
   readonly receipts: readonly ToolReceipt[];
   /** Present when acceptance criteria were given and receipts are enabled. */
   readonly acceptance?: AcceptanceReport | undefined;
+  /** The report's receipt citations checked against the receipts; present only when receipts are enabled. */
+  readonly citations?: CitationReport | undefined;
   readonly durationMs: number;
   /** The task id (the request's, or the one generated for it). */
   readonly taskId?: string | undefined;

@@ -6,6 +6,7 @@ export {
   isAdmissionRejected,
 } from "./admission.js";
 export { RESULT_BRIEF_CHARS, resultBrief } from "./brief.js";
+export { checkCitations, formatCitations } from "./citations.js";
 export { type SubagentsPluginConfig, type SubagentsSection, subagentsConfigSections, subagentsPluginConfigSchema } from "./config.js";
 export * from "./contract.js";
 export {

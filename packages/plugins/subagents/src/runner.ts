@@ -8,6 +8,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { createAgent, type ReactAgent } from "langchain";
 import { resultBrief } from "./brief.js";
+import { checkCitations } from "./citations.js";
 import type {
   AcceptanceReport,
   SubagentOutcome,
@@ -362,13 +363,22 @@ export class KernelSubagentRunner implements SubagentRunner {
       usage: messages.length ? usageOf(messages) : EMPTY_USAGE,
       receipts: this.options.receiptsEnabled ? receipts : [],
       ...(acceptance ? { acceptance } : {}),
+      // Without labels the subagent has nothing to cite, so there is no verdict to give.
+      ...(this.options.receiptsEnabled ? { citations: checkCitations(result, receipts) } : {}),
       durationMs: Math.round(performance.now() - started),
       taskId,
       checkpointThreadId: threadKey,
       traceId,
     };
     logger.info(
-      { status, stop_reason: stopReason, receipts: receipts.length, verdict: acceptance?.verdict, duration_ms: outcome.durationMs },
+      {
+        status,
+        stop_reason: stopReason,
+        receipts: receipts.length,
+        verdict: acceptance?.verdict,
+        citations: outcome.citations?.verdict,
+        duration_ms: outcome.durationMs,
+      },
       "subagent ended",
     );
     return outcome;

@@ -10,6 +10,7 @@ import { type AdmissionRuntime, type SubagentOutcome, type SubagentRunner, TASK_
 
 export { TASK_TOOL_NAME };
 
+import { formatCitations } from "./citations.js";
 import { MAX_CRITERIA, MAX_CRITERION_CHARS, normalizeCriteria } from "./criteria.js";
 import { formatReceipt, sha256 } from "./receipts.js";
 import type { SubagentType } from "./types.js";
@@ -56,8 +57,8 @@ export interface TaskToolDeps {
 export function taskToolDescription(types: readonly SubagentType[], receiptsEnabled: boolean): string {
   const list = types.map((t) => `- ${t.name}: ${t.description}`).join("\n");
   const receipts = receiptsEnabled
-    ? "Each subagent tool call is recorded by the runtime as a receipt [rN tool_name] (status, hashes of arguments and output). Expect the subagent's report to cite receipts for every action it claims; a claim without a receipt is unverified. "
-    : "Receipts are disabled here (verification.receipts_enabled: false): reports carry no receipt citations, but acceptance criteria are still checked against the runtime's own record of the subagent's tool calls. ";
+    ? "Each subagent tool call is recorded by the runtime as a receipt [rN tool_name] (status, hashes of arguments and output). Expect the subagent's report to cite receipts for every action it claims; a claim without a receipt is unverified. The runtime checks each citation against the receipts (Citations: CONSISTENT, INCONSISTENT or NONE): that is evidence the cited calls happened, not that the claims are true. "
+    : "Receipts are disabled here (verification.receipts_enabled: false): reports carry no receipt citations and get no citation verdict, but acceptance criteria are still checked against the runtime's own record of the subagent's tool calls. ";
   return (
     "Delegate a self-contained task to a subagent that works with its own tools in the background and returns a report. " +
     "Use it for multi-step work that would clutter this conversation, and run independent tasks in parallel by calling task several times in one response. " +
@@ -97,6 +98,7 @@ export function formatTaskResult(outcome: SubagentOutcome, extra: { dropped?: nu
       `Receipts recorded by the runtime (${outcome.receipts.length}):\n${shown.join("\n")}${more > 0 ? `\n... ${more} more in metadata` : ""}`,
     );
   }
+  if (outcome.citations) parts.push(formatCitations(outcome.citations, outcome.receipts.length));
   if (outcome.acceptance) {
     const lines = outcome.acceptance.criteria.map((c) => `- ${c.verdict}: ${c.criterion} (${c.evidence})`);
     parts.push(`Acceptance: ${outcome.acceptance.verdict}\n${lines.join("\n")}`);
@@ -126,6 +128,7 @@ export function taskResultKwargs(outcome: SubagentOutcome, subagentType: string)
     ...(outcome.usage ? { subagent_token_usage: usageKwargs(outcome) } : {}),
     subagent_receipts: outcome.receipts.map(receiptJson),
     ...(outcome.acceptance ? { subagent_acceptance_verdict: outcome.acceptance } : {}),
+    ...(outcome.citations ? { subagent_citations: outcome.citations } : {}),
     subagent_type: subagentType,
     ...(outcome.taskId ? { subagent_task_id: outcome.taskId } : {}),
     ...(outcome.traceId ? { subagent_trace_id: outcome.traceId } : {}),
@@ -245,6 +248,7 @@ export function createTaskTool(deps: TaskToolDeps): AntlerTool {
         result_sha256: outcome.resultSha256,
         receipts: kwargs.subagent_receipts,
         ...(outcome.acceptance ? { acceptance_verdict: outcome.acceptance.verdict, acceptance: outcome.acceptance } : {}),
+        ...(outcome.citations ? { citations_verdict: outcome.citations.verdict, citations: outcome.citations } : {}),
         ...(outcome.usage ? { usage: kwargs.subagent_token_usage } : {}),
         duration_ms: outcome.durationMs,
       });

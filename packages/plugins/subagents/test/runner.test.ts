@@ -72,6 +72,7 @@ describe("SUBAGENT_RUNNER from the kernel's root scope (how batches use it)", ()
     });
     expect(outcome).toMatchObject({ status: "completed", result: "Echoed [r1 echo].", model: "sub", traceId: "trace-from-batch" });
     expect(outcome.receipts).toMatchObject([{ id: "r1", tool: "echo", status: "success" }]);
+    expect(outcome.citations).toMatchObject({ verdict: "CONSISTENT", total: 1, invalid: 0 });
     expect(outcome.acceptance?.criteria.map((c) => c.verdict)).toEqual(["UNMET", "UNVERIFIED"]);
     expect(outcome.checkpointThreadId).toMatch(/^default\/batch-1\/subagents\/[0-9a-f-]{36}$/);
     expect(started).toMatchObject([{ traceId: "trace-from-batch", threadId: "batch-1", userId: "default" }]);
@@ -216,6 +217,7 @@ describe("SUBAGENT_RUNNER from the kernel's root scope (how batches use it)", ()
     expect(outcome.acceptance?.criteria.map((c) => c.verdict)).toEqual(["MET", "UNMET"]);
     expect(outcome.acceptance?.verdict).toBe("UNMET");
     expect(outcome.receipts).toEqual([]);
+    expect(outcome.citations).toBeUndefined();
     const calls = scripted.models.get("sub")?.calls ?? [];
     // No label to cite in the tool result, and no citation rules in the subagent's prompt.
     expect(calls[1]?.messages.find((m) => m.getType() === "tool")?.content).toBe("wrote /mnt/user-data/workspace/a.txt");

@@ -359,6 +359,31 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
     ]);
   });
 
+  it("checks the report's [rN] citations against the receipts and gives the lead a citation verdict", async () => {
+    const t = await start({
+      lead: [
+        { toolCalls: [{ id: "cite-1", name: "task", args: { prompt: "list the workspace", subagent_type: "bash" } }] },
+        { text: "ok" },
+      ],
+      sub: [
+        { toolCalls: [{ name: "bash", args: { description: "list", command: "echo listed" } }] },
+        // One true citation, one invented receipt, one real receipt cited as another tool.
+        { text: "Listed the workspace [r1 bash], wrote notes.md [r2 write_file] and read it back [r1 read_file]." },
+      ],
+    });
+    const events = await collect(t.client.stream("go", { threadId: "t-cite" }));
+    const result = toolResults(events).get("cite-1");
+    const content = String(result?.content);
+    expect(content).toContain("Citations: INCONSISTENT (3 checked, 2 invalid, 0 receipts uncited)");
+    expect(content).toContain("- [r2 write_file]: no such receipt");
+    expect(content).toContain("- [r1 read_file]: receipt is of another tool (r1 is bash)");
+    expect(((result?.additional_kwargs ?? {}) as Record<string, unknown>).subagent_citations).toMatchObject({
+      verdict: "INCONSISTENT",
+      invalid: 2,
+    });
+    expect(customEvents(events, "task_completed")[0]).toMatchObject({ citations_verdict: "INCONSISTENT" });
+  });
+
   it("answers an unknown subagent type with the list of available types, without running anything", async () => {
     const t = await start({
       lead: [{ toolCalls: [{ id: "x", name: "task", args: { prompt: "p", subagent_type: "researcher" } }] }, { text: "ok" }],

@@ -8,6 +8,7 @@ import {
   AdmissionRejectedError,
   bashExitCode,
   canonicalJson,
+  checkCitations,
   checkCriterion,
   commandMatches,
   criteriaBlock,
@@ -54,6 +55,57 @@ const files =
   (entries: Record<string, number>): FileProbe =>
   async (path) =>
     path in entries ? { exists: true, size: entries[path] as number } : { exists: false, size: 0 };
+
+describe("citation check", () => {
+  const receipts = [
+    receipt({ id: "r1", tool: "bash" }),
+    receipt({ id: "r2", tool: "write_file", status: "error" }),
+    receipt({ id: "r3", tool: "read_file" }),
+  ];
+
+  it("finds each distinct citation, flags a missing receipt, a wrong tool and a failed call, and counts uncited receipts", () => {
+    const report = checkCitations(
+      "Ran it [r1 bash] and again [r1 bash]; wrote x [r2 write_file]; read y [r9 read_file]; listed [r1 ls]; see [r1].",
+      receipts,
+    );
+    expect(report.checks).toEqual([
+      { citation: "[r1 bash]", receipt: "r1", receipt_tool: "bash" },
+      { citation: "[r2 write_file]", receipt: "r2", problem: "failed_call", receipt_tool: "write_file" },
+      { citation: "[r9 read_file]", receipt: "r9", problem: "unknown_receipt" },
+      { citation: "[r1 ls]", receipt: "r1", problem: "wrong_tool", receipt_tool: "bash" },
+      { citation: "[r1]", receipt: "r1", receipt_tool: "bash" },
+    ]);
+    expect(report).toMatchObject({ verdict: "INCONSISTENT", total: 5, invalid: 2, uncited_receipts: 1 });
+  });
+
+  it("is CONSISTENT when every citation names a receipt of that tool (a failed call is flagged, not invalid), and NONE without citations", () => {
+    expect(checkCitations("did it [r1 bash], tried [r2 write_file]", receipts)).toMatchObject({
+      verdict: "CONSISTENT",
+      invalid: 0,
+      uncited_receipts: 1,
+    });
+    expect(checkCitations("I did everything you asked.", receipts)).toMatchObject({ verdict: "NONE", total: 0, uncited_receipts: 3 });
+  });
+
+  it("shows the lead the verdict and each problem, and says so when a report with receipts cites none", () => {
+    const outcome = (result: string): SubagentOutcome => ({
+      status: "completed",
+      result,
+      resultSha256: sha256(result),
+      receipts,
+      citations: checkCitations(result, receipts),
+      durationMs: 5,
+    });
+    const bad = formatTaskResult(outcome("Done [r1 bash], wrote [r7 write_file], read [r3 bash]."));
+    expect(bad).toContain("Citations: INCONSISTENT (3 checked, 2 invalid, 1 receipts uncited)");
+    expect(bad).toContain("- [r7 write_file]: no such receipt");
+    expect(bad).toContain("- [r3 bash]: receipt is of another tool (r3 is read_file)");
+    expect(formatTaskResult(outcome("All done."))).toContain(
+      "Citations: NONE (the report cites none of the 3 receipts; its claims are unverified)",
+    );
+    expect(taskResultKwargs(outcome("All done."), "general-purpose").subagent_citations).toMatchObject({ verdict: "NONE" });
+  });
+});
 
 describe("acceptance criteria normalization", () => {
   it("trims, drops blanks, non-strings and duplicates, and keeps at most 20 criteria of at most 500 characters", () => {
