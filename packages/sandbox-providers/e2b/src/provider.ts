@@ -279,8 +279,9 @@ export class E2BSandboxProvider implements SandboxProvider {
 
   /**
    * The thread's running sandbox from before a restart (or from another process), found by its metadata through
-   * the E2B API, connected and re-bootstrapped; `null` when there is none or none answers (it is then left to
-   * expire: it may still be someone's live lease).
+   * the E2B API, connected and re-bootstrapped; `null` when there is none or none can be reattached. One that
+   * cannot (it does not connect, or fails the bootstrap) is killed: it is labelled for this thread, nothing can use
+   * it again, and left running it would bill until its timeout. An acquire cancelled midway kills nothing.
    */
   private async reattach(remote: E2BRemote, paths: ThreadPaths, signal: AbortSignal | undefined): Promise<RemoteSandbox | null> {
     let ids: string[];
@@ -294,16 +295,21 @@ export class E2BSandboxProvider implements SandboxProvider {
       return null;
     }
     for (const id of ids) {
+      let connected: RemoteSandbox | undefined;
       try {
-        const connected = await remote.connect(id, { timeoutMs: this.options.config.timeout_seconds * 1000, signal });
+        connected = await remote.connect(id, { timeoutMs: this.options.config.timeout_seconds * 1000, signal });
         await this.bootstrap(connected);
         this.logger.info({ sandboxId: id, thread_id: paths.threadId }, `${this.id}: reattached to the thread's running sandbox`);
         return connected;
       } catch (err) {
+        // Cancelled, not broken: the sandbox may be fine, and the acquire is over anyway.
+        if (signal?.aborted) return null;
         this.logger.warn(
           { sandboxId: id, err: (err as Error)?.message },
-          `${this.id}: a sandbox listed for this thread could not be reattached`,
+          `${this.id}: a sandbox listed for this thread could not be reattached; discarding it`,
         );
+        if (connected) await this.kill(connected, "not reattachable");
+        else await this.killById(remote, id, "not reattachable");
       }
     }
     return null;
@@ -397,6 +403,14 @@ export class E2BSandboxProvider implements SandboxProvider {
       await remote.kill();
     } catch (err) {
       this.logger.warn({ sandboxId: remote.sandboxId, why, err: (err as Error)?.message }, `${this.id}: killing the remote sandbox failed`);
+    }
+  }
+
+  private async killById(remote: E2BRemote, sandboxId: string, why: string): Promise<void> {
+    try {
+      await remote.kill(sandboxId);
+    } catch (err) {
+      this.logger.warn({ sandboxId, why, err: (err as Error)?.message }, `${this.id}: killing the remote sandbox failed`);
     }
   }
 

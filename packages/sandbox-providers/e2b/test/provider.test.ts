@@ -114,6 +114,39 @@ describe("E2BSandboxProvider", () => {
     expect(folder.liveIds()).toEqual([fresh.remote.sandboxId]);
   });
 
+  it("after a restart, kills the thread's running sandbox when it fails the bootstrap, and goes on with a fresh one", async () => {
+    const before = makeProvider().provider;
+    const old = await before.acquire("t1", { userId: "u1" });
+    // The process restarts: the old provider is gone without a release; the VM keeps running, and breaks.
+    providers.splice(providers.indexOf(before), 1);
+    await breakUserData(folder.sandboxDir(old.remote.sandboxId));
+    const { provider, lines } = makeProvider();
+
+    const fresh = await provider.acquire("t1", { userId: "u1" });
+
+    expect(fresh.remote.sandboxId).not.toBe(old.remote.sandboxId);
+    expect(folder.liveIds()).toEqual([fresh.remote.sandboxId]);
+    expect(lines.some((l) => l.level === "warn" && String(l.msg).includes("could not be reattached; discarding it"))).toBe(true);
+  });
+
+  it("after a restart, kills a listed sandbox that does not connect instead of leaving it to bill until its timeout", async () => {
+    const before = makeProvider().provider;
+    const old = await before.acquire("t1", { userId: "u1" });
+    providers.splice(providers.indexOf(before), 1);
+    const unreachable: FolderRemote = {
+      ...folder,
+      connect: async (id) => {
+        throw new Error(`envd of ${id} does not answer`);
+      },
+    };
+    const { provider } = makeProvider({}, unreachable);
+
+    const fresh = await provider.acquire("t1", { userId: "u1" });
+
+    expect(fresh.remote.sandboxId).not.toBe(old.remote.sandboxId);
+    expect(folder.liveIds()).toEqual([fresh.remote.sandboxId]);
+  });
+
   it("syncs outputs to the thread's host outputs folder on release, with the manifest in the thread folder", async () => {
     const { provider } = makeProvider({ pool_size: 0 });
     const sandbox = await provider.acquire("t1", { userId: "u1" });
