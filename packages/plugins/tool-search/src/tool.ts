@@ -16,6 +16,23 @@ const schema = z.object({
     ),
 });
 
+/** The other `tool_search` calls of the AI message that made this one, before it in that message's order. */
+function earlierSiblingQueries(state: unknown, toolCallId: string | undefined): Array<{ id: string; query: string }> {
+  const messages = (state as { messages?: unknown } | null | undefined)?.messages;
+  if (!toolCallId || !Array.isArray(messages)) return [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const calls = (messages[i] as { tool_calls?: Array<{ id?: string; name?: string; args?: { query?: unknown } }> } | null)?.tool_calls;
+    if (!Array.isArray(calls)) continue;
+    const mine = calls.findIndex((c) => c.id === toolCallId);
+    if (mine < 0) continue;
+    return calls
+      .slice(0, mine)
+      .filter((c) => c.name === TOOL_SEARCH && typeof c.args?.query === "string")
+      .map((c) => ({ id: c.id ?? "", query: c.args?.query as string }));
+  }
+  return [];
+}
+
 /**
  * `tool_search` over one catalog. It answers with the matched tools' full schemas and records them in thread
  * state `promoted` (scoped by the catalog's hash), so the model has them bound from its next call on.
@@ -45,7 +62,22 @@ export function toolSearchTool(catalog: DeferredToolCatalog, maxResults: number)
       else {
         lines.push(`Loaded ${names.length} tool${names.length === 1 ? "" : "s"}, callable now: ${names.join(", ")}.`);
         if (outcome.note) lines.push(outcome.note);
-        lines.push(JSON.stringify(outcome.tools.map((t) => catalog.schemaOf(t))));
+        // Parallel searches in one response that match the same tool: the first call in the message's order
+        // carries its schema, the others name that call. Decided from the message alone, so it holds however the
+        // calls interleave, and replays the same.
+        const shownBy = new Map<string, string>();
+        for (const sibling of earlierSiblingQueries(runtime.state, toolCallId)) {
+          for (const tool of catalog.search(sibling.query, maxResults).tools)
+            if (!shownBy.has(tool.name)) shownBy.set(tool.name, sibling.id);
+        }
+        const fresh = outcome.tools.filter((t) => !shownBy.has(t.name));
+        const elsewhere = names.filter((n) => shownBy.has(n));
+        if (elsewhere.length > 0) {
+          lines.push(
+            `Schemas already returned by a parallel ${TOOL_SEARCH} call in this response: ${elsewhere.map((n) => `${n} (call ${shownBy.get(n)})`).join(", ")}.`,
+          );
+        }
+        if (fresh.length > 0) lines.push(JSON.stringify(fresh.map((t) => catalog.schemaOf(t))));
       }
       const message = new ToolMessage({ content: lines.join("\n"), tool_call_id: toolCallId, name: TOOL_SEARCH });
       if (names.length === 0) return message;

@@ -143,6 +143,32 @@ describe("deferred tools in a real agent turn", () => {
     expect(tools.at(-1)?.tool_call_id).toBe("c-now");
   });
 
+  it("returns a tool's schema once when two parallel tool_search calls match it: the first call carries it, the second names that call", async () => {
+    const { client: c, calls } = await client({
+      root: temp.tempDir(),
+      steps: [
+        {
+          toolCalls: [
+            { name: "tool_search", args: { query: "select:acme_echo,acme_weather_forecast" }, id: "c-first" },
+            { name: "tool_search", args: { query: "select:acme_echo,acme_slack_post_message" }, id: "c-second" },
+          ],
+        },
+        { text: "done" },
+      ],
+    });
+    const { tools } = await turn(c, "load them", "t1");
+    const byId = new Map(tools.map((t) => [t.tool_call_id, String(t.content)]));
+    const schemasIn = (text: string | undefined) => (text?.match(/"name":"acme_[a-z_]+"/g) ?? []).sort();
+    expect(schemasIn(byId.get("c-first"))).toEqual(['"name":"acme_echo"', '"name":"acme_weather_forecast"']);
+    expect(schemasIn(byId.get("c-second"))).toEqual(['"name":"acme_slack_post_message"']);
+    expect(byId.get("c-second")).toContain("Loaded 2 tools, callable now: acme_echo, acme_slack_post_message.");
+    expect(byId.get("c-second")).toContain(
+      "Schemas already returned by a parallel tool_search call in this response: acme_echo (call c-first).",
+    );
+    // Both calls still load what they matched.
+    expect(acme(calls()[1]?.tools ?? []).sort()).toEqual(["acme_echo", "acme_slack_post_message", "acme_weather_forecast"]);
+  });
+
   it("keeps a promotion across turns and across clients through the thread's checkpoint", async () => {
     const root = temp.tempDir();
     const a = await client({
