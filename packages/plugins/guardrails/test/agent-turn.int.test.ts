@@ -211,7 +211,11 @@ describe("subagents", () => {
       },
       plugins: [{ plugin: subagentsPlugin, config: { agents: { "general-purpose": { model: "small" } } } }],
     });
-    await turn(client, "delegate it", { threadId: "t1", userRole: "user", model: "small" });
+    const events = await turn(client, "delegate it", { threadId: "t1", userRole: "user", model: "small" });
+    // The refusal inside the subagent is recorded on the parent run, tagged with the task it happened in.
+    expect(deniedEvents(events).map((e) => e.data)).toEqual([
+      expect.objectContaining({ tool: "bash", subagent: expect.objectContaining({ subagent_type: "general-purpose" }) }),
+    ]);
     const subCall = calls().find((c) =>
       c.messages.some((m) => HumanMessage.isInstance(m) && String(m.content).startsWith("use the shell")),
     );

@@ -109,6 +109,11 @@ export interface SubagentRequest {
   readonly sandboxId?: string | undefined;
   /** Called after each new AI message of the subagent, with the receipts so far. Must not throw. */
   readonly onProgress?: ((progress: SubagentProgress) => void) | undefined;
+  /**
+   * Called with each custom event the subagent's middleware and tools emit (`{ type, ... }`), at most 1,000 per
+   * run. The `task` tool re-emits them on the parent's stream, so they are recorded on the parent run. Must not throw.
+   */
+  readonly onEvent?: ((event: { type: string; [key: string]: unknown }) => void) | undefined;
 }
 
 /** A subagent's progress, reported while it runs (the `task` tool turns it into `task_running` events). */

@@ -46,7 +46,13 @@ export {
   receiptsMiddleware,
   sha256,
 } from "./receipts.js";
-export { EXECUTION_CONTEXT_KEY, KernelSubagentRunner, type KernelSubagentRunnerOptions, stopReasonOf } from "./runner.js";
+export {
+  EXECUTION_CONTEXT_KEY,
+  KernelSubagentRunner,
+  type KernelSubagentRunnerOptions,
+  MAX_FORWARDED_EVENTS,
+  stopReasonOf,
+} from "./runner.js";
 export {
   createTaskTool,
   formatTaskResult,

@@ -26,6 +26,8 @@ import type { SubagentType, SubagentTypeRegistry } from "./types.js";
 const PLUGIN = "@antler/plugin-subagents";
 /** Run-context key naming the execution, so the shared (cached) receipts middleware finds this run's recorder. */
 export const EXECUTION_CONTEXT_KEY = "subagent_execution_id";
+/** Custom events of one subagent run passed to `onEvent`; later ones are dropped. */
+export const MAX_FORWARDED_EVENTS = 1000;
 
 export interface KernelSubagentRunnerOptions {
   kernel: Kernel;
@@ -266,6 +268,19 @@ export class KernelSubagentRunner implements SubagentRunner {
       { run_id: run.context.runId, model: modelName, checkpoint_thread_id: threadKey, description: request.description },
       "subagent started",
     );
+    // What the subagent's middleware and tools emit (a guardrail denial, a span, a workspace change) belongs to the
+    // parent run's record too: it goes to the caller, capped so a chatty subagent cannot flood the parent's stream.
+    let forwarded = 0;
+    const forward = (data: unknown) => {
+      if (!request.onEvent || data === null || typeof data !== "object" || typeof (data as { type?: unknown }).type !== "string") return;
+      if (forwarded >= MAX_FORWARDED_EVENTS) return;
+      forwarded += 1;
+      try {
+        request.onEvent(data as { type: string });
+      } catch (err) {
+        logger.warn({ err }, "subagent event listener threw");
+      }
+    };
     try {
       const prompt = criteria.length ? `${request.prompt}\n\n${criteriaBlock(criteria)}` : request.prompt;
       const consume = async () => {
@@ -275,13 +290,18 @@ export class KernelSubagentRunner implements SubagentRunner {
           {
             configurable: { thread_id: threadKey },
             context: withRunContext(context, run.context),
-            streamMode: "values",
+            streamMode: ["values", "custom"],
             recursionLimit: runtimeConfig(kernel.config).recursion_limit,
             signal: controller.signal,
             metadata: { antler_trace_id: traceId, run_id: run.context.runId, parent_thread_id: request.threadId, subagent_type: type.name },
           } as never,
         );
-        for await (const chunk of stream as unknown as AsyncIterable<typeof values>) {
+        for await (const [mode, data] of stream as unknown as AsyncIterable<[string, unknown]>) {
+          if (mode === "custom") {
+            forward(data);
+            continue;
+          }
+          const chunk = data as typeof values;
           values = chunk;
           const messages = chunk.messages ?? [];
           const ai = messages.filter((m) => AIMessage.isInstance(m)) as AIMessage[];

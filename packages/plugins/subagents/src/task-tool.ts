@@ -212,6 +212,12 @@ export function createTaskTool(deps: TaskToolDeps): AntlerTool {
               taskId: toolCallId || undefined,
               modelName: str(ctx, "model_name"),
               sandboxId: parentSandboxId(runtime.state),
+              // The subagent's own events, re-emitted as they were with the task they came from: the parent's
+              // stream (and so its run's event log) shows what happened inside the subagent.
+              onEvent: (event) =>
+                void emitCustomEvent({ ...event, subagent: { task_id: toolCallId, subagent_type: args.subagent_type } }, runtime).catch(
+                  () => {},
+                ),
               onProgress: (p) =>
                 void emit({
                   type: "task_running",

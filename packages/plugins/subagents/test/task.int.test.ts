@@ -2,7 +2,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type AntlerPlugin, type CodePlugin, definePlugin, type KernelConfigInput, type RunInfo, type RunOutcome } from "@antler/kernel";
+import {
+  type AntlerPlugin,
+  type CodePlugin,
+  definePlugin,
+  emitCustomEvent,
+  type KernelConfigInput,
+  type RunInfo,
+  type RunOutcome,
+} from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { AntlerClient, type CustomEvent, type SerializedMessage, type StreamEvent } from "@antler/plugin-runtime";
@@ -382,6 +390,37 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
       invalid: 2,
     });
     expect(customEvents(events, "task_completed")[0]).toMatchObject({ citations_verdict: "INCONSISTENT" });
+  });
+
+  it("records what the subagent's middleware emits on the parent run's stream, tagged with the task", async () => {
+    const auditPlugin = definePlugin({
+      name: "test-audit-events",
+      version: "0.1.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.middleware.add({
+          name: "audit",
+          async wrapToolCall(request, handler) {
+            await emitCustomEvent({ type: "test_audit", tool: request.toolCall.name });
+            return handler(request);
+          },
+        });
+      },
+    });
+    const t = await start({
+      lead: [{ toolCalls: [{ id: "audit-1", name: "task", args: { prompt: "say hi", subagent_type: "bash" } }] }, { text: "ok" }],
+      sub: [{ toolCalls: [{ name: "bash", args: { description: "hi", command: "echo hi" } }] }, { text: "Said hi [r1 bash]." }],
+      plugins: [auditPlugin],
+    });
+    const events = await collect(t.client.stream("go", { threadId: "t-audit" }));
+    const audits = customEvents(events, "test_audit");
+    // The lead's own task call, then the subagent's bash call, in that order.
+    expect(audits).toEqual([
+      { type: "test_audit", tool: "task" },
+      { type: "test_audit", tool: "bash", subagent: { task_id: "audit-1", subagent_type: "bash" } },
+    ]);
+    const types = customEvents(events).map((e) => e.type);
+    expect(types.indexOf("test_audit", types.indexOf("task_started"))).toBeLessThan(types.indexOf("task_completed"));
   });
 
   it("answers an unknown subagent type with the list of available types, without running anything", async () => {
