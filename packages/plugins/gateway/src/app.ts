@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
+import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
 import { type AntlerClient, agentSaveRequestSchema, RuntimeErrorCodes, runRequestText, runtimeConfig } from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
@@ -132,6 +132,16 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.get("/api/models", async (c) => {
     const principal = c.get("principal");
     return c.json({ models: await client.listModels({ userId: principal.userId, principal, traceId: c.get("traceId") }) });
+  });
+  app.get("/api/models/:name", async (c) => {
+    const principal = c.get("principal");
+    const options = { userId: principal.userId, principal, traceId: c.get("traceId") };
+    const model = await client.getModel(c.req.param("name"), options).catch((err: unknown) => {
+      // A lookup by name answers 404 for an unknown model (a run naming one is a bad request, 400).
+      if (isAntlerError(err, ErrorCodes.MODEL_NOT_FOUND)) throw new HttpError(404, err.code, err.message.split("\n")[0] ?? "", err.hint);
+      throw err;
+    });
+    return c.json(model);
   });
 
   // ------------------------------------------------------------------ threads

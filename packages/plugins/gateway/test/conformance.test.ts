@@ -1,6 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ErrorCodes, isAntlerError } from "@antler/kernel";
 import type { ScriptFunction } from "@antler/kernel/testing";
+import mcpPlugin, { McpConfigClient, mcpConfigResponseSchema } from "@antler/plugin-mcp";
 import memoryPlugin, {
   factDeleteResponseSchema,
   factListResponseSchema,
@@ -31,7 +33,7 @@ import {
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { valuesFrameSchema } from "../src/index.js";
-import { collectSse, readSse, startTestGateway, tempDir } from "./fixtures.js";
+import { ALICE_KEY, collectSse, readSse, startTestGateway, tempDir } from "./fixtures.js";
 
 /**
  * Parses `value` (after a JSON round trip, as it would cross HTTP) with `schema` and requires the parse to
@@ -154,6 +156,45 @@ describe("client–gateway conformance: every AntlerClient method's output parse
     conforms(threadDeleteResponseSchema, await client.deleteThread("conf", user));
     await client.createThread({ threadId: "conf2", ...user });
     conforms(threadDeleteResponseSchema, await http("/api/threads/conf2", { method: "DELETE" }));
+  });
+
+  it("covers getModel (and its 404) and McpConfigClient: getConfig, updateConfig, resetCache — and the HTTP responses match", async () => {
+    const file = join(tempDir(), "extensions_config.json");
+    writeFileSync(file, JSON.stringify({ mcpServers: {} }));
+    const gw = await startTestGateway({
+      script,
+      plugins: [{ plugin: mcpPlugin, config: { extensions_config: file } }],
+      config: {
+        auth: {
+          mode: "api_keys",
+          api_keys: [{ key: ALICE_KEY, user: "alice" }],
+          admins: ["alice"],
+        },
+      },
+    });
+    const http = async (path: string, init?: Parameters<typeof gw.call>[1]) => (await gw.call(path, init)).json();
+    const wire = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+    // getModel: the entry listModels lists, in process and over HTTP; an unknown name is MODEL_NOT_FOUND, a 404 over HTTP.
+    const model = conforms(modelInfoSchema, await gw.client.getModel("m", { userId: "alice" }));
+    expect(model).toEqual(wire((await gw.client.listModels({ userId: "alice" })).find((m) => m.name === "m")));
+    expect(conforms(modelInfoSchema, await http("/api/models/m"))).toEqual(model);
+    const missing = await gw.client.getModel("nope", { userId: "alice" }).catch((e: unknown) => e);
+    expect(isAntlerError(missing, ErrorCodes.MODEL_NOT_FOUND)).toBe(true);
+    const missingHttp = await gw.call("/api/models/nope");
+    expect(missingHttp.status).toBe(404);
+    expect(((await missingHttp.json()) as { error: { code: string } }).error.code).toBe(ErrorCodes.MODEL_NOT_FOUND);
+
+    // McpConfigClient
+    const mcp = new McpConfigClient(gw.client);
+    expect(conforms(mcpConfigResponseSchema, await http("/api/mcp/config"))).toEqual(
+      conforms(mcpConfigResponseSchema, await mcp.getConfig()),
+    );
+    const update = { mcpServers: { a: { type: "stdio", command: "node", args: ["a.js"] } } };
+    const inProcess = conforms(mcpConfigResponseSchema, await mcp.updateConfig(update));
+    const overHttp = conforms(mcpConfigResponseSchema, await http("/api/mcp/config", { method: "PUT", json: update }));
+    expect(overHttp).toEqual(inProcess);
+    expect(await http("/api/mcp/cache/reset", { method: "POST" })).toEqual(wire(await mcp.resetCache()));
   });
 
   it("covers MemoryClient: getMemory, createFact, getFact, listFacts, searchMemory, updateFact, exportMemory, importMemory, getMemoryConfig, getMemoryStatus, deleteFact, clearMemory — and the HTTP responses match", async () => {

@@ -21,6 +21,13 @@ export {
   mcpTaskToolSchema,
   parseExtensionsConfig,
 } from "./config.js";
+export {
+  McpConfigClient,
+  type McpConfigResponse,
+  type McpConfigUpdate,
+  mcpConfigResponseSchema,
+  mcpConfigUpdateSchema,
+} from "./config-client.js";
 export { OAuthTokenSource } from "./oauth.js";
 export { default, MCP_BACKGROUND_TASKS, MCP_TOOLS } from "./plugin.js";
 export { errorText, type ToolContentBlock, toToolContent } from "./results.js";

@@ -380,6 +380,21 @@ export class AntlerClient {
     });
   }
 
+  /**
+   * One model this caller may run on, as `listModels` lists it (the gateway's `GET /api/models/{name}`). A model
+   * that is not configured, or that the caller's role may not use, is `MODEL_NOT_FOUND` either way.
+   */
+  async getModel(
+    name: string,
+    options: { userId?: string; userRole?: string; principal?: Principal; traceId?: string } = {},
+  ): Promise<ModelInfo> {
+    const found = (await this.listModels(options)).find((m) => m.name === name);
+    if (found) return found;
+    throw new AntlerError(ErrorCodes.MODEL_NOT_FOUND, `no model ${JSON.stringify(name)} is available to this caller`, {
+      hint: "List the models this caller may use with listModels() (GET /api/models); names are the `models:` entries of config.yaml.",
+    });
+  }
+
   /** Runs one turn and returns the final AI text. */
   async chat(message: string, options: RunCallOptions = {}): Promise<string> {
     let text = "";
