@@ -1,0 +1,5 @@
+export {
+  type MessageLogConformanceOptions,
+  type MessageLogSubject,
+  runMessageLogConformance,
+} from "./message-log-conformance.js";
