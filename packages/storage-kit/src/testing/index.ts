@@ -1,3 +1,4 @@
+export { type BackendCrashPoint, type CheckpointCrashSuiteOptions, runCheckpointCrashSuite } from "./crash-suite.js";
 export {
   type MessageLogConformanceOptions,
   type MessageLogSubject,
