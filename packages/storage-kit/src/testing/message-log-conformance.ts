@@ -11,7 +11,7 @@ export interface MessageLogSubject {
    */
   another?: () => Promise<ThreadMessageLog>;
   /** Releases what `makeLog` (and `another`) opened. Called after each test. */
-  close?: () => Promise<void>;
+  close?: () => unknown;
 }
 
 export interface MessageLogConformanceOptions {
