@@ -6,4 +6,11 @@ export {
   type MessagesRef,
   toRanges,
 } from "./delta-saver.js";
-export { MemoryMessageLog, type MessageLogRow, type ThreadMessageLog } from "./message-log.js";
+export {
+  complementRanges,
+  dataBytes,
+  MemoryMessageLog,
+  type MessageLogRow,
+  normalizeRanges,
+  type ThreadMessageLog,
+} from "./message-log.js";

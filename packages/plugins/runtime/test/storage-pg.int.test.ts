@@ -1,5 +1,6 @@
 import { type AntlerDatabase, appliedMigrations, type Migration, runMigrations } from "@antler/kernel";
 import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
+import type { DeltaCheckpointSaver } from "@antler/storage-kit";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { sql } from "kysely";
 import pg from "pg";
@@ -92,7 +93,7 @@ describeWithPostgres("storage on PostgreSQL", (url) => {
     const storage = { backend: "postgres" as const, postgres_url: url };
     const first = await createCheckpointer(storage, { baseDir: tempDir(), schema: schema.name });
     expect(first.kind).toBe("postgres");
-    expect(first.saver).toBeInstanceOf(PostgresSaver);
+    expect((first.saver as DeltaCheckpointSaver).inner).toBeInstanceOf(PostgresSaver);
     const id = await writeCheckpoint(first.saver, "thread-pg", "hello from postgres");
     await first.close();
 

@@ -1,3 +1,4 @@
+export { MESSAGES_TABLE, PostgresMessageLog } from "./message-log.js";
 export { default } from "./plugin.js";
 export {
   assertSchemaName,
@@ -6,6 +7,7 @@ export {
   isConnectionFailure,
   openPostgresCheckpointer,
   openPostgresDatabase,
+  type PostgresCheckpointerOptions,
   type PostgresOpenOptions,
   type PostgresPoolOptions,
   postgresUnavailable,

@@ -29,6 +29,7 @@ export default definePlugin({
         return postgres.openPostgresCheckpointer(url, {
           schema: request.schema,
           logger: request.logger,
+          mode: request.storage.checkpoint.mode,
           ...postgres.poolOptionsOf(request.storage),
         });
       },

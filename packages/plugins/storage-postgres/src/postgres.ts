@@ -10,9 +10,11 @@ import {
   redactText,
   type StorageConfig,
 } from "@antler/kernel";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+import { messageLogDdl, PostgresMessageLog } from "./message-log.js";
 
 export interface PostgresOpenOptions {
   /** Keep the tables in this schema (created if missing) instead of `public`. */
@@ -20,6 +22,11 @@ export interface PostgresOpenOptions {
   logger?: Logger | undefined;
   /** `storage.postgres.pool`; default 20 connections and a 30 s acquire timeout. */
   pool?: Partial<PostgresPoolConfig> | undefined;
+}
+
+export interface PostgresCheckpointerOptions extends PostgresOpenOptions {
+  /** `storage.checkpoint.mode`: `delta` (default) stores each message once in `antler_messages`; `full` is LangGraph's format. */
+  mode?: "delta" | "full" | undefined;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -181,15 +188,18 @@ export async function openPostgresDatabase(url: string, options: PostgresOpenOpt
 // Arbitrary constant that namespaces Antler's advisory locks (pg_advisory_xact_lock(classid, objid)).
 const CHECKPOINT_SETUP_LOCK = 0x616e_746c; // "antl"
 
-/** LangGraph's PostgresSaver, set up once across processes (an advisory lock serialises `setup()`). */
-export async function openPostgresCheckpointer(url: string, options: PostgresOpenOptions = {}): Promise<Checkpointer> {
+/**
+ * LangGraph's PostgresSaver, set up once across processes (an advisory lock serialises `setup()` and the message
+ * log's table), storing each message once in `antler_messages` unless `mode` is `full`.
+ */
+export async function openPostgresCheckpointer(url: string, options: PostgresCheckpointerOptions = {}): Promise<Checkpointer> {
   const schema = options.schema === undefined ? undefined : assertSchemaName(options.schema);
   const pool = createPostgresPool(url, {
     logger: options.logger,
     max: options.pool?.max,
     acquireTimeoutMs: options.pool?.acquire_timeout_ms,
   });
-  const saver = new PostgresSaver(pool, undefined, schema === undefined ? {} : { schema });
+  const inner = new PostgresSaver(pool, undefined, schema === undefined ? {} : { schema });
   const client = await pool.connect().catch(async (cause: unknown) => {
     await pool.end().catch(() => {});
     throw isConnectionFailure(cause) ? postgresUnavailable(url, "checkpointer", cause) : cause;
@@ -200,7 +210,9 @@ export async function openPostgresCheckpointer(url: string, options: PostgresOpe
     // connection serialises setup across processes; the saver's own connection comes from the same pool.
     await client.query("SELECT pg_advisory_lock($1, hashtext($2))", [CHECKPOINT_SETUP_LOCK, schema ?? "public"]);
     try {
-      await saver.setup();
+      await inner.setup();
+      // Made whatever the mode, so a database switched between modes always has it.
+      await client.query(messageLogDdl(schema));
     } finally {
       await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [CHECKPOINT_SETUP_LOCK, schema ?? "public"]);
     }
@@ -210,6 +222,11 @@ export async function openPostgresCheckpointer(url: string, options: PostgresOpe
     throw isConnectionFailure(cause) ? postgresUnavailable(url, "checkpointer", cause) : cause;
   }
   client.release();
+  let saver: BaseCheckpointSaver = inner;
+  if ((options.mode ?? "delta") === "delta") {
+    const { DeltaCheckpointSaver } = await import("@antler/storage-kit");
+    saver = new DeltaCheckpointSaver(inner, new PostgresMessageLog(pool, { schema }));
+  }
   let closed = false;
   return {
     saver,
@@ -218,7 +235,7 @@ export async function openPostgresCheckpointer(url: string, options: PostgresOpe
     close: async () => {
       if (closed) return;
       closed = true;
-      await saver.end();
+      await inner.end();
     },
   };
 }

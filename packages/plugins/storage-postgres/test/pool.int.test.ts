@@ -86,8 +86,8 @@ describeWithPostgres("storage.postgres.pool", (url) => {
       postgres: { pool: { max: 4, acquire_timeout_ms: 1234 } },
     });
     const checkpointer = await kernel.openCheckpointer();
-    // PostgresSaver keeps its pool private; its options are what this test pins.
-    const pool = (checkpointer.saver as unknown as { pool: pg.Pool }).pool;
+    // PostgresSaver keeps its pool private (behind the delta wrapper); its options are what this test pins.
+    const pool = (checkpointer.saver as unknown as { inner: { pool: pg.Pool } }).inner.pool;
     expect(pool.options).toMatchObject({ max: 4, connectionTimeoutMillis: 1234 });
     await checkpointer.close();
   });

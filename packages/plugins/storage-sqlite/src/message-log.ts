@@ -1,4 +1,4 @@
-import type { MessageLogRow, ThreadMessageLog } from "@antler/storage-kit";
+import { complementRanges, type MessageLogRow, normalizeRanges, type ThreadMessageLog } from "@antler/storage-kit";
 import type Database from "better-sqlite3";
 
 /** Ranges per statement: SQLite allows 32,766 parameters, and a few hundred keep each statement cheap to plan. */
@@ -10,11 +10,13 @@ const RANGES_PER_QUERY = 200;
  */
 export class SqliteMessageLog implements ThreadMessageLog {
   private readonly reads = new Map<number, Database.Statement>();
+  private readonly deletes = new Map<number, Database.Statement>();
   private readonly insert: Database.Statement;
   private readonly last: Database.Statement;
   private readonly bytes: Database.Statement;
   private readonly drop: Database.Statement;
   private readonly insertAll: (threadId: string, ns: string, rows: readonly MessageLogRow[]) => void;
+  private readonly deleteAll: (threadId: string, ns: string, gaps: readonly number[]) => number;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`CREATE TABLE IF NOT EXISTS antler_messages (
@@ -27,10 +29,19 @@ export class SqliteMessageLog implements ThreadMessageLog {
     )`);
     this.insert = db.prepare("INSERT INTO antler_messages (thread_id, checkpoint_ns, seq, type, data) VALUES (?, ?, ?, ?, ?)");
     this.last = db.prepare("SELECT max(seq) AS seq FROM antler_messages WHERE thread_id = ? AND checkpoint_ns = ?");
-    this.bytes = db.prepare("SELECT coalesce(sum(length(data)), 0) AS bytes FROM antler_messages WHERE thread_id = ?");
+    // A string is stored as TEXT, whose length() counts characters; as a BLOB it counts its UTF-8 bytes.
+    this.bytes = db.prepare("SELECT coalesce(sum(length(CAST(data AS BLOB))), 0) AS bytes FROM antler_messages WHERE thread_id = ?");
     this.drop = db.prepare("DELETE FROM antler_messages WHERE thread_id = ?");
     this.insertAll = db.transaction((threadId: string, ns: string, rows: readonly MessageLogRow[]) => {
       for (const row of rows) this.insert.run(threadId, ns, row.seq, row.type, row.data);
+    });
+    this.deleteAll = db.transaction((threadId: string, ns: string, gaps: readonly number[]) => {
+      let dropped = 0;
+      for (let at = 0; at < gaps.length; at += RANGES_PER_QUERY * 2) {
+        const chunk = gaps.slice(at, at + RANGES_PER_QUERY * 2);
+        dropped += this.statementFor(this.deletes, "DELETE FROM antler_messages", chunk.length / 2).run(threadId, ns, ...chunk).changes;
+      }
+      return dropped;
     });
   }
 
@@ -50,11 +61,17 @@ export class SqliteMessageLog implements ThreadMessageLog {
   }
 
   async read(threadId: string, checkpointNs: string, ranges: readonly number[]): Promise<MessageLogRow[]> {
+    // Sorted and disjoint, the chunks' results concatenate in seq order with no row twice.
+    const wanted = normalizeRanges(ranges);
     const out: MessageLogRow[] = [];
     const step = RANGES_PER_QUERY * 2;
-    for (let at = 0; at < ranges.length; at += step) {
-      const chunk = ranges.slice(at, at + step);
-      const rows = this.readStatement(chunk.length / 2).all(threadId, checkpointNs, ...chunk) as {
+    for (let at = 0; at < wanted.length; at += step) {
+      const chunk = wanted.slice(at, at + step);
+      const rows = this.statementFor(this.reads, "SELECT seq, type, data FROM antler_messages", chunk.length / 2, "ORDER BY seq").all(
+        threadId,
+        checkpointNs,
+        ...chunk,
+      ) as {
         seq: number;
         type: string;
         data: Buffer;
@@ -72,14 +89,18 @@ export class SqliteMessageLog implements ThreadMessageLog {
     this.drop.run(threadId);
   }
 
-  private readStatement(ranges: number): Database.Statement {
-    let statement = this.reads.get(ranges);
+  async prune(threadId: string, checkpointNs: string, keep: readonly number[]): Promise<number> {
+    // Deleting the gaps between kept ranges (not "NOT in keep") lets each chunk stand alone and use the key.
+    return this.deleteAll(threadId, checkpointNs, complementRanges(keep));
+  }
+
+  /** `<head> WHERE thread_id = ? AND checkpoint_ns = ? AND (<ranges>) <tail>`, prepared once per range count. */
+  private statementFor(cache: Map<number, Database.Statement>, head: string, ranges: number, tail = ""): Database.Statement {
+    let statement = cache.get(ranges);
     if (!statement) {
       const where = Array.from({ length: ranges }, () => "(seq >= ? AND seq < ?)").join(" OR ");
-      statement = this.db.prepare(
-        `SELECT seq, type, data FROM antler_messages WHERE thread_id = ? AND checkpoint_ns = ? AND (${where}) ORDER BY seq`,
-      );
-      if (this.reads.size < 64) this.reads.set(ranges, statement);
+      statement = this.db.prepare(`${head} WHERE thread_id = ? AND checkpoint_ns = ? AND (${where}) ${tail}`);
+      if (cache.size < 64) cache.set(ranges, statement);
     }
     return statement;
   }
