@@ -6,4 +6,14 @@ export {
   type MessagesRef,
   toRanges,
 } from "./delta-saver.js";
-export { MemoryMessageLog, type MessageLogRow, type ThreadMessageLog } from "./message-log.js";
+export { inMergedRanges, MemoryMessageLog, type MessageLogRow, mergeRanges, type ThreadMessageLog } from "./message-log.js";
+export {
+  type CheckpointHead,
+  CheckpointRetention,
+  type CheckpointTables,
+  DEFAULT_RETENTION,
+  planRetention,
+  type RetentionPolicy,
+  type RetentionReport,
+  type RetentionRunOptions,
+} from "./retention.js";

@@ -30,6 +30,42 @@ export interface ThreadMessageLog {
   size(threadId: string): Promise<number>;
   /** Drops every row of the thread, in every namespace. */
   deleteThread(threadId: string): Promise<void>;
+  /**
+   * Drops the thread's rows in `checkpointNs` whose `seq` lies in none of the half-open ranges `keep` (`[from, to,
+   * from, to, ...]`, in any order) and answers how many it dropped. Retention calls it with what the kept
+   * checkpoints name.
+   */
+  prune(threadId: string, checkpointNs: string, keep: readonly number[]): Promise<number>;
+}
+
+/** Half-open ranges in any order, overlapping or not, as sorted disjoint ones: `[5, 7, 0, 2, 1, 3]` → `[0, 3, 5, 7]`. */
+export function mergeRanges(ranges: readonly number[]): number[] {
+  const pairs: Array<[number, number]> = [];
+  for (let i = 0; i + 1 < ranges.length; i += 2) {
+    const from = ranges[i] as number;
+    const to = ranges[i + 1] as number;
+    if (to > from) pairs.push([from, to]);
+  }
+  pairs.sort((a, b) => a[0] - b[0]);
+  const out: number[] = [];
+  for (const [from, to] of pairs) {
+    const last = out.length - 1;
+    if (last > 0 && from <= (out[last] as number)) out[last] = Math.max(out[last] as number, to);
+    else out.push(from, to);
+  }
+  return out;
+}
+
+/** True when `seq` lies in one of `merged`'s ranges (sorted and disjoint, as `mergeRanges` gives them). */
+export function inMergedRanges(seq: number, merged: readonly number[]): boolean {
+  let lo = 0;
+  let hi = merged.length / 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((merged[mid * 2 + 1] as number) <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < merged.length / 2 && (merged[lo * 2] as number) <= seq;
 }
 
 /** A `ThreadMessageLog` in process memory: `storage.backend: memory`, and tests. */
@@ -87,6 +123,16 @@ export class MemoryMessageLog implements ThreadMessageLog {
 
   async deleteThread(threadId: string): Promise<void> {
     this.threads.delete(threadId);
+  }
+
+  async prune(threadId: string, checkpointNs: string, keep: readonly number[]): Promise<number> {
+    const rows = this.threads.get(threadId)?.get(checkpointNs);
+    if (!rows) return 0;
+    const merged = mergeRanges(keep);
+    const kept = rows.filter((row) => inMergedRanges(row.seq, merged));
+    const dropped = rows.length - kept.length;
+    rows.splice(0, rows.length, ...kept);
+    return dropped;
   }
 }
 

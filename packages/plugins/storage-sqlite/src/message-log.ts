@@ -1,4 +1,4 @@
-import type { MessageLogRow, ThreadMessageLog } from "@antler/storage-kit";
+import { inMergedRanges, type MessageLogRow, mergeRanges, type ThreadMessageLog } from "@antler/storage-kit";
 import type Database from "better-sqlite3";
 
 /** Ranges per statement: SQLite allows 32,766 parameters, and a few hundred keep each statement cheap to plan. */
@@ -14,6 +14,8 @@ export class SqliteMessageLog implements ThreadMessageLog {
   private readonly last: Database.Statement;
   private readonly bytes: Database.Statement;
   private readonly drop: Database.Statement;
+  private readonly seqs: Database.Statement;
+  private readonly dropSeqs: (threadId: string, ns: string, seqs: readonly number[]) => void;
   private readonly insertAll: (threadId: string, ns: string, rows: readonly MessageLogRow[]) => void;
 
   constructor(private readonly db: Database.Database) {
@@ -29,6 +31,11 @@ export class SqliteMessageLog implements ThreadMessageLog {
     this.last = db.prepare("SELECT max(seq) AS seq FROM antler_messages WHERE thread_id = ? AND checkpoint_ns = ?");
     this.bytes = db.prepare("SELECT coalesce(sum(length(data)), 0) AS bytes FROM antler_messages WHERE thread_id = ?");
     this.drop = db.prepare("DELETE FROM antler_messages WHERE thread_id = ?");
+    this.seqs = db.prepare("SELECT seq FROM antler_messages WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY seq").pluck();
+    const dropOne = db.prepare("DELETE FROM antler_messages WHERE thread_id = ? AND checkpoint_ns = ? AND seq = ?");
+    this.dropSeqs = db.transaction((threadId: string, ns: string, seqs: readonly number[]) => {
+      for (const seq of seqs) dropOne.run(threadId, ns, seq);
+    });
     this.insertAll = db.transaction((threadId: string, ns: string, rows: readonly MessageLogRow[]) => {
       for (const row of rows) this.insert.run(threadId, ns, row.seq, row.type, row.data);
     });
@@ -70,6 +77,13 @@ export class SqliteMessageLog implements ThreadMessageLog {
 
   async deleteThread(threadId: string): Promise<void> {
     this.drop.run(threadId);
+  }
+
+  async prune(threadId: string, checkpointNs: string, keep: readonly number[]): Promise<number> {
+    const merged = mergeRanges(keep);
+    const drop = (this.seqs.all(threadId, checkpointNs) as number[]).filter((seq) => !inMergedRanges(seq, merged));
+    if (drop.length > 0) this.dropSeqs(threadId, checkpointNs, drop);
+    return drop.length;
   }
 
   private readStatement(ranges: number): Database.Statement {

@@ -22,7 +22,10 @@ export default definePlugin({
       },
       async openCheckpointer(request) {
         const sqlite = await import("./sqlite.js");
-        return sqlite.openSqliteCheckpointer(sqlite.checkpointFile(request), { mode: request.storage.checkpoint.mode });
+        return sqlite.openSqliteCheckpointer(sqlite.checkpointFile(request), {
+          mode: request.storage.checkpoint.mode,
+          keep: request.storage.checkpoint.keep,
+        });
       },
     });
   },
