@@ -1,3 +1,4 @@
+export { COMPACT_SUMMARY, COMPACT_USAGE, type CompactTarget, formatBytes, runCompactCommand } from "./compact-command.js";
 export {
   type DeltaCheckpointOptions,
   DeltaCheckpointSaver,
