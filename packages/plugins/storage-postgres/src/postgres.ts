@@ -10,9 +10,18 @@ import {
   redactText,
   type StorageConfig,
 } from "@antler/kernel";
+import type { CheckpointRetention, RetentionPolicy } from "@antler/storage-kit";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+
+/** The PostgreSQL checkpointer, with what retention and `antler storage compact` reach beyond the kernel's contract. */
+export interface PostgresCheckpointer extends Checkpointer {
+  readonly retention: CheckpointRetention;
+  prune(threadId: string): Promise<void>;
+  /** VACUUM ANALYZE of the checkpoint tables. */
+  vacuum(): Promise<void>;
+}
 
 export interface PostgresOpenOptions {
   /** Keep the tables in this schema (created if missing) instead of `public`. */
@@ -20,6 +29,8 @@ export interface PostgresOpenOptions {
   logger?: Logger | undefined;
   /** `storage.postgres.pool`; default 20 connections and a 30 s acquire timeout. */
   pool?: Partial<PostgresPoolConfig> | undefined;
+  /** `storage.checkpoint.keep` (checkpointer only); default the last 20 checkpoints and the last of every turn. */
+  keep?: RetentionPolicy | undefined;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -182,7 +193,7 @@ export async function openPostgresDatabase(url: string, options: PostgresOpenOpt
 const CHECKPOINT_SETUP_LOCK = 0x616e_746c; // "antl"
 
 /** LangGraph's PostgresSaver, set up once across processes (an advisory lock serialises `setup()`). */
-export async function openPostgresCheckpointer(url: string, options: PostgresOpenOptions = {}): Promise<Checkpointer> {
+export async function openPostgresCheckpointer(url: string, options: PostgresOpenOptions = {}): Promise<PostgresCheckpointer> {
   const schema = options.schema === undefined ? undefined : assertSchemaName(options.schema);
   const pool = createPostgresPool(url, {
     logger: options.logger,
@@ -210,9 +221,19 @@ export async function openPostgresCheckpointer(url: string, options: PostgresOpe
     throw isConnectionFailure(cause) ? postgresUnavailable(url, "checkpointer", cause) : cause;
   }
   client.release();
+  const kit = await import("@antler/storage-kit");
+  const { PostgresCheckpointTables } = await import("./retention.js");
+  const tables = new PostgresCheckpointTables(pool, schema);
+  // No message log here yet: retention drops checkpoints, writes and blobs; compaction has no lists to move.
+  const retention = new kit.CheckpointRetention({ tables, saver, policy: options.keep ?? kit.DEFAULT_RETENTION });
   let closed = false;
   return {
     saver,
+    retention,
+    prune: async (threadId) => {
+      await retention.prune(threadId);
+    },
+    vacuum: () => tables.vacuum(),
     kind: "postgres",
     location: `${describePostgresTarget(url)}${schema ? ` (schema ${schema})` : ""}`,
     close: async () => {
