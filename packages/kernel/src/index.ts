@@ -8,6 +8,7 @@ export type { ConfigIssue, PathSegment } from "./config/format.js";
 export { formatIssue, formatPath } from "./config/format.js";
 export { isSecretKey, REDACTED, redactSecrets, redactText } from "./config/redact.js";
 export type {
+  CheckpointKeepConfig,
   KernelConfig,
   KernelConfigInput,
   ModelConfig,

@@ -201,6 +201,37 @@ describe("summarization config", () => {
   });
 });
 
+describe("storage.checkpoint.keep config", () => {
+  it("defaults to the last 20 checkpoints and the last of every turn", () => {
+    const config = validateKernelConfig(parseConfigText("storage:\n  backend: sqlite\n", { env: {} }));
+    expect(config.storage.checkpoint).toEqual({ mode: "delta", keep: { last: 20, turns: true } });
+  });
+
+  it("takes last and turns, and a partial block keeps the other default", () => {
+    const config = validateKernelConfig(parseConfigText("storage:\n  checkpoint:\n    keep:\n      last: 5\n", { env: {} }));
+    expect(config.storage.checkpoint.keep).toEqual({ last: 5, turns: true });
+  });
+
+  it.each([
+    ["last: 0", "storage.checkpoint.keep.last", "must be at least 1"],
+    ["last: 2.5", "storage.checkpoint.keep.last", "must be a whole number of checkpoints"],
+    ["last: many", "storage.checkpoint.keep.last", "must be a whole number of checkpoints"],
+    ["turns: sometimes", "storage.checkpoint.keep.turns", "must be true or false"],
+  ])("rejects `%s` at %s, saying what is allowed", async (line, path, message) => {
+    const err = await bootError(`storage:\n  checkpoint:\n    keep:\n      ${line}\n`);
+    expect(err.code).toBe("ANTLER_ERR_CONFIG_INVALID");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path, line: 4 });
+    expect(issue?.message).toContain(message);
+  });
+
+  it("rejects a misspelt keep key with a suggestion", async () => {
+    const err = await bootError("storage:\n  checkpoint:\n    keep:\n      turn: false\n");
+    const [issue] = issuesOf(err);
+    expect(issue).toMatchObject({ path: "storage.checkpoint.keep.turn", suggestion: "turns" });
+  });
+});
+
 describe("storage.postgres.pool config", () => {
   it("defaults to 20 connections and a 30 s acquire timeout, next to the existing postgres_url and postgres_schema keys", () => {
     const config = validateKernelConfig(

@@ -201,3 +201,9 @@ function lowerBound(rows: readonly MessageLogRow[], seq: number): number {
   }
   return lo;
 }
+
+/** True when `seq` lies in one of `ranges` (normalized: sorted and disjoint, as `normalizeRanges` gives them). */
+export function inNormalizedRanges(seq: number, ranges: readonly number[]): boolean {
+  const at = upperBoundStart(ranges, seq);
+  return at >= 0 && seq < (ranges[at + 1] as number);
+}

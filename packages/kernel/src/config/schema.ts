@@ -84,6 +84,21 @@ export const postgresStorageSchema = z.strictObject({
   pool: postgresPoolSchema.default(postgresPoolSchema.parse({})),
 });
 
+/** `storage.checkpoint.keep`: what each thread keeps of its checkpoints; the rest is pruned after each run. */
+export const checkpointKeepSchema = z.strictObject({
+  last: z
+    .number({ error: "must be a whole number of checkpoints, e.g. 20" })
+    .int("must be a whole number of checkpoints, e.g. 20")
+    .min(1, "must be at least 1 (a thread always keeps its newest checkpoint)")
+    .max(100_000, "must be at most 100000")
+    .default(20)
+    .describe("The newest checkpoints kept per thread (and namespace). Default 20."),
+  turns: z
+    .boolean({ error: "must be true or false" })
+    .default(true)
+    .describe("Also keep the last checkpoint of every turn, so time travel to any earlier turn keeps working. Default true."),
+});
+
 export const storageSectionSchema = z.strictObject({
   backend: z.string().min(1).default("sqlite").describe("sqlite (default), postgres, memory, or an id a storage plugin registers."),
   sqlite_dir: z.string().default("data").describe("Relative to base_dir."),
@@ -98,8 +113,9 @@ export const storageSectionSchema = z.strictObject({
         .describe(
           "delta: each message is stored once and checkpoints name theirs (cost per turn flat in thread length); full: LangGraph's own, the whole list in every checkpoint.",
         ),
+      keep: checkpointKeepSchema.default(checkpointKeepSchema.parse({})),
     })
-    .default({ mode: "delta" }),
+    .default({ mode: "delta", keep: checkpointKeepSchema.parse({}) }),
   postgres: postgresStorageSchema
     .default(postgresStorageSchema.parse({}))
     .describe("PostgreSQL connection settings; used when backend or checkpointer is postgres."),
@@ -141,4 +157,5 @@ export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type StorageConfig = z.output<typeof storageSectionSchema>;
 export type StorageConfigInput = z.input<typeof storageSectionSchema>;
 export type PostgresPoolConfig = z.output<typeof postgresPoolSchema>;
+export type CheckpointKeepConfig = z.output<typeof checkpointKeepSchema>;
 export type PluginEntryConfig = z.output<typeof pluginEntrySchema>;

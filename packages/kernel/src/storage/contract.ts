@@ -62,6 +62,12 @@ export interface Checkpointer {
   readonly location: string;
   /** Releases the file handle or the connection pool. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Applies `storage.checkpoint.keep` to one thread (its checkpoint `thread_id`): drops the checkpoints, pending
+   * writes and stored messages the policy does not keep. The runtime calls it in the background after a run
+   * ends; absent, a backend keeps everything.
+   */
+  prune?(threadId: string): Promise<void>;
 }
 
 /** What a backend is asked to open. */

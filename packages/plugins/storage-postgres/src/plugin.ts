@@ -30,9 +30,21 @@ export default definePlugin({
           schema: request.schema,
           logger: request.logger,
           mode: request.storage.checkpoint.mode,
+          keep: request.storage.checkpoint.keep,
           ...postgres.poolOptionsOf(request.storage),
         });
       },
     });
+    const storage = ctx.kernelConfig.storage;
+    // The command belongs to whichever plugin holds the checkpoints.
+    if ((storage.checkpointer ?? storage.backend) === "postgres") {
+      ctx.commands.add({
+        name: "storage compact",
+        summary:
+          "Apply checkpoint retention now, store whole-list (older or full-mode) checkpoints as deltas, and drop unused messages; reports each thread's checkpoints and bytes before and after.",
+        usage: "antler storage compact [--thread id] [--dry-run] [--vacuum] [--config path]",
+        run: async (args, io) => (await import("./compact.js")).compactCommand(args, io, storage, ctx.logger),
+      });
+    }
   },
 });

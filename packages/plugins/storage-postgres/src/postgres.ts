@@ -10,11 +10,20 @@ import {
   redactText,
   type StorageConfig,
 } from "@antler/kernel";
+import type { CheckpointRetention, RetentionPolicy } from "@antler/storage-kit";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { messageLogDdl, PostgresMessageLog } from "./message-log.js";
+
+/** The PostgreSQL checkpointer, with what retention and `antler storage compact` reach beyond the kernel's contract. */
+export interface PostgresCheckpointer extends Checkpointer {
+  readonly retention: CheckpointRetention;
+  prune(threadId: string): Promise<void>;
+  /** VACUUM ANALYZE of the checkpoint tables. */
+  vacuum(): Promise<void>;
+}
 
 export interface PostgresOpenOptions {
   /** Keep the tables in this schema (created if missing) instead of `public`. */
@@ -22,6 +31,8 @@ export interface PostgresOpenOptions {
   logger?: Logger | undefined;
   /** `storage.postgres.pool`; default 20 connections and a 30 s acquire timeout. */
   pool?: Partial<PostgresPoolConfig> | undefined;
+  /** `storage.checkpoint.keep` (checkpointer only); default the last 20 checkpoints and the last of every turn. */
+  keep?: RetentionPolicy | undefined;
 }
 
 export interface PostgresCheckpointerOptions extends PostgresOpenOptions {
@@ -190,9 +201,10 @@ const CHECKPOINT_SETUP_LOCK = 0x616e_746c; // "antl"
 
 /**
  * LangGraph's PostgresSaver, set up once across processes (an advisory lock serialises `setup()` and the message
- * log's table), storing each message once in `antler_messages` unless `mode` is `full`.
+ * log's table), storing each message once in `antler_messages` unless `mode` is `full`, with retention over the
+ * same tables.
  */
-export async function openPostgresCheckpointer(url: string, options: PostgresCheckpointerOptions = {}): Promise<Checkpointer> {
+export async function openPostgresCheckpointer(url: string, options: PostgresCheckpointerOptions = {}): Promise<PostgresCheckpointer> {
   const schema = options.schema === undefined ? undefined : assertSchemaName(options.schema);
   const pool = createPostgresPool(url, {
     logger: options.logger,
@@ -222,14 +234,21 @@ export async function openPostgresCheckpointer(url: string, options: PostgresChe
     throw isConnectionFailure(cause) ? postgresUnavailable(url, "checkpointer", cause) : cause;
   }
   client.release();
-  let saver: BaseCheckpointSaver = inner;
-  if ((options.mode ?? "delta") === "delta") {
-    const { DeltaCheckpointSaver } = await import("@antler/storage-kit");
-    saver = new DeltaCheckpointSaver(inner, new PostgresMessageLog(pool, { schema }));
-  }
+  const kit = await import("@antler/storage-kit");
+  const { PostgresCheckpointTables } = await import("./retention.js");
+  // The log is used in either mode: full mode still prunes what delta mode wrote.
+  const log = new PostgresMessageLog(pool, { schema });
+  const saver: BaseCheckpointSaver = (options.mode ?? "delta") === "delta" ? new kit.DeltaCheckpointSaver(inner, log) : inner;
+  const tables = new PostgresCheckpointTables(pool, schema);
+  const retention = new kit.CheckpointRetention({ tables, saver: inner, log, policy: options.keep ?? kit.DEFAULT_RETENTION });
   let closed = false;
   return {
     saver,
+    retention,
+    prune: async (threadId) => {
+      await retention.prune(threadId);
+    },
+    vacuum: () => tables.vacuum(),
     kind: "postgres",
     location: `${describePostgresTarget(url)}${schema ? ` (schema ${schema})` : ""}`,
     close: async () => {

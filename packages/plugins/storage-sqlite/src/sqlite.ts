@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import {
   type AntlerDatabase,
@@ -9,8 +9,8 @@ import {
   ErrorCodes,
   type StorageOpenRequest,
 } from "@antler/kernel";
+import type { CheckpointRetention, RetentionPolicy } from "@antler/storage-kit";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
 import { SqliteMessageLog } from "./message-log.js";
@@ -99,26 +99,69 @@ export function openSqliteDatabase(file: string): AntlerDatabase {
   };
 }
 
+/** The SQLite checkpointer, with what `antler storage compact` and retention reach beyond the kernel's contract. */
+export interface SqliteCheckpointer extends Checkpointer {
+  readonly retention: CheckpointRetention;
+  prune(threadId: string): Promise<void>;
+  /** Gives freed pages back to the file system (VACUUM, then `PRAGMA optimize`); answers the file's bytes before and after. */
+  vacuum(): Promise<{ before: number; after: number }>;
+  /** The file's bytes (with its WAL). */
+  fileBytes(): number;
+}
+
+export interface SqliteCheckpointerOptions {
+  mode?: "delta" | "full" | undefined;
+  /** `storage.checkpoint.keep`; default the last 20 checkpoints and the last of every turn. */
+  keep?: RetentionPolicy | undefined;
+}
+
 /**
  * LangGraph's SqliteSaver on `<base_dir>/<sqlite_dir>/checkpoints.sqlite` (or `:memory:`), storing each message
- * once in the same file unless `storage.checkpoint.mode` is `full`.
+ * once in the same file unless `storage.checkpoint.mode` is `full`, with retention over the same tables.
  */
-export async function openSqliteCheckpointer(file: string, options: { mode?: "delta" | "full" } = {}): Promise<Checkpointer> {
+export async function openSqliteCheckpointer(file: string, options: SqliteCheckpointerOptions = {}): Promise<SqliteCheckpointer> {
   const db = openSqliteFile(file);
-  const inner = new SqliteSaver(db);
-  let saver: BaseCheckpointSaver = inner;
-  if ((options.mode ?? "delta") === "delta") {
-    const { DeltaCheckpointSaver } = await import("@antler/storage-kit");
-    saver = new DeltaCheckpointSaver(inner, new SqliteMessageLog(db));
-  }
+  const kit = await import("@antler/storage-kit");
+  const { AntlerSqliteSaver, SqliteCheckpointTables } = await import("./retention.js");
+  const inner = new AntlerSqliteSaver(db);
+  // The log is there in either mode: full mode still reads (and retention still prunes) what delta mode wrote.
+  const log = new SqliteMessageLog(db);
+  const saver: BaseCheckpointSaver = (options.mode ?? "delta") === "delta" ? new kit.DeltaCheckpointSaver(inner, log) : inner;
+  const retention = new kit.CheckpointRetention({
+    tables: new SqliteCheckpointTables(db, inner),
+    saver: inner,
+    log,
+    policy: options.keep ?? kit.DEFAULT_RETENTION,
+  });
+  const fileBytes = () => (file === ":memory:" ? 0 : sizeOf(file) + sizeOf(`${file}-wal`));
   return {
     saver,
     kind: file === ":memory:" ? "memory" : "sqlite",
     location: file,
+    retention,
+    prune: async (threadId) => {
+      await retention.prune(threadId);
+    },
+    fileBytes,
+    vacuum: async () => {
+      const before = fileBytes();
+      db.exec("VACUUM");
+      if (file !== ":memory:") db.pragma("wal_checkpoint(TRUNCATE)");
+      db.pragma("optimize");
+      return { before, after: fileBytes() };
+    },
     close: async () => {
       if (db.open) db.close();
     },
   };
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 export function databaseFile(request: StorageOpenRequest): string {

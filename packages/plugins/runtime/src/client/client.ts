@@ -39,6 +39,7 @@ import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { RuntimeErrorCodes } from "../errors.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
+import { BackgroundPruner } from "../stores/retention.js";
 import {
   createRunStore,
   type MultitaskStrategy,
@@ -271,6 +272,15 @@ export class AntlerClient {
   private readonly agentVersions = new Map<string, string>();
   private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
   private readonly observers = new Set<RunObserver>();
+  /** Checkpoint retention (`storage.checkpoint.keep`) of threads whose runs ended, in the background. */
+  private readonly pruner = new BackgroundPruner(
+    (threadId) => this.pruneThread(threadId),
+    (err, threadId, traceId) =>
+      this.kernel.logger.warn(
+        { err, thread_id: threadId, trace_id: traceId },
+        "checkpoint retention failed; the thread keeps its checkpoints",
+      ),
+  );
 
   constructor(options: AntlerClientOptions) {
     this.kernel = options.kernel;
@@ -614,6 +624,7 @@ export class AntlerClient {
       } finally {
         this.live.delete(runId);
         if (this.live.size === 0) this.stopHeartbeat();
+        if (recorded) this.pruner.request(checkpointThreadId(userId, threadId), traceId);
         settle();
         // The thread may be free now: queued runs of this client look again at once.
         for (const wake of [...this.turnWaiters]) wake();
@@ -951,10 +962,23 @@ export class AntlerClient {
     return readArtifact(threadPaths(this.kernel.paths.baseDir, userId, threadId), virtualPath);
   }
 
+  /** Resolves once the background work finished runs started (checkpoint retention) is done. */
+  async idle(): Promise<void> {
+    await this.pruner.idle();
+  }
+
+  /** Retention of one checkpoint thread, unless a run of this client is on it (that run's end asks again). */
+  private async pruneThread(checkpointThread: string): Promise<void> {
+    for (const live of this.live.values()) if (checkpointThreadId(live.userId, live.threadId) === checkpointThread) return;
+    const storage = await this.storage;
+    await storage?.checkpointer?.prune?.(checkpointThread);
+  }
+
   async close(): Promise<void> {
     await this.cancelAll("client closed");
     this.stopHeartbeat();
     await this.beating;
+    await this.pruner.idle();
     openClients.get(this.kernel)?.delete(this);
     this.agents.clear();
     const storage = await this.storage?.catch(() => undefined);
