@@ -39,14 +39,18 @@ describe("antler <command> --help", () => {
   ])("every command of the $name distribution prints its usage and exits 0, with -h as well", async ({ dir, env, expected }) => {
     const commands = await listedCommands(dir, env);
     expect(commands).toEqual(expect.arrayContaining(["config check", "plugins list", ...expected]));
-    for (const command of commands) {
-      for (const flag of ["--help", "-h"]) {
-        const { code, out, err } = await cli([...command.split(" "), flag], dir, env);
-        expect({ command, flag, code, err }).toEqual({ command, flag, code: 0, err: "" });
-        expect(out).toMatch(new RegExp(`^Usage: antler ${command}\\b`));
-      }
+    // One process per command and flag; a few at a time, so a distribution with many commands stays quick.
+    const cases = commands.flatMap((command) => ["--help", "-h"].map((flag) => ({ command, flag })));
+    for (let at = 0; at < cases.length; at += 4) {
+      await Promise.all(
+        cases.slice(at, at + 4).map(async ({ command, flag }) => {
+          const { code, out, err } = await cli([...command.split(" "), flag], dir, env);
+          expect({ command, flag, code, err }).toEqual({ command, flag, code: 0, err: "" });
+          expect(out).toMatch(new RegExp(`^Usage: antler ${command}\\b`));
+        }),
+      );
     }
-  });
+  }, 120_000);
 
   it("an unknown option is a one-line error with the usage and exit 2, never a stack trace", async () => {
     const dir = join(examples, "research-assistant");
