@@ -102,7 +102,7 @@ function sqliteSizer(baseDir) {
 
 // Checkpoint tables are LangGraph's (`checkpoints`, `checkpoint_blobs`, `checkpoint_writes`, ...) plus any message
 // log a delta checkpointer keeps next to them; Antler's own tables (threads, runs, run events) are not counted.
-const CHECKPOINT_TABLE = /^checkpoint|messages/;
+const CHECKPOINT_TABLE = /checkpoint|message/;
 
 /** PostgreSQL: the size of the checkpoint tables in the bench's own schema. */
 function postgresSizer(url, schema) {
