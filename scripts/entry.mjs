@@ -34,6 +34,8 @@ try {
     pnpm("run", "typecheck");
     pnpm("run", "lint");
     pnpm("run", "test:all");
+    // Every benchmark once with BENCH_SMOKE=1 (seconds each), so none rots unnoticed.
+    pnpm("run", "bench:smoke");
   } else if (task === "demo") {
     pnpm("--filter", "@antler/example-research-assistant", "run", "demo");
   } else {

@@ -3,7 +3,10 @@
 import { performance } from "node:perf_hooks";
 import { createKernel, definePlugin, silentLogger } from "../dist/bundle/index.js";
 
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
+// BENCH_SMOKE=1: a few samples, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? (SMOKE ? 5 : 200));
+const WARMUP = SMOKE ? 2 : 30;
 const logger = silentLogger();
 
 function noopPlugins(n) {
@@ -34,7 +37,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)];
 
 const twenty = noopPlugins(20);
-for (let i = 0; i < 30; i++) {
+for (let i = 0; i < WARMUP; i++) {
   await bootOnce([]);
   await bootOnce(twenty);
 }

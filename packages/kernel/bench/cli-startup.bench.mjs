@@ -12,8 +12,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { median, sampleInterleaved } from "./process-timing.mjs";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const WARMUP_ROUNDS = 1;
+// BENCH_SMOKE=1: one round, to check it still runs; there a failed case or an error exits 1.
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+const WARMUP_ROUNDS = SMOKE ? 0 : 1;
 const TARGET = 4;
 const kernelDir = dirname(dirname(fileURLToPath(import.meta.url)));
 const repoRoot = join(kernelDir, "../..");
@@ -55,7 +57,13 @@ function main() {
     console.log("\nCLI start-up benchmark skipped: examples/research-assistant is not installed; run `pnpm install` first.");
     return;
   }
-  const samples = sampleInterleaved(cases, { rounds: ROUNDS, warmupRounds: WARMUP_ROUNDS, env: childEnv, label: "CLI start-up benchmark" });
+  const samples = sampleInterleaved(cases, {
+    rounds: ROUNDS,
+    warmupRounds: WARMUP_ROUNDS,
+    env: childEnv,
+    label: "CLI start-up benchmark",
+    strict: SMOKE,
+  });
   if (!samples) return;
   const base = samples.get(baseline);
   const ratio = (c) => (samples.get(c).length ? median(samples.get(c)) / median(base) : Number.NaN);
@@ -79,6 +87,7 @@ try {
   main();
 } catch (err) {
   console.log(`\nCLI start-up benchmark could not finish: ${err instanceof Error ? err.message : String(err)}`);
+  if (SMOKE) process.exitCode = 1;
 } finally {
   rmSync(floorDir, { recursive: true, force: true });
 }

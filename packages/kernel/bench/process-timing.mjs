@@ -22,8 +22,9 @@ export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 /**
  * Samples every case `rounds` times after `warmupRounds` dropped rounds, interleaved. Failed runs are left out and
  * listed once. Returns the samples by case, or null (with a message) when the baseline, `cases[0]`, has none.
+ * With `strict` (smoke runs), a failed run sets a failing exit code: a case that no longer runs is what they catch.
  */
-export function sampleInterleaved(cases, { rounds, warmupRounds, env, label }) {
+export function sampleInterleaved(cases, { rounds, warmupRounds, env, label, strict = false }) {
   const samples = new Map(cases.map((c) => [c, []]));
   const failures = new Set();
   for (let round = 0; round < warmupRounds + rounds; round++) {
@@ -37,6 +38,7 @@ export function sampleInterleaved(cases, { rounds, warmupRounds, env, label }) {
   if (failures.size > 0) {
     console.log("\nSome runs failed; their figures leave those runs out:");
     for (const f of failures) console.log(`  ${f}`);
+    if (strict) process.exitCode = 1;
   }
   if (samples.get(cases[0]).length === 0) {
     console.log(`\n${label}: no baseline sample succeeded, so there is nothing to compare against.`);

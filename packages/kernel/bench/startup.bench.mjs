@@ -9,9 +9,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { median, sampleInterleaved } from "./process-timing.mjs";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
-const WARMUP_ROUNDS = 2;
-const RSS_SAMPLES = Number(process.env.BENCH_RSS_SAMPLES ?? 5);
+// BENCH_SMOKE=1: two rounds and one RSS sample, to check it still runs; there a failed case or an error exits 1.
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 2 : 25));
+const WARMUP_ROUNDS = SMOKE ? 0 : 2;
+const RSS_SAMPLES = Number(process.env.BENCH_RSS_SAMPLES ?? (SMOKE ? 1 : 5));
 const kernelDir = dirname(dirname(fileURLToPath(import.meta.url)));
 const bin = join(kernelDir, "bin/antler.js");
 const emptyDir = mkdtempSync(join(tmpdir(), "antler-startup-"));
@@ -54,7 +56,13 @@ function main() {
     console.log("\nStart-up benchmark skipped: packages/kernel/dist is missing; run `pnpm run build` first.");
     return;
   }
-  const samples = sampleInterleaved(cases, { rounds: ROUNDS, warmupRounds: WARMUP_ROUNDS, env: childEnv, label: "Start-up benchmark" });
+  const samples = sampleInterleaved(cases, {
+    rounds: ROUNDS,
+    warmupRounds: WARMUP_ROUNDS,
+    env: childEnv,
+    label: "Start-up benchmark",
+    strict: SMOKE,
+  });
   if (!samples) return;
   const base = samples.get(baseline);
   const ratio = (c) => (samples.get(c).length ? median(samples.get(c)) / median(base) : Number.NaN);
@@ -89,6 +97,7 @@ try {
   main();
 } catch (err) {
   console.log(`\nStart-up benchmark could not finish: ${err instanceof Error ? err.message : String(err)}`);
+  if (SMOKE) process.exitCode = 1;
 } finally {
   rmSync(emptyDir, { recursive: true, force: true });
 }

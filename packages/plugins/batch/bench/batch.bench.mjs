@@ -8,16 +8,20 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { createDatabase, silentLogger } from "@antler/kernel";
+import { createKernel, silentLogger } from "@antler/kernel";
+import postgresPlugin from "@antler/plugin-storage-postgres";
+import sqlitePlugin from "@antler/plugin-storage-sqlite";
 import { FifoAdmissionRuntime } from "@antler/plugin-subagents";
 import pg from "pg";
 import { BatchStore, BatchWorker, batchMigrations, validateSubmission } from "../dist/index.js";
 import { SleepingStubRunner } from "../dist/testing/index.js";
 
-const ITEMS = Number(process.env.BENCH_BATCH_ITEMS ?? 10_000);
+// BENCH_SMOKE=1: 40 items, 1 and 4 workers, to check it still runs; there a row that does not complete every item exits 1.
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const ITEMS = Number(process.env.BENCH_BATCH_ITEMS ?? (SMOKE ? 40 : 10_000));
 const SLEEP_MS = 10;
 const CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
-const WORKER_COUNTS = [1, 2, 4];
+const WORKER_COUNTS = SMOKE ? [1, 4] : [1, 2, 4];
 const PG_URL = process.env.ANTLER_TEST_PG_URL?.trim() || undefined;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,6 +41,23 @@ const submission = validateSubmission(
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Antler's tables with the batch migrations, opened as the batch plugin opens them: through a kernel's storage. */
+async function openBatchDatabase(storage, { baseDir, schema }) {
+  const kernel = await createKernel({
+    config: { preset: "none", base_dir: baseDir, storage },
+    plugins: [sqlitePlugin, postgresPlugin],
+    discover: false,
+    env: {},
+    logger: silentLogger(),
+  });
+  const database = await kernel.openDatabase({ schema, migrations: batchMigrations });
+  const close = async () => {
+    await database.close();
+    await kernel.close();
+  };
+  return { database, close };
+}
+
 async function waitUntilDone(store, batchId, pollMs) {
   for (;;) {
     const status = await store.status("bench", batchId);
@@ -47,7 +68,7 @@ async function waitUntilDone(store, batchId, pollMs) {
 
 async function sqliteRow() {
   const dir = mkdtempSync(join(tmpdir(), "antler-batch-bench-"));
-  const database = await createDatabase({ backend: "sqlite" }, { baseDir: dir, migrations: batchMigrations });
+  const { database, close } = await openBatchDatabase({ backend: "sqlite" }, { baseDir: dir });
   const store = new BatchStore(database);
   const admission = new FifoAdmissionRuntime({ maxRunning: CONCURRENCY, maxQueued: 1000 });
   const worker = new BatchWorker({
@@ -74,7 +95,7 @@ async function sqliteRow() {
   } finally {
     await worker.stop(1000);
     await admission.close();
-    await database.close();
+    await close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -122,10 +143,7 @@ async function postgresRow(workers) {
   await admin.connect();
   await admin.query(`create schema "${schema}"`);
   const dir = mkdtempSync(join(tmpdir(), "antler-batch-bench-"));
-  const database = await createDatabase(
-    { backend: "postgres", postgres_url: PG_URL },
-    { baseDir: dir, schema, migrations: batchMigrations },
-  );
+  const { database, close } = await openBatchDatabase({ backend: "postgres", postgres_url: PG_URL }, { baseDir: dir, schema });
   const store = new BatchStore(database);
   const config = workerConfig(dir, schema);
   const procs = Array.from({ length: workers }, () => startWorker(config));
@@ -140,7 +158,7 @@ async function postgresRow(workers) {
   } finally {
     for (const p of procs) p.child.kill("SIGTERM");
     await Promise.all(procs.map((p) => p.exited));
-    await database.close();
+    await close();
     await admin.query(`drop schema "${schema}" cascade`);
     await admin.end();
     rmSync(dir, { recursive: true, force: true });
@@ -171,6 +189,7 @@ console.log("| backend              | workers | slots | submit s |  wall s | ite
 console.log("|----------------------|---------|-------|----------|---------|---------|-------------|------------------|--------|");
 const pgOne = rows.find((r) => r.backend === "PostgreSQL" && r.workers === 1);
 for (const row of rows) console.log(format(row, row.backend === "PostgreSQL" ? pgOne : undefined));
+if (SMOKE && rows.some((row) => row.status.counts.completed !== ITEMS)) process.exitCode = 1;
 console.log(
   `\nwall = submit + run until every item is recorded; overhead = wall × slots / items − 10 ms (slot time not spent in the stub); load1m = the machine's 1-minute load average after the row (${cpus().length} CPUs): a busy machine slows every row.`,
 );

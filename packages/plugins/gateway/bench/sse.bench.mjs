@@ -29,8 +29,10 @@ import { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
 import { startGateway } from "../dist/index.js";
 
-const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// BENCH_SMOKE=1: 10 streams, one round, let go over 200 ms, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const STREAMS = Number(process.env.BENCH_STREAMS ?? (SMOKE ? 10 : 200));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 3));
 const BRIDGE = process.env.BENCH_BRIDGE ?? "sql";
 const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 60_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 15 * 60_000);
@@ -51,7 +53,7 @@ const now = () => performance.timeOrigin + performance.now();
 // passes); then the runs are let go one at a time over BENCH_SPREAD_MS (streams that are open together but
 // busy at different moments, as real ones are; letting 200 go at the same instant measures only the queue
 // behind them). Each calls the tool, then streams an answer of several deltas.
-const SPREAD_MS = Number(process.env.BENCH_SPREAD_MS ?? 3000);
+const SPREAD_MS = Number(process.env.BENCH_SPREAD_MS ?? (SMOKE ? 200 : 3000));
 const held = [];
 let holding = true;
 const gate = () => (holding ? new Promise((resolve) => held.push(resolve)) : Promise.resolve());

@@ -26,8 +26,11 @@ import {
   rbacProvider,
 } from "../dist/index.js";
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 150);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+// BENCH_SMOKE=1: a handful of turns per case, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const TURNS = Number(process.env.BENCH_TURNS ?? (SMOKE ? 10 : 150));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+const WARMUP_TURNS = SMOKE ? 2 : 30;
 const root = mkdtempSync(join(tmpdir(), "antler-guardrail-bench-"));
 
 const policyServer = createServer((req, res) => {
@@ -86,7 +89,7 @@ async function msPerTurn(a, turns) {
   return (performance.now() - t0) / turns;
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-for (const c of cases) await msPerTurn(c.agent, 30);
+for (const c of cases) await msPerTurn(c.agent, WARMUP_TURNS);
 const samples = cases.map(() => []);
 for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / 10); r++)
   for (const [i, c] of cases.entries()) samples[i].push(await msPerTurn(c.agent, 10));

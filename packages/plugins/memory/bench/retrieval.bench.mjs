@@ -15,8 +15,11 @@ import postgresPlugin from "@antler/plugin-storage-postgres";
 import sqlitePlugin from "@antler/plugin-storage-sqlite";
 import { MemoryService, memorySectionSchema } from "../dist/index.js";
 
-const FACTS = Number(process.env.BENCH_FACTS ?? 10_000);
-const QUERIES = Number(process.env.BENCH_QUERIES ?? 1_000);
+// BENCH_SMOKE=1: 2,000 facts and 50 queries, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const FACTS = Number(process.env.BENCH_FACTS ?? (SMOKE ? 2_000 : 10_000));
+const QUERIES = Number(process.env.BENCH_QUERIES ?? (SMOKE ? 50 : 1_000));
+const WARMUP_QUERIES = SMOKE ? 10 : 200;
 // How many distinct topic words the facts use. A real memory of 10,000 facts spans thousands of words (the
 // default); BENCH_VOCABULARY=90 is a dense worst case where every query word matches hundreds of facts.
 const VOCABULARY = Number(process.env.BENCH_VOCABULARY ?? 2_000);
@@ -55,7 +58,7 @@ function percentile(sorted, p) {
 
 async function measure(fn) {
   const queries = Array.from({ length: QUERIES }, query);
-  for (let i = 0; i < 200; i++) await fn(queries[i % queries.length]);
+  for (let i = 0; i < WARMUP_QUERIES; i++) await fn(queries[i % queries.length]);
   const times = [];
   for (const q of queries) {
     const start = performance.now();

@@ -15,9 +15,12 @@ import { ToolMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { otelPlugin } from "../dist/index.js";
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 60);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const BATCH = 10;
+// BENCH_SMOKE=1: a few turns per case, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const TURNS = Number(process.env.BENCH_TURNS ?? (SMOKE ? 4 : 60));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+const BATCH = SMOKE ? 2 : 10;
+const WARMUP_TURNS = SMOKE ? 2 : 20;
 const TARGET = 1.05;
 
 let exported = 0;
@@ -90,7 +93,7 @@ async function msPerTurn(c, turns) {
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-for (const c of cases) await msPerTurn(c.client, 20); // warm-up: agents built, JIT warm
+for (const c of cases) await msPerTurn(c.client, WARMUP_TURNS); // warm-up: agents built, JIT warm
 const samples = cases.map(() => []);
 // The order rotates every round, so no case always runs first (or right after another's garbage).
 for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / BATCH); r++) {

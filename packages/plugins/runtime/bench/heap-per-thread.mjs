@@ -35,7 +35,8 @@ const mem = () => {
 await agent.invoke({ messages: [new HumanMessage("w")] }, { configurable: { thread_id: "w" }, context: { thread_id: "w" } });
 await settle();
 const b = mem();
-const THREADS = 1000;
+// BENCH_SMOKE=1 (inherited from pipeline.bench.mjs): 50 threads, to check it still runs.
+const THREADS = process.env.BENCH_SMOKE === "1" ? 50 : 1000;
 for (let i = 0; i < THREADS; i++) {
   const t = `i${i}`;
   await agent.invoke({ messages: [new HumanMessage("q")] }, { configurable: { thread_id: t }, context: { thread_id: t } });

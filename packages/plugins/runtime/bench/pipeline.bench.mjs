@@ -17,8 +17,15 @@ import { createAgent } from "langchain";
 import { z } from "zod";
 import { createAntlerAgent } from "../dist/index.js";
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 150);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+// BENCH_SMOKE=1: every section with a handful of turns, runs and threads, to check it still runs (the figures mean
+// nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const TURNS = Number(process.env.BENCH_TURNS ?? (SMOKE ? 10 : 150));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+const WARMUP_TURNS = SMOKE ? 2 : 30;
+const CONCURRENT_RUNS = SMOKE ? 20 : 200;
+const THROUGHPUT_ROUNDS = SMOKE ? 2 : 6;
+const HEAP_PROCESSES = SMOKE ? 1 : 3;
 const baseDir = mkdtempSync(join(tmpdir(), "antler-bench-"));
 
 // One tool call, then a final answer: two model calls and one tool call per turn, whatever came before.
@@ -74,7 +81,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
  * right after another) and returns each one's median ms/turn, wall clock and this process's CPU time.
  */
 async function compare(cases) {
-  for (const c of cases) await msPerTurn(c.agent, 30); // warm-up
+  for (const c of cases) await msPerTurn(c.agent, WARMUP_TURNS); // warm-up
   const samples = cases.map(() => []);
   const batch = 5;
   for (let r = 0; r < Math.ceil((TURNS * ROUNDS) / batch); r++)
@@ -140,24 +147,24 @@ async function throughput(agent, runs) {
 const bareSlow = bare(20);
 const antlerSlow = antler(20);
 // Warm-up to steady state (both sides' code compiled by the JIT): early rounds are slower by a third.
-for (let r = 0; r < 2; r++) {
-  await throughput(bareSlow, 200);
-  await throughput(antlerSlow, 200);
+for (let r = 0; r < (SMOKE ? 1 : 2); r++) {
+  await throughput(bareSlow, CONCURRENT_RUNS);
+  await throughput(antlerSlow, CONCURRENT_RUNS);
 }
 const tb = [];
 const ta = [];
-for (let r = 0; r < 6; r++) {
+for (let r = 0; r < THROUGHPUT_ROUNDS; r++) {
   // Alternating which side goes first.
   if (r % 2 === 0) {
-    tb.push(await throughput(bareSlow, 200));
-    ta.push(await throughput(antlerSlow, 200));
+    tb.push(await throughput(bareSlow, CONCURRENT_RUNS));
+    ta.push(await throughput(antlerSlow, CONCURRENT_RUNS));
   } else {
-    ta.push(await throughput(antlerSlow, 200));
-    tb.push(await throughput(bareSlow, 200));
+    ta.push(await throughput(antlerSlow, CONCURRENT_RUNS));
+    tb.push(await throughput(bareSlow, CONCURRENT_RUNS));
   }
 }
 table(
-  "(b) 200 concurrent runs on new threads, model waits 20 ms per call (median runs/s; higher is better)",
+  `(b) ${CONCURRENT_RUNS} concurrent runs on new threads, model waits 20 ms per call (median runs/s; higher is better)`,
   [
     { name: "bare createAgent", value: median(tb), unit: "runs/s" },
     { name: "Antler default pipeline", value: median(ta), unit: "runs/s" },
@@ -174,9 +181,9 @@ const heapOf = (kind) =>
       encoding: "utf8",
     }).trim(),
   );
-// Three processes per side, alternating; the median of each side.
+// Three processes per side (one in a smoke run), alternating; the median of each side.
 const heapRuns = { bare: [], full: [] };
-for (let r = 0; r < 3; r++) for (const kind of ["bare", "full"]) heapRuns[kind].push(heapOf(kind));
+for (let r = 0; r < HEAP_PROCESSES; r++) for (const kind of ["bare", "full"]) heapRuns[kind].push(heapOf(kind));
 const heapMedian = (runs) => runs.map((x) => x.kib_per_thread).sort((x, y) => x - y)[Math.floor(runs.length / 2)];
 const heapBare = { kib_per_thread: heapMedian(heapRuns.bare), threads: heapRuns.bare[0].threads };
 const heapAntler = { kib_per_thread: heapMedian(heapRuns.full) };

@@ -17,9 +17,12 @@ import { z } from "zod";
 import skillsPlugin from "../dist/index.js";
 import { benchFacts, printRatios, sampleRotating, script, writeBenchSkills } from "./fixtures.mjs";
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 300);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const BATCH = 10;
+// BENCH_SMOKE=1: a few turns per case, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const TURNS = Number(process.env.BENCH_TURNS ?? (SMOKE ? 4 : 300));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+const BATCH = SMOKE ? 2 : 10;
+const WARMUP_TURNS = SMOKE ? 2 : 20;
 const TARGET = 1.05;
 const USER = "bench";
 
@@ -91,7 +94,7 @@ async function msPerTurn(c, turns) {
   const cpu = process.cpuUsage(c0);
   return { wall: (performance.now() - t0) / turns, cpu: (cpu.user + cpu.system) / 1000 / turns };
 }
-for (const c of cases) await msPerTurn(c.client, 20);
+for (const c of cases) await msPerTurn(c.client, WARMUP_TURNS);
 const results = await sampleRotating(cases, Math.ceil((TURNS * ROUNDS) / BATCH), (c) => msPerTurn(c.client, BATCH));
 console.log("\nSkills + memory per turn through AntlerClient (default storage), median of batches of", BATCH);
 printRatios(cases, results, { target: TARGET, measured: 2 });

@@ -19,8 +19,11 @@ import { SkillCatalog, skillsSectionSchema } from "../dist/index.js";
 import { skillsMiddleware } from "../dist/middleware.js";
 import { benchFacts, printRatios, sampleRotating, script, writeBenchSkills } from "./fixtures.mjs";
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 150);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+// BENCH_SMOKE=1: a few turns per case, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const TURNS = Number(process.env.BENCH_TURNS ?? (SMOKE ? 10 : 150));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+const WARMUP_TURNS = SMOKE ? 2 : 30;
 const root = mkdtempSync(join(tmpdir(), "antler-skills-bench-"));
 const baseDir = join(root, "data");
 const publicDir = join(root, "skills", "public");
@@ -92,7 +95,7 @@ async function msPerTurn(a, turns) {
   for (const model of models) model.calls.length = 0;
   return { wall, cpu: (cpu.user + cpu.system) / 1000 / turns };
 }
-for (const c of cases) await msPerTurn(c.agent, 30);
+for (const c of cases) await msPerTurn(c.agent, WARMUP_TURNS);
 const results = await sampleRotating(cases, Math.ceil((TURNS * ROUNDS) / 10), (c) => msPerTurn(c.agent, 10));
 printRatios(cases, results, { target: 1.05, measured: 2 });
 await memory.close();

@@ -2,7 +2,7 @@
 // prompt, tool_search bound), after one real agent turn each through AntlerClient and the whole default pipeline.
 // What is counted is what a provider receives: the system message the model got plus its bound tools serialized
 // as OpenAI function tools, with real tokenizers (js-tiktoken's bundled o200k_base and cl100k_base ranks; nothing
-// is downloaded). Run after a build:
+// is downloaded). It runs two turns and counts tokens, in seconds, so BENCH_SMOKE=1 changes nothing. Run after a build:
 //   node packages/plugins/tool-search/bench/tokens.bench.mjs
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -18,6 +18,10 @@ const guard = setTimeout(() => {
   process.exit(1);
 }, 120_000);
 const { WorkspaceRecorder } = await import(entry);
+// BENCH_SMOKE=1: one warm-up and two measured runs, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const WARMUP_RUNS = SMOKE ? 1 : 3;
+const RUNS = SMOKE ? 2 : 10;
 
 const baseDir = mkdtempSync(join(tmpdir(), "antler-recorder-bench-"));
 const workspace = join(baseDir, "users", "u", "threads", "t", "user-data", "workspace");
@@ -61,13 +65,13 @@ async function recordedRun(i) {
   return { ms, maxDelayMs: delay.max / 1e6 };
 }
 
-for (let i = 0; i < 3; i++) {
+for (let i = 0; i < WARMUP_RUNS; i++) {
   baseline();
   await recordedRun(100 + i);
 }
 const base = [];
 const runs = [];
-for (let i = 0; i < 10; i++) {
+for (let i = 0; i < RUNS; i++) {
   base.push(baseline());
   runs.push(await recordedRun(i));
 }

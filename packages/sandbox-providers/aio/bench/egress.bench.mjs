@@ -15,6 +15,12 @@ const guard = setTimeout(() => {
 }, 120_000);
 const { startSidecar } = await import(entry);
 
+// BENCH_SMOKE=1: a few requests of each kind, to check it still runs (the figures mean nothing).
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const WARMUP = SMOKE ? 5 : 50;
+const LATENCY_REQUESTS = SMOKE ? 20 : 400;
+const THROUGHPUT_REQUESTS = SMOKE ? 64 : 2000;
+const BULK_ROUNDS = SMOKE ? 2 : 10;
 const SMALL = Buffer.from("ok");
 const BIG = Buffer.alloc(8 * 1024 * 1024, 7);
 const site = createServer((req, res) => res.end(req.url === "/big" ? BIG : SMALL));
@@ -86,14 +92,14 @@ async function bulk(viaProxy, rounds) {
   return bytes / (1024 * 1024) / ((performance.now() - t) / 1000);
 }
 
-await latency(false, 50);
-await latency(true, 50);
-const directLat = await latency(false, 400);
-const proxyLat = await latency(true, 400);
-const directRps = await throughput(false, 2000, 16);
-const proxyRps = await throughput(true, 2000, 16);
-const directMb = await bulk(false, 10);
-const proxyMb = await bulk(true, 10);
+await latency(false, WARMUP);
+await latency(true, WARMUP);
+const directLat = await latency(false, LATENCY_REQUESTS);
+const proxyLat = await latency(true, LATENCY_REQUESTS);
+const directRps = await throughput(false, THROUGHPUT_REQUESTS, 16);
+const proxyRps = await throughput(true, THROUGHPUT_REQUESTS, 16);
+const directMb = await bulk(false, BULK_ROUNDS);
+const proxyMb = await bulk(true, BULK_ROUNDS);
 
 const f = (x) => x.toFixed(3);
 console.log("egress proxy on loopback (baseline: direct connection, same run)");
