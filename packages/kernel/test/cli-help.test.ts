@@ -36,21 +36,25 @@ describe("antler <command> --help", () => {
   it.each([
     { name: "research-assistant", dir: join(examples, "research-assistant"), env: {}, expected: ["run", "mcp status", "agents list"] },
     { name: "deployment", dir: join(examples, "deployment"), env: DEPLOYMENT_ENV, expected: ["serve", "worker", "schedule add"] },
-  ])("every command of the $name distribution prints its usage and exits 0, with -h as well", async ({ dir, env, expected }) => {
-    const commands = await listedCommands(dir, env);
-    expect(commands).toEqual(expect.arrayContaining(["config check", "plugins list", ...expected]));
-    // One process per command and flag; a few at a time, so a distribution with many commands stays quick.
-    const cases = commands.flatMap((command) => ["--help", "-h"].map((flag) => ({ command, flag })));
-    for (let at = 0; at < cases.length; at += 4) {
-      await Promise.all(
-        cases.slice(at, at + 4).map(async ({ command, flag }) => {
-          const { code, out, err } = await cli([...command.split(" "), flag], dir, env);
-          expect({ command, flag, code, err }).toEqual({ command, flag, code: 0, err: "" });
-          expect(out).toMatch(new RegExp(`^Usage: antler ${command}\\b`));
-        }),
-      );
-    }
-  }, 120_000);
+  ])(
+    "every command of the $name distribution prints its usage and exits 0, with -h as well",
+    async ({ dir, env, expected }) => {
+      const commands = await listedCommands(dir, env);
+      expect(commands).toEqual(expect.arrayContaining(["config check", "plugins list", ...expected]));
+      // One process per command and flag; a few at a time, so a distribution with many commands stays quick.
+      const cases = commands.flatMap((command) => ["--help", "-h"].map((flag) => ({ command, flag })));
+      for (let at = 0; at < cases.length; at += 4) {
+        await Promise.all(
+          cases.slice(at, at + 4).map(async ({ command, flag }) => {
+            const { code, out, err } = await cli([...command.split(" "), flag], dir, env);
+            expect({ command, flag, code, err }).toEqual({ command, flag, code: 0, err: "" });
+            expect(out).toMatch(new RegExp(`^Usage: antler ${command}\\b`));
+          }),
+        );
+      }
+    },
+    120_000,
+  );
 
   it("an unknown option is a one-line error with the usage and exit 2, never a stack trace", async () => {
     const dir = join(examples, "research-assistant");
