@@ -566,9 +566,13 @@ export class AntlerClient {
       if (observed) observe("runEvent", (o) => o.runEvent(runId, end));
       yield end;
     } catch (err) {
-      outcome = run.context.signal.aborted ? "cancelled" : "error";
-      failure = err;
-      throw err;
+      const cancelled = run.context.signal.aborted;
+      outcome = cancelled ? "cancelled" : "error";
+      // Once the run is cancelled, whatever the step in flight threw is part of the cancel: LangChain rejects with
+      // the abort reason as a plain Error, and when both had settled before a step's race, that one could win.
+      // The caller always gets RUN_CANCELLED, never an internal error.
+      failure = cancelled ? await run.cancelled.catch((reason: unknown) => reason) : err;
+      throw failure;
     } finally {
       // Reached on success, on error, and when the consumer stops iterating early (a cancel).
       if (outcome === "cancelled") run.abort("stream closed");
