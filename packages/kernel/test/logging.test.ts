@@ -54,6 +54,19 @@ describe("logging", () => {
     });
   });
 
+  it("redacts PEM blocks, name=value secrets in text, suffixed secret keys and numeric secrets, as run records do", () => {
+    const { logger, lines } = captureLogs();
+    const pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----";
+    logger.info(
+      { apiKeyObj: { id: "k-1" }, private_key_pem: "pem-2", card_pin: 4821, key_file: pem },
+      "env aws_secret_access_key=AbC/123+xyz",
+    );
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ["k-1", "pem-2", "4821", "b3BlbnNzaC1rZXkt", "AbC/123+xyz"]) expect(text).not.toContain(secret);
+    expect(lines[0]).toMatchObject({ apiKeyObj: REDACTED, private_key_pem: REDACTED, card_pin: REDACTED, key_file: REDACTED });
+    expect(lines[0]?.msg).toBe(`env aws_secret_access_key=${REDACTED}`);
+  });
+
   it("redacts an error's message and stack, and keeps its type", () => {
     const { logger, lines } = captureLogs();
     logger.error({ err: new TypeError("upstream refused Bearer abcdefgh12345") }, "failed");

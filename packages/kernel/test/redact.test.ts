@@ -48,6 +48,43 @@ describe("redactSecrets: every shape", () => {
       { password: "", token: null, auth: false },
       { password: "", token: null, auth: false },
     ],
+    [
+      "a PEM private key block in text, and one cut off before its END line",
+      { a: "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nbye", b: "-----BEGIN PRIVATE KEY-----\nMIIEvQ" },
+      { a: `key:\n${REDACTED}\nbye`, b: REDACTED },
+    ],
+    [
+      "aws_secret_access_key= inside text",
+      { env: "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG x=1" },
+      { env: `aws_secret_access_key=${REDACTED} x=1` },
+    ],
+    ["a quoted value with spaces", { env: "export DB_PASSWORD = 'two words'" }, { env: `export DB_PASSWORD = '${REDACTED}'` }],
+    [
+      "an identifier-shaped name with a bare colon",
+      { yaml: "AWS_SECRET_ACCESS_KEY: abc/def" },
+      { yaml: `AWS_SECRET_ACCESS_KEY: ${REDACTED}` },
+    ],
+    ["a secret name anywhere in text, any case", { log: "cfg.apiToken=tok-1;next" }, { log: `cfg.apiToken=${REDACTED};next` }],
+    [
+      "suffixed key names",
+      { apiKeyObj: { id: "v" }, private_key_pem: "v", token_value: "v", signing_secret_b64: "v", auth_json: { a: 1 } },
+      { apiKeyObj: REDACTED, private_key_pem: REDACTED, token_value: REDACTED, signing_secret_b64: REDACTED, auth_json: REDACTED },
+    ],
+    [
+      "numeric secrets, under keys and in text",
+      { card_pin: 4821, otp: 771204, cvv: 123, note: '{"api_token": 993311, "n": 5}', q: "pin=1234&n=5" },
+      { card_pin: REDACTED, otp: REDACTED, cvv: REDACTED, note: `{"api_token": ${REDACTED}, "n": 5}`, q: `pin=${REDACTED}&n=5` },
+    ],
+    [
+      "names that only look near a secret stay visible",
+      { key_id: "k1", token_type: "Bearer", token_count: 3, value: "v", keyboard_layout: "us", spinner: 1 },
+      { key_id: "k1", token_type: "Bearer", token_count: 3, value: "v", keyboard_layout: "us", spinner: 1 },
+    ],
+    [
+      "prose and config paths in an error message stay readable",
+      { msg: "Invalid token: expired; retry=3", cfg: 'config authorization.default_role: default_role "guest" is unknown' },
+      { msg: "Invalid token: expired; retry=3", cfg: 'config authorization.default_role: default_role "guest" is unknown' },
+    ],
     ["plain text with no secret", { msg: "Basic facts about tokens: 12 used" }, { msg: "Basic facts about tokens: 12 used" }],
   ])("%s", (_label, input, expected) => {
     expect(redactSecrets(input)).toEqual(expected);
@@ -103,6 +140,14 @@ describe("redactText", () => {
   it("leaves prose that names a secret word without assigning one", () => {
     const text = "no E2B API key: E2B_API_KEY is not set; the token: see the docs";
     expect(redactText(text)).toBe(text);
+  });
+});
+
+describe("redactText in prose mode (memory facts, run inputs)", () => {
+  it("scrubs secrets stated in words only when asked, so error messages keep their words", () => {
+    const text = "my password is Tr0ub4dor&3 and the PIN is 4821";
+    expect(redactText(text)).toBe(text);
+    expect(redactText(text, { prose: true })).toBe(`my password is ${REDACTED} and the PIN is ${REDACTED}`);
   });
 });
 

@@ -178,8 +178,9 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     const threadId = c.req.param("id") as string;
     const body = await readJson(c, gatewayRunRequestSchema);
     await client.getThreadRecord(threadId, { userId: user(c) });
-    // Unknown model: a 400 before anything starts, not an error frame in the middle of a stream.
-    const model = client.kernel.modelConfig(body.model).name;
+    // Unknown model: a 400 before anything starts, not an error frame in the middle of a stream. No model in the
+    // body leaves the choice to the runtime, which takes the custom agent's `model:` before the default.
+    const model = body.model === undefined ? undefined : client.kernel.modelConfig(body.model).name;
     const context = { ...(body.config?.configurable ?? {}), ...(body.config?.context ?? {}), ...(body.context ?? {}) };
     const metadata = { ...(body.config?.metadata ?? {}), ...(body.metadata ?? {}) };
     // Each object was bounded on its own; what reaches the run is the merge, so it must hold the same limits.

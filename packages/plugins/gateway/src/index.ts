@@ -17,6 +17,7 @@ export {
 } from "./request-limits.js";
 export {
   defineGatewayRoute,
+  type GatewayErrorFields,
   type GatewayMethod,
   type GatewayReply,
   type GatewayRequest,
@@ -25,6 +26,7 @@ export {
   type GatewayRouteContribution,
   type GatewayRouteDefinition,
   type GatewayServeHook,
+  gatewayErrorReply,
   gatewayRoutesToken,
   provideGatewayRoutes,
 } from "./routes.js";

@@ -32,6 +32,24 @@ export interface GatewayRequest<Body = unknown, Query = unknown> {
 /** A plain reply is sent as JSON (default status 200); a `Response` is sent as it is. */
 export type GatewayReply = Response | { status?: number; body?: unknown; headers?: Record<string, string> };
 
+/** What every gateway error body holds under `error`: a stable code, what was wrong, and what to do. */
+export interface GatewayErrorFields {
+  code: string;
+  message: string;
+  hint?: string;
+  where?: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * A contributed route's error in the gateway's own shape, `{ error: { code, message, hint?, where?, details? } }`,
+ * so clients read every route's failures one way. Example:
+ * `return gatewayErrorReply(404, { code: "ANTLER_ERR_REPORT_NOT_FOUND", message: "no report for this run", hint: "..." })`.
+ */
+export function gatewayErrorReply(status: number, error: GatewayErrorFields): GatewayReply {
+  return { status, body: { error } };
+}
+
 /** One route contributed by another plugin. Build it with `defineGatewayRoute` to keep the body type. */
 export interface GatewayRoute {
   readonly method: GatewayMethod;

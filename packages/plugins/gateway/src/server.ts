@@ -172,7 +172,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
     }
   };
-  for (const { plugin, onServe } of collectServeHooks(client.kernel)) {
+  // First, the gateway's own: a serving instance finishes a dead instance's runs even when no request comes in.
+  const idleSweep = { plugin: "@antler/plugin-gateway (idle run sweep)", onServe: (c: AntlerClient) => c.sweepWhileIdle() };
+  for (const { plugin, onServe } of [idleSweep, ...collectServeHooks(client.kernel)]) {
     try {
       const stop = await onServe(client);
       if (typeof stop === "function") stops.push({ plugin, stop });

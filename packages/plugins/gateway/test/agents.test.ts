@@ -125,3 +125,46 @@ describe("custom agents over HTTP", () => {
     expect(bad.status).toBe(400);
   });
 });
+
+describe("a custom agent's model over HTTP", () => {
+  // Two models that answer with their own name, so the reply shows which one ran.
+  const named = definePlugin({
+    name: "named-models",
+    version: "1.0.0",
+    kernel: "^0.1.0",
+    setup(ctx) {
+      ctx.models.addProvider({ id: "named", create: (config) => new ScriptedChatModel(() => ({ text: config.name })) });
+    },
+  });
+
+  it("a run with agent_name uses the agent's model: unless the body names one, over wait and stream alike", async () => {
+    const gw = await startTestGateway({
+      plugins: [named],
+      kernelConfig: {
+        models: [
+          { name: "m", provider: "named" },
+          { name: "special", provider: "named" },
+        ],
+      },
+    });
+    await gw.call("/api/agents/quill", { method: "PUT", json: { soul: "You are Quill.", model: "special" } });
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t1" } });
+    const wait = async (json: Record<string, unknown>) => {
+      const res = await gw.call("/api/threads/t1/runs/wait", { method: "POST", json: { message: "hi", ...json } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { run_id: string; output: string };
+      const run = (await (await gw.call(`/api/threads/t1/runs/${body.run_id}`)).json()) as { model: string };
+      return [body.output, run.model];
+    };
+    expect(await wait({})).toEqual(["m", "m"]);
+    expect(await wait({ agent_name: "quill" })).toEqual(["special", "special"]);
+    expect(await wait({ agent_name: "quill", model: "m" })).toEqual(["m", "m"]);
+
+    const stream = await gw.call("/api/threads/t1/runs/stream", { method: "POST", json: { message: "hi", agent_name: "quill" } });
+    expect(stream.status).toBe(200);
+    const runId = stream.headers.get("x-run-id");
+    await stream.text();
+    const run = (await (await gw.call(`/api/threads/t1/runs/${runId}`)).json()) as { model: string };
+    expect(run.model).toBe("special");
+  });
+});

@@ -1,4 +1,4 @@
-import { isAntlerError } from "@antler/kernel";
+import { isAntlerError, redactText } from "@antler/kernel";
 import { createTestKernel } from "@antler/kernel/testing";
 import runtimePlugin from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
@@ -104,6 +104,20 @@ describe("MemoryClient", () => {
     expect(created.content).toBe("Staging key is [REDACTED] and db password=[REDACTED]");
     const updated = await h.memory.updateFact(created.id, { content: "Uses AKIAIOSFODNN7EXAMPLE for backups" });
     expect(updated.content).toBe("Uses [REDACTED] for backups");
+  });
+
+  it("redacts facts with the same redactor as run records and logs: PEM keys, suffixed names, numeric secrets", async () => {
+    dir = tempDir();
+    h = await harness({ baseDir: dir.path });
+    const content = [
+      "Deploy key -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBody\n-----END EC PRIVATE KEY----- on the box",
+      "config has private_key_pem=pem-value-77 and apiKeyObj: obj-value-88",
+      "bank card_pin=4821, and the otp is 771204",
+    ].join("; ");
+    const created = await h.memory.createFact({ content });
+    for (const secret of ["MHcCAQEEIBody", "pem-value-77", "obj-value-88", "4821", "771204"]) expect(created.content).not.toContain(secret);
+    expect(created.content).toBe(redactText(content, { prose: true }));
+    expect(created.content).toContain("Deploy key");
   });
 
   it("reports its config and status in the gateway's shapes", async () => {

@@ -37,7 +37,9 @@ export const otelConfigSchema = z.strictObject({
   service_name: z.string().min(1).default("antler").describe("`service.name` of the exported resource."),
   sample_ratio: ratio("sample_ratio")
     .default(1)
-    .describe("Share of traces recorded, decided at the root (an incoming sampled traceparent is followed)."),
+    .describe(
+      "Share of traces recorded, decided at the root. An incoming sampled traceparent is followed; an unsampled one is decided by this ratio, so a caller cannot switch tracing off.",
+    ),
   middleware_span_ratio: ratio("middleware_span_ratio")
     .default(0)
     .describe("Share of middleware hook calls (beforeModel, afterAgent, ...) recorded as spans: 0 none, 1 every one."),

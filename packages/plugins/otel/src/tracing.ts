@@ -106,6 +106,7 @@ export class OtelTracing {
     private readonly logger: Logger,
   ) {
     this.contexts.enable();
+    const rootSampler = new TraceIdRatioBasedSampler(config.sample_ratio);
     const exporter = new OTLPTraceExporter({
       url: config.endpoint,
       headers: { ...config.headers },
@@ -113,7 +114,9 @@ export class OtelTracing {
     });
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ "service.name": config.service_name }),
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sample_ratio) }),
+      // An incoming traceparent whose flags say "not sampled" gets the root decision, not AlwaysOff: any caller can
+      // send one, and the operator's sample_ratio must not be switched off from outside. A sampled one is followed.
+      sampler: new ParentBasedSampler({ root: rootSampler, remoteParentNotSampled: rootSampler }),
       idGenerator: this.ids,
       spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: config.export_delay_ms })],
     });

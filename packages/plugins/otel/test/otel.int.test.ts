@@ -248,6 +248,32 @@ describe("OpenTelemetry export over OTLP/HTTP", () => {
     expect(runs[1]?.traceId).not.toBe(remoteTrace);
   });
 
+  it("an unsampled traceparent cannot switch tracing off: the run is still recorded, in the caller's trace", async () => {
+    const otlp = await receiver();
+    const tracing = tracingPlugin(otlp.url);
+    const gateway = await startTestGateway({ plugins: [tracing.plugin] });
+    const created = await gateway.call("/api/threads", { method: "POST", json: {} });
+    const { thread_id: threadId } = (await created.json()) as { thread_id: string };
+    const remoteTrace = "0af7651916cd43dd8448eb211c80319c";
+    const remoteSpan = "b7ad6b7169203331";
+    const res = await fetch(`${gateway.url}/api/threads/${threadId}/runs/wait`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${ALICE_KEY}`,
+        "content-type": "application/json",
+        // Flags 00: "not sampled". sample_ratio is 1, so the operator asked for every run.
+        traceparent: `00-${remoteTrace}-${remoteSpan}-00`,
+      },
+      body: JSON.stringify({ input: { messages: [{ role: "user", content: "Hi" }] } }),
+    });
+    expect(res.status).toBe(200);
+    await received(tracing.handle(), otlp.spans, (s) => byName(s, "invoke_agent").length === 1);
+    const run = one(otlp.spans, (s) => s.name === "invoke_agent", "run span");
+    expect(run.traceId).toBe(remoteTrace);
+    expect(run.parentSpanId).toBe(remoteSpan);
+    expect(byName(otlp.spans, "chat m")).toHaveLength(1);
+  });
+
   it("an outgoing provider request carries traceparent of its model-call span next to X-Trace-Id", async () => {
     const otlp = await receiver();
     const provider = await startOpenAICompatibleServer({ script: [{ text: "Hello from the provider." }] });

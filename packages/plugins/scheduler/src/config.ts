@@ -1,3 +1,4 @@
+import { boundedCallerData } from "@antler/plugin-gateway/caller-data";
 import { z } from "zod";
 
 /** `plugins[i].config` of `@antler/plugin-scheduler`. */
@@ -54,7 +55,8 @@ export const taskInputSchema = z
     thread_id: z.string().min(1).max(128).optional().describe("The fixed thread (implies thread: fixed); default a new id."),
     model: z.string().min(1).optional(),
     agent: z.string().min(1).max(64).optional().describe("A custom agent of the task's owner (`antler agents list`) that runs it."),
-    context: z.record(z.string(), z.unknown()).optional().describe("Extra runtime context; server-owned keys are refused."),
+    // Copied into every occurrence's run context, so it is held to the same limits as a run's context over HTTP.
+    context: boundedCallerData("context").optional().describe("Extra runtime context; server-owned keys are refused."),
     paused: z.boolean().default(false),
   })
   .refine((t) => (t.at === undefined) !== (t.cron === undefined), {

@@ -124,7 +124,7 @@ export function schedulerRoutes(resolve: (kernel: Kernel) => Scheduler, logger?:
       query: runsQuery,
       handler: (request) =>
         answer(async () => ({
-          body: { runs: await scheduler(request).runs(request.userId, id(request), { limit: request.query.limit }) },
+          body: { runs: (await scheduler(request).runs(request.userId, id(request), { limit: request.query.limit })).map(publicRun) },
         })),
     }),
   ];

@@ -600,7 +600,9 @@ export class Scheduler {
       ? await db.selectFrom(RUNS_TABLE).selectAll().where("id", "=", task.lease_run_id).executeTakeFirst()
       : undefined;
     const attempt = (previous?.attempt ?? 1) + 1;
-    const interruption = `interrupted: instance ${task.lease_owner} stopped renewing its lease (crashed, hung or shut down)`;
+    // Stored and shown over HTTP: no instance name here (by default it is the host name and pid); the takeover's
+    // log line names the previous instance for operators.
+    const interruption = "interrupted: the instance running it stopped renewing its lease (crashed, hung or shut down)";
     if (attempt > this.config.max_attempts) {
       const error = `gave up after ${attempt - 1} interrupted attempt(s); last: ${interruption}`;
       const released = await inSequence(db, async (trx) => {
@@ -632,7 +634,10 @@ export class Scheduler {
         return true;
       });
       if (released)
-        this.logger?.warn({ task: task.id, run: previous?.id, attempts: attempt - 1 }, "scheduled occurrence failed: too many takeovers");
+        this.logger?.warn(
+          { task: task.id, run: previous?.id, previous_instance: task.lease_owner, attempts: attempt - 1 },
+          "scheduled occurrence failed: too many takeovers",
+        );
       return null;
     }
     const run = this.newRun(task, {

@@ -1,5 +1,5 @@
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import { CALLER_DATA_LIMITS, type RunningGateway, startGateway } from "@antler/plugin-gateway";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import schedulerPlugin, { type ScheduledRun, type ScheduledTaskView } from "../src/index.js";
@@ -58,7 +58,7 @@ interface Body {
   tasks: ScheduledTaskView[];
   run: ScheduledRun;
   runs: ScheduledRun[];
-  error: { code: string; message: string; where?: string };
+  error: { code: string; message: string; where?: string; details?: Record<string, unknown> };
   [key: string]: unknown;
 }
 
@@ -162,6 +162,28 @@ describe("/api/scheduled-tasks over HTTP", () => {
     const both = await call("/scheduled-tasks", { json: { prompt: "x", cron: "0 9 * * *", at: "2030-01-01T00:00:00Z" } });
     expect(both.status).toBe(400);
     expect((await call("/scheduled-tasks")).body.tasks).toEqual([]);
+  });
+
+  it("holds a task's context to the caller-data limits of a run's context: 400 naming the limit, nothing stored", async () => {
+    const wide = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, i]));
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 40; i++) deep = { next: deep };
+    for (const [context, limit] of [
+      [wide, "max_keys"],
+      [deep, "max_depth"],
+      [{ note: "x".repeat(60 * 1024) }, "max_string_length"],
+    ] as const) {
+      const refused = await call("/scheduled-tasks", { json: { prompt: "x", cron: "0 9 * * *", context } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.code).toBe("ANTLER_ERR_GATEWAY_LIMIT_EXCEEDED");
+      expect(refused.body.error).toMatchObject({ details: { limit, max: CALLER_DATA_LIMITS[limit] } });
+    }
+    expect((await call("/scheduled-tasks")).body.tasks).toEqual([]);
+    // Context within the limits is still taken.
+    const ok = await call("/scheduled-tasks", {
+      json: { prompt: "x", cron: "0 9 * * *", context: { topic: "digest", depth: { a: [1, 2] } } },
+    });
+    expect(ok.status).toBe(201);
   });
 
   it("refuses requests without an API key", async () => {

@@ -186,7 +186,7 @@ function scenarios(label: string, storageFor: () => Promise<{ storage: Storage; 
       [2, "succeeded", "survivor"],
       [1, "interrupted", "doomed"],
     ]);
-    expect(runs[1]?.error).toMatch(/instance doomed stopped renewing its lease/);
+    expect(runs[1]?.error).toMatch(/the instance running it stopped renewing its lease/);
     expect(runs[0]?.trace_id).not.toBe(runs[1]?.trace_id);
     expect(await admin.get(null, task.id)).toMatchObject({ state: "done", last_status: "succeeded", run_count: 1 });
   });

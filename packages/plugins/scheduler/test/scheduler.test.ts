@@ -407,7 +407,7 @@ describe("leases", () => {
     ]);
     expect(runs[0]?.scheduled_for).toBe(runs[1]?.scheduled_for);
     expect(runs[0]?.trace_id).not.toBe(runs[1]?.trace_id);
-    expect(runs[1]?.error).toMatch(/instance crashed stopped renewing its lease/);
+    expect(runs[1]?.error).toMatch(/the instance running it stopped renewing its lease/);
     expect(await b.get("alice", task.id)).toMatchObject({ state: "done", last_status: "succeeded", lease_owner: null, run_count: 1 });
     expect(h.model().calls).toHaveLength(1);
   });

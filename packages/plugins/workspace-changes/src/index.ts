@@ -3,6 +3,7 @@ export {
   default,
   getRunWorkspaceChanges,
   WORKSPACE_CHANGES_EVENT,
+  WORKSPACE_CHANGES_NOT_FOUND,
   WORKSPACE_CHANGES_PLUGIN_NAME,
   workspaceChangesConfigSchema,
 } from "./plugin.js";

@@ -1,5 +1,5 @@
 import { createToken, DEFAULT_USER_ID, definePlugin, emitCustomEvent, type Kernel } from "@antler/kernel";
-import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, gatewayErrorReply, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
 import type { WorkspaceChanges } from "./changes.js";
@@ -9,6 +9,8 @@ import { WorkspaceChangesStore, workspaceChangesMigrations } from "./store.js";
 export const WORKSPACE_CHANGES_PLUGIN_NAME = "@antler/plugin-workspace-changes";
 /** The custom stream event that carries a run's record. */
 export const WORKSPACE_CHANGES_EVENT = "workspace_changes";
+/** The code of a 404 from `GET /api/threads/{id}/runs/{run}/changes`: no changes recorded for that run (or not yours). */
+export const WORKSPACE_CHANGES_NOT_FOUND = "ANTLER_ERR_WORKSPACE_CHANGES_NOT_FOUND";
 
 export const workspaceChangesConfigSchema = z.strictObject({
   enabled: z.boolean().default(true).describe("Record what each run changed in the thread's workspace and outputs."),
@@ -124,7 +126,13 @@ export default definePlugin({
             const changes = await getRunWorkspaceChanges(req.client, req.params.thread_id ?? "", req.params.run_id ?? "", {
               userId: req.userId,
             });
-            if (!changes) return { status: 404, body: { detail: "no workspace_changes recorded for this run" } };
+            if (!changes) {
+              return gatewayErrorReply(404, {
+                code: WORKSPACE_CHANGES_NOT_FOUND,
+                message: `no workspace_changes recorded for run ${JSON.stringify(req.params.run_id)} in this thread`,
+                hint: "Check the thread and run ids (GET /api/threads/{id}/runs). A run that failed or was cancelled, or ran before this plugin was loaded, records none.",
+              });
+            }
             return { body: changes };
           },
         }),

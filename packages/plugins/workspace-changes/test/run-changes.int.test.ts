@@ -93,6 +93,19 @@ describe("a run's workspace_changes", () => {
     const response = await get(KEY);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(stored);
-    expect((await get(`${KEY}-bob`)).status).toBe(404);
+    // Not found (another user's run, an unknown run) answers in the gateway's error shape, like every other route.
+    for (const missing of [
+      await get(`${KEY}-bob`),
+      await fetch(`${gateway.url}/api/threads/t1/runs/nope/changes`, { headers: { authorization: `Bearer ${KEY}` } }),
+    ]) {
+      expect(missing.status).toBe(404);
+      const body = (await missing.json()) as { error?: { code?: string; message?: string; hint?: string } };
+      expect(Object.keys(body)).toEqual(["error"]);
+      expect(body.error).toMatchObject({
+        code: "ANTLER_ERR_WORKSPACE_CHANGES_NOT_FOUND",
+        message: expect.stringContaining("no workspace_changes"),
+      });
+      expect(body.error?.hint).toBeTruthy();
+    }
   });
 });

@@ -267,6 +267,8 @@ export class AntlerClient {
   private readonly leases: { heartbeatMs: number; leaseMs: number; cancelWaitMs: number };
   private heartbeat: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
+  /** Holders of `sweepWhileIdle` (a serving gateway): while any, the heartbeat goes on with no live runs. */
+  private idleSweepers = 0;
   private readonly agents = new Map<string, Promise<ReactAgent>>();
   /** The custom-agent file version each user's cached agents were last built from. */
   private readonly agentVersions = new Map<string, string>();
@@ -589,9 +591,13 @@ export class AntlerClient {
       if (observed) observe("runEvent", (o) => o.runEvent(runId, end));
       yield end;
     } catch (err) {
-      outcome = run.context.signal.aborted ? "cancelled" : "error";
-      failure = err;
-      throw err;
+      const cancelled = run.context.signal.aborted;
+      outcome = cancelled ? "cancelled" : "error";
+      // Once the run is cancelled, whatever the step in flight threw is part of the cancel: LangChain rejects with
+      // the abort reason as a plain Error, and when both had settled before a step's race, that one could win.
+      // The caller always gets RUN_CANCELLED, never an internal error.
+      failure = cancelled ? await run.cancelled.catch((reason: unknown) => reason) : err;
+      throw failure;
     } finally {
       // Reached on success, on error, and when the consumer stops iterating early (a cancel).
       if (outcome === "cancelled") run.abort("stream closed");
@@ -623,7 +629,7 @@ export class AntlerClient {
         await run.end(outcome, failure);
       } finally {
         this.live.delete(runId);
-        if (this.live.size === 0) this.stopHeartbeat();
+        if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
         if (recorded) this.pruner.request(checkpointThreadId(userId, threadId), traceId);
         settle();
         // The thread may be free now: queued runs of this client look again at once.
@@ -976,6 +982,7 @@ export class AntlerClient {
 
   async close(): Promise<void> {
     await this.cancelAll("client closed");
+    this.idleSweepers = 0;
     this.stopHeartbeat();
     await this.beating;
     await this.pruner.idle();
@@ -991,6 +998,24 @@ export class AntlerClient {
     await storage?.checkpointer?.close();
     await storage?.database.close();
     if (this.ownsKernel) await this.kernel.close();
+  }
+
+  /**
+   * Keeps the heartbeat going while this client has no live run, so a serving instance finishes the runs of a dead
+   * one (running or queued) within about a lease, whether or not anyone reads them. Opens the storage. Returns the
+   * function that releases the hold; `close()` ends it anyway. The gateway holds one while it serves.
+   */
+  async sweepWhileIdle(): Promise<() => void> {
+    await this.openStorage();
+    this.idleSweepers += 1;
+    this.startHeartbeat();
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.idleSweepers -= 1;
+      if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
+    };
   }
 
   private startHeartbeat(): void {

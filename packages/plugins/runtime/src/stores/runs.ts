@@ -513,7 +513,8 @@ function chunks(ids: readonly string[]): string[][] {
 
 function encodeKwargs(kwargs: Record<string, unknown>): string {
   try {
-    return JSON.stringify(redactSecrets(kwargs));
+    // Prose mode: the input is what a person wrote, where "my password is ..." is a secret like any other.
+    return JSON.stringify(redactSecrets(kwargs, { prose: true }));
   } catch {
     return JSON.stringify({ unserialisable: true });
   }
