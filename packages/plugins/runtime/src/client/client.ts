@@ -19,7 +19,7 @@ import {
   threadPaths,
 } from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
-import { HumanMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
@@ -259,6 +259,12 @@ export class AntlerClient {
   private admittedRuns = 0;
   private readonly maxActiveRuns: number | undefined;
   private readonly live = new Map<string, LiveRun>();
+  /**
+   * Messages as `values` events carry them, serialized once per message object: the checkpointer hands the same
+   * objects to every run of a thread, so a run's frames cost O(new messages), not O(thread). Shared between
+   * events; treat them as read-only.
+   */
+  private readonly serializedMessages = new WeakMap<BaseMessage, SerializedMessage>();
   /** Runs of this client waiting their turn on a thread; woken when a local run ends, so they need not poll. */
   private readonly turnWaiters = new Set<() => void>();
   /** Names this client in the run records it owns; other instances on the database address it through them. */
@@ -523,7 +529,7 @@ export class AntlerClient {
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       const human = new HumanMessage({ content: message, id: randomUUID() });
-      const translator = new StreamTranslator({ inputMessageId: human.id as string });
+      const translator = new StreamTranslator({ inputMessageId: human.id as string, serialized: this.serializedMessages });
       const stream = await bind(() =>
         agent.stream(
           { messages: [human] } as never,

@@ -1,5 +1,6 @@
 import type { MiddlewareSpec } from "@antler/kernel";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { messagesAfterSummary, summaryCutOf } from "./summarization.js";
 
 export const INTERRUPTED_TOOL_RESULT =
   "This tool call was interrupted before it returned a result (the previous run ended early). Call it again if you still need it.";
@@ -25,12 +26,21 @@ export function patchDanglingToolCalls(messages: readonly BaseMessage[]): BaseMe
   return out;
 }
 
+/**
+ * Repairs the part of the history the model is sent. After a summary that is the kept first request and the
+ * messages from the summary's cut on: this middleware hands on that part only (Summarization, further in,
+ * would drop the rest from the request anyway, and finds its cut again by id), so a long summarized thread costs
+ * what its tail costs. Without a summary the whole history is sent, and checked.
+ */
 export function danglingToolCallMiddleware(): MiddlewareSpec {
   return {
     name: "DanglingToolCall",
     wrapModelCall(request, handler) {
-      const patched = patchDanglingToolCalls(request.messages);
-      return handler(patched.length === request.messages.length ? request : { ...request, messages: patched });
+      const cut = summaryCutOf(request.state);
+      const sent = cut?.from_id === undefined ? request.messages : messagesAfterSummary(request.messages, cut);
+      const patched = patchDanglingToolCalls(sent);
+      if (sent === request.messages && patched.length === sent.length) return handler(request);
+      return handler({ ...request, messages: patched });
     },
   };
 }
