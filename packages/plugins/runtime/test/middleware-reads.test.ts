@@ -96,7 +96,7 @@ describe("per-turn middleware reads the turn, not the thread", () => {
     const second = new StreamTranslator({ inputMessageId: "next", serialized });
     const b = second.translate("values", { messages: [...messages, input] });
     const valuesOf = (events: ReturnType<StreamTranslator["translate"]>) =>
-      (events.find((e) => e.type === "values")?.data as { messages: SerializedMessage[] }).messages;
+      ((events.find((e) => e.type === "values")?.data ?? { messages: [] }) as { messages: SerializedMessage[] }).messages;
     // The same objects: the second run built only the new message.
     expect(valuesOf(b)[0]).toBe(valuesOf(a)[0]);
     expect(valuesOf(b)[THREAD - 1]).toBe(valuesOf(a)[THREAD - 1]);
