@@ -14,6 +14,8 @@ interface Call {
   /** ... of the system prompt alone, before any summary block. */
   systemTokens: number;
   messages: number;
+  /** The text of the first message after the system prompt. */
+  first: string;
 }
 
 /** A scripted model that answers in one line and records the size of every prompt it is sent. */
@@ -27,6 +29,7 @@ function recordingModel(calls: Call[]): ScriptFunction {
       tokens: approximateTokenCount(messages),
       systemTokens: approximateTokenCount([new SystemMessage(bare)]),
       messages: messages.length,
+      first: messages.find((m) => !SystemMessage.isInstance(m))?.text ?? "",
     });
     if (kind === "summarizer") return { text: `Summary: the user asked about many items; all were fine. ${"detail ".repeat(40)}` };
     return { text: "Noted: that item is fine too, for the same reasons as the others." };
@@ -72,6 +75,8 @@ describe("summarization keeps the prompt inside the model's context window by de
       // the system prompt comes on top. The seeded messages alone are about 22,000 tokens.
       for (const call of agentCalls) expect(call.tokens - call.systemTokens).toBeLessThanOrEqual(0.7 * window);
       expect(agentCalls.every((c) => c.messages < 100)).toBe(true);
+      // Every request, across summaries, still opens with the thread's first question (the task).
+      for (const call of agentCalls) expect(call.first).toMatch(/^Seeded question 0:/);
       // One summary on the first turn, then one every few turns: each leaves the tail well under the trigger.
       expect(summaries.length).toBeGreaterThanOrEqual(2);
       expect(summaries.length).toBeLessThan(turns / 4);
