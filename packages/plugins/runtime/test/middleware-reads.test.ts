@@ -51,27 +51,36 @@ describe("per-turn middleware reads the turn, not the thread", () => {
     expect(reads()).toBeLessThanOrEqual(4);
   });
 
-  it("after a summary, DanglingToolCall and Summarization read the messages after the cut only", async () => {
+  it("DanglingToolCall reads the messages added since the thread's previous request, and still repairs a call left dangling", async () => {
     const messages = thread(THREAD);
-    // A run cancelled mid-tool long ago left a dangling call before the cut: the model never sees that part.
-    messages[10] = new AIMessage({ id: "a10", content: "", tool_calls: [{ id: "old", name: "bash", args: {} }] });
+    const hook = danglingToolCallMiddleware().wrapModelCall as unknown as Hook;
+    const sentOf = async (list: BaseMessage[]) => {
+      let sent: BaseMessage[] = [];
+      await hook(request(list), (r) => {
+        sent = (r as { messages: BaseMessage[] }).messages;
+        return reply;
+      });
+      return sent;
+    };
+    await sentOf(messages); // the first request of the thread in this process reads it once
+    messages.push(new AIMessage({ id: "more-a", content: "an answer" }), new HumanMessage({ id: "more-h", content: "next" }));
+    const next = counted(messages);
+    expect(await sentOf(next.list)).toBe(next.list); // nothing to repair: handed on as it was
+    expect(next.reads()).toBeLessThanOrEqual(8); // the two new ones and a few checks, not 5,000
+    // A run cancelled mid-tool leaves a call without a result: the next request gets a placeholder right after it.
     messages.push(new AIMessage({ id: "late", content: "", tool_calls: [{ id: "c1", name: "bash", args: {} }] }));
     messages.push(new HumanMessage({ id: "after-cancel", content: "go on" }));
+    const repaired = await sentOf(messages);
+    const at = repaired.findIndex((m) => m.id === "late");
+    expect(ToolMessage.isInstance(repaired[at + 1]) && (repaired[at + 1] as ToolMessage).tool_call_id).toBe("c1");
+    expect(repaired).toHaveLength(messages.length + 1);
+  });
+
+  it("after a summary, Summarization reads the messages after the cut only", async () => {
+    const messages = thread(THREAD);
     const from = messages.length - 12;
     const cut = { from, from_id: messages[from]?.id, first: 0, first_id: "h0" };
     const { list, reads } = counted(messages);
-
-    let sent: BaseMessage[] = [];
-    const dangling = danglingToolCallMiddleware().wrapModelCall as unknown as Hook;
-    await dangling(request(list, { [SUMMARY_CUT_FIELD]: cut }), (r) => {
-      sent = (r as { messages: BaseMessage[] }).messages;
-      return reply;
-    });
-    // The dangling call in the tail was answered with a placeholder; the one before the cut was left alone.
-    expect(sent.filter((m) => ToolMessage.isInstance(m)).map((m) => (m as ToolMessage).tool_call_id)).toEqual(["c1"]);
-    expect(reads()).toBeLessThanOrEqual(3 * 12);
-
-    const before = reads();
     const summarization = summarizationMiddleware({ triggerTokens: 100_000 });
     const update = await (summarization.beforeModel as unknown as (s: unknown, r: unknown) => Promise<unknown>)(
       { messages: list, summary_text: "earlier", [SUMMARY_CUT_FIELD]: cut },
@@ -84,7 +93,7 @@ describe("per-turn middleware reads the turn, not the thread", () => {
       return reply;
     });
     expect(toModel.map((m) => m.id)).toEqual(["h0", ...messages.slice(from).map((m) => m.id)]);
-    expect(reads() - before).toBeLessThanOrEqual(3 * 13);
+    expect(reads()).toBeLessThanOrEqual(3 * 13);
   });
 
   it("values events serialize each message once per client, so a later run's frames do not re-serialize the thread", () => {
