@@ -24,14 +24,16 @@ export interface MessagePage {
 /**
  * Reads the thread's latest checkpoint and one page of its messages. With the delta checkpointer (each message
  * stored once, checkpoints naming them by `seq` ranges) only the page's rows are read and decoded, so the cost
- * is the page, not the thread; a checkpoint that holds its list whole (full mode, older data) is sliced.
+ * is the page, not the thread; a checkpoint that holds its list whole (full mode, older data) is sliced, and
+ * so is the list when no `limit` asks for a page.
  */
 export async function readMessagePage(
   saver: BaseCheckpointSaver,
   config: { configurable: { thread_id: string; checkpoint_ns: string } },
   request: MessagePageRequest,
 ): Promise<MessagePage> {
-  if (saver instanceof DeltaCheckpointSaver) {
+  // The whole thread goes through the saver itself, which keeps recently used threads decoded.
+  if (saver instanceof DeltaCheckpointSaver && request.limit !== undefined) {
     const tuple = await saver.inner.getTuple(config);
     const values = { ...((tuple?.checkpoint.channel_values ?? {}) as Record<string, unknown>) };
     const ref = values[saver.channel];
