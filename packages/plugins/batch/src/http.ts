@@ -157,7 +157,7 @@ export function batchRoutes(resolve: (kernel: Kernel) => BatchService): GatewayR
         answer(async () => {
           const { thread_id: threadId, ...submission } = request.body;
           // Another user's thread (or one that does not exist) is THREAD_NOT_FOUND: the gateway answers 404.
-          if (threadId !== undefined) await request.client.getThread(threadId, { userId: request.userId });
+          if (threadId !== undefined) await request.client.getThreadRecord(threadId, { userId: request.userId });
           const client = await batches(request, true);
           // The API key's role is recorded with the batch: its items' subagents act with it, not with default_role.
           const batch = await client.submit(submission, { threadId, traceId: request.traceId, userRole: request.principal.role });

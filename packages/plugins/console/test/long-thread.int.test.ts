@@ -88,8 +88,11 @@ describeWithChromium("a 1,000-message thread in the console", (executablePath) =
     const page = await (await browser.newContext({ viewport: { width: 1360, height: 860 } })).newPage();
     await page.addInitScript(OBSERVE_LONG_TASKS);
     // The thread's saved state is served with 1,000 messages; everything else is the live gateway.
-    await page.route(`**/api/threads/${created.thread_id}/state`, (route) =>
-      route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(longThread(created.thread_id, 1000)) }),
+    // Matched on the path: the page asks for its last page with a query (`?messages_limit=`); this thread has no
+    // earlier page (the answer has no `messages_offset`), so all 1,000 messages are on the page at once.
+    await page.route(
+      (url) => url.pathname === `/api/threads/${created.thread_id}/state`,
+      (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(longThread(created.thread_id, 1000)) }),
     );
     await page.goto(`${server.url}/threads`);
     await page.getByRole("button", { name: "New thread" }).waitFor();

@@ -53,6 +53,19 @@ const listQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).optional(),
 });
 
+/** Messages `GET /state` answers when the request does not say: the thread's last page. */
+export const STATE_MESSAGES_PAGE = 50;
+const MAX_STATE_MESSAGES_PAGE = 1000;
+
+// `?messages_limit=N|all&before=P`: the N messages just before position P (default the end); `all` reads them all.
+const stateQuerySchema = z.object({
+  messages_limit: z
+    .union([z.literal("all"), z.coerce.number().int().min(1).max(MAX_STATE_MESSAGES_PAGE)])
+    .optional()
+    .describe(`1–${MAX_STATE_MESSAGES_PAGE}, or "all"; default ${STATE_MESSAGES_PAGE}`),
+  before: z.coerce.number().int().min(0).optional().describe("the page ends just before this 0-based position; default the end"),
+});
+
 // What an `auth: "none"` route's handler sees: no user, and an id every store refuses.
 const UNAUTHENTICATED = Object.freeze({ kind: "user" as const, userId: "" });
 
@@ -162,7 +175,13 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   });
   app.get("/api/threads/:id", async (c) => c.json(await client.getThreadRecord(c.req.param("id"), { userId: user(c) })));
   app.delete("/api/threads/:id", async (c) => c.json(await client.deleteThread(c.req.param("id"), { userId: user(c) })));
-  app.get("/api/threads/:id/state", async (c) => c.json(await client.getThread(c.req.param("id"), { userId: user(c) })));
+  // A bounded read by default: the last page of messages, with the thread's count and the page's position.
+  app.get("/api/threads/:id/state", async (c) => {
+    const query = parseBody(stateQuerySchema, c.req.query());
+    const limit = query.messages_limit ?? STATE_MESSAGES_PAGE;
+    const messages = { ...(limit === "all" ? {} : { limit }), ...(query.before === undefined ? {} : { before: query.before }) };
+    return c.json(await client.getThread(c.req.param("id"), { userId: user(c), messages }));
+  });
 
   // ------------------------------------------------------------------ custom agents
   app.get("/api/agents", async (c) => c.json(await client.listAgents({ userId: user(c) })));

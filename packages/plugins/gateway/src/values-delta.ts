@@ -88,13 +88,18 @@ function push(ops: MessagesOp[], op: MessagesOp): void {
  * one is added. Linear in the two lists; an append costs one `keep` and one `add`.
  */
 export function diffMessages(previous: readonly ValuesMessage[], next: readonly ValuesMessage[]): MessagesPatch {
+  // The common case is an append to the same messages (the runtime hands the same serialized objects from frame
+  // to frame): the shared start is one identity check a message, and only the rest is indexed.
+  let same = 0;
+  while (same < previous.length && same < next.length && previous[same] === next[same]) same++;
   const lastIndexInNext = new Map<string, number>();
-  next.forEach((m, index) => {
-    if (m.id !== undefined) lastIndexInNext.set(m.id, index);
-  });
-  const ops: MessagesOp[] = [];
-  let i = 0;
-  let j = 0;
+  for (let index = same; index < next.length; index++) {
+    const id = (next[index] as ValuesMessage).id;
+    if (id !== undefined) lastIndexInNext.set(id, index);
+  }
+  const ops: MessagesOp[] = same > 0 ? [{ keep: same }] : [];
+  let i = same;
+  let j = same;
   while (i < previous.length && j < next.length) {
     const old = previous[i] as ValuesMessage;
     const now = next[j] as ValuesMessage;

@@ -33,7 +33,7 @@ async function fireConcurrently(gateway: TestGateway, threadId: string, strategy
 }
 
 async function threadMessages(gateway: TestGateway, threadId: string) {
-  const state = (await (await gateway.call(`/api/threads/${threadId}/state`)).json()) as {
+  const state = (await (await gateway.call(`/api/threads/${threadId}/state?messages_limit=all`)).json()) as {
     messages: Array<{ type: string; content: string }>;
   };
   return state.messages;

@@ -257,7 +257,7 @@ describe.skipIf(!built)(
         );
       }
       async function replies(threadId: string) {
-        const state = (await (await call(`/api/threads/${threadId}/state`)).json()) as {
+        const state = (await (await call(`/api/threads/${threadId}/state?messages_limit=all`)).json()) as {
           messages: Array<{ type: string; content: string }>;
         };
         return state.messages.filter((m) => m.type === "ai").map((m) => m.content);

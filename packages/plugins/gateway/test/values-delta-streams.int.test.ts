@@ -79,7 +79,7 @@ async function instance(
 }
 
 async function savedState(gw: Instance, threadId: string): Promise<ValuesState> {
-  const state = threadStateSchema.parse(await (await gw.call(`/api/threads/${threadId}/state`)).json());
+  const state = threadStateSchema.parse(await (await gw.call(`/api/threads/${threadId}/state?messages_limit=all`)).json());
   return { messages: state.messages };
 }
 

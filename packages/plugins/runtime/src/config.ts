@@ -12,9 +12,27 @@ export const titleSectionSchema = z.strictObject({
 });
 export const summarizationSectionSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: z
+      .union([z.boolean(), z.literal("auto")])
+      .default("auto")
+      .describe("auto: on when the run's model has a known context window (models[].context_window or the built-in table)."),
     model_name: z.string().optional(),
-    trigger_tokens: z.number().int().positive().default(12_000),
+    trigger_tokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Summarize when the summary plus the verbatim messages pass this; default window_fraction of the context window, or 12000.",
+      ),
+    window_fraction: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .default(0.7)
+      .describe(
+        "The share of the model's context window the conversation may fill before a summary (the rest is for the system prompt, tools and the reply).",
+      ),
     keep_messages: z.number().int().positive().default(10).describe("At most this many recent messages stay verbatim."),
     target_tokens: z
       .number()
@@ -23,7 +41,7 @@ export const summarizationSectionSchema = z
       .optional()
       .describe("After a summary the verbatim tail fits this many tokens; default 60% of trigger_tokens. Must be below it."),
   })
-  .refine((s) => s.target_tokens === undefined || s.target_tokens < s.trigger_tokens, {
+  .refine((s) => s.target_tokens === undefined || s.trigger_tokens === undefined || s.target_tokens < s.trigger_tokens, {
     message: "target_tokens must be below trigger_tokens (it is where a summary leaves the thread)",
     path: ["target_tokens"],
   });
@@ -111,4 +129,70 @@ export function runtimeConfig(config: KernelConfig): RuntimeConfig {
 /** Whether the subagents plugin's section switches subagents on (false when that plugin is not loaded). */
 export function subagentsEnabled(config: KernelConfig): boolean {
   return (config.subagents as { enabled?: unknown } | undefined)?.enabled === true;
+}
+
+/**
+ * Context windows (in tokens) of common models, for when a `models:` entry does not give `context_window`. A
+ * model id is matched by prefix, most specific first; an unknown model has no default (summarization then stays
+ * off unless switched on). The numbers are the providers' published input limits; set `context_window` when a
+ * deployment allows less.
+ */
+const KNOWN_WINDOWS: ReadonlyArray<readonly [prefix: string, tokens: number]> = [
+  ["gpt-4.1", 1_047_576],
+  ["gpt-4o", 128_000],
+  ["gpt-4-turbo", 128_000],
+  ["gpt-5", 400_000],
+  ["o1", 200_000],
+  ["o3", 200_000],
+  ["o4-mini", 200_000],
+  ["claude-", 200_000],
+  ["gemini-1.5", 1_048_576],
+  ["gemini-2", 1_048_576],
+];
+
+/** Providers whose every model shares one window. */
+const PROVIDER_WINDOWS: Readonly<Record<string, number>> = { anthropic: 200_000 };
+
+/** The model's context window: the entry's `context_window`, else the table above, else undefined. */
+export function contextWindowOf(entry: {
+  provider: string;
+  model?: string | undefined;
+  context_window?: number | undefined;
+}): number | undefined {
+  if (entry.context_window !== undefined) return entry.context_window;
+  const id = (entry.model ?? "").toLowerCase().replace(/^.*\//, "");
+  for (const [prefix, tokens] of KNOWN_WINDOWS) if (id.startsWith(prefix)) return tokens;
+  return PROVIDER_WINDOWS[entry.provider];
+}
+
+/** The share of the window the summary and the verbatim messages may use before a summary is made. */
+export const DEFAULT_WINDOW_FRACTION = 0.7;
+
+/** Trigger when the window is unknown and summarization is switched on explicitly. */
+export const DEFAULT_TRIGGER_TOKENS = 12_000;
+
+export interface SummarizationBudget {
+  readonly triggerTokens: number;
+  readonly targetTokens: number | undefined;
+}
+
+/**
+ * When summarization runs and at what size: `enabled: auto` (the default) needs a known context window;
+ * `trigger_tokens` wins over the window's `window_fraction`; null means off.
+ */
+export function summarizationBudget(
+  section: {
+    enabled: boolean | "auto";
+    trigger_tokens?: number | undefined;
+    target_tokens?: number | undefined;
+    window_fraction: number;
+  },
+  contextWindow: number | undefined,
+): SummarizationBudget | null {
+  if (section.enabled === false) return null;
+  if (section.enabled === "auto" && contextWindow === undefined && section.trigger_tokens === undefined) return null;
+  const triggerTokens =
+    section.trigger_tokens ??
+    (contextWindow === undefined ? DEFAULT_TRIGGER_TOKENS : Math.max(1, Math.floor(contextWindow * section.window_fraction)));
+  return { triggerTokens, targetTokens: section.target_tokens };
 }

@@ -49,6 +49,7 @@ export {
   type ValuesEvent,
 } from "./client/events.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
+export type { MessagePageRequest } from "./client/message-page.js";
 export * from "./client/schemas.js";
 export { type RuntimeConfig, runtimeConfig, runtimeConfigSections } from "./config.js";
 export { loadConfigTools } from "./config-tools.js";

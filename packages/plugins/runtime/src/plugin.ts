@@ -9,7 +9,7 @@ import {
   type PluginContext,
   type Sandbox,
 } from "@antler/kernel";
-import { configToolModule, runtimeConfig, runtimeConfigSections } from "./config.js";
+import { configToolModule, contextWindowOf, runtimeConfig, runtimeConfigSections, summarizationBudget } from "./config.js";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");
@@ -80,13 +80,16 @@ function fillDefaultChain(ctx: PluginContext): void {
   fill("ToolErrorHandling", (m) => m.toolErrorHandlingMiddleware());
   fill("Summarization", async (m, a) => {
     const s = config.summarization;
-    if (!s.enabled) return null;
+    const entry = config.models.find((model) => model.name === a.modelInfo?.name);
+    const budget = summarizationBudget(s, entry ? contextWindowOf(entry) : undefined);
+    if (!budget) return null;
     const model = s.model_name ? await ctx.models.create(s.model_name) : a.model;
     return m.summarizationMiddleware({
       model,
-      triggerTokens: s.trigger_tokens,
+      triggerTokens: budget.triggerTokens,
       keepMessages: s.keep_messages,
-      targetTokens: s.target_tokens,
+      targetTokens: budget.targetTokens,
+      logger: ctx.logger,
     });
   });
   fill("Todo", (m) => (config.todo.enabled ? m.todoMiddleware() : null));

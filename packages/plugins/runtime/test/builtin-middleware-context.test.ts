@@ -82,14 +82,16 @@ function longThread(): BaseMessage[] {
 }
 
 describe("Summarization", () => {
-  it("over the trigger: folds older messages into summary_text, removes them, keeps the first request and tool-call pairs whole", async () => {
+  it("over the trigger: folds older messages into summary_text, sends the model the first request and a tail with tool-call pairs whole, and keeps every message in the thread", async () => {
     const model = fakeModel().respond(new AIMessage("Only the README is left.")).respond(new AIMessage("Yes."));
     const agent = buildAgent([summarizationMiddleware({ triggerTokens: 50, keepMessages: 2 })], model);
     const out = await agent.run({ messages: longThread() });
 
     // Cut after the last 2 would split a4 from t3; it moves back to a4. h0 (the task) stays.
-    expect(out.messages.slice(0, 4).map((m) => m.id)).toEqual(["h0", "a4", "t3", "h2"]);
-    expect(out.messages).toHaveLength(5);
+    expect(model.calls[0]?.messages.filter((m) => !SystemMessage.isInstance(m)).map((m) => m.id)).toEqual(["h0", "a4", "t3", "h2"]);
+    // The thread itself keeps all ten messages and the answer: the full history stays readable.
+    expect(out.messages.slice(0, 10).map((m) => m.id)).toEqual(longThread().map((m) => m.id));
+    expect(out.messages).toHaveLength(11);
     const summary = out.summary_text as string;
     expect(summary).toContain("Now add tests");
     expect(summary).toContain("/mnt/user-data/workspace/app.test.ts");
@@ -101,9 +103,16 @@ describe("Summarization", () => {
     expect(systemPromptOf(model, 0)).toContain(summary);
     expect(model.calls[0]?.messages.map((m) => m.id)).not.toContain("a1");
 
-    // The summary is state, not a message: the next turn's request carries it again.
-    await agent.run({ messages: [new HumanMessage("Thanks, anything else?")] });
+    // The summary and its cut are state, not messages: the next turn's request carries a summary again and starts
+    // at or after the cut (this tiny trigger summarizes again), although the thread still holds every message.
+    const next = await agent.run({ messages: [new HumanMessage({ id: "h3", content: "Thanks, anything else?" })] });
     expect(systemPromptOf(model, 1)).toContain(summary);
+    const sent = model.calls[1]?.messages.filter((m) => !SystemMessage.isInstance(m)).map((m) => m.id);
+    expect(sent?.[0]).toBe("h0");
+    expect(sent).not.toContain("a1");
+    expect(sent).not.toContain("h1");
+    expect(sent?.at(-1)).toBe("h3");
+    expect(next.messages).toHaveLength(13);
   });
 
   it("under the trigger: leaves messages and summary_text alone and adds no summary block", async () => {
@@ -144,7 +153,7 @@ describe("Summarization", () => {
     const summary = out.summary_text as string;
     expect(summary).toContain("Earlier: the user prefers tabs.");
     expect(summary).toContain("Now add tests");
-    expect(out.messages.map((m) => m.id)).not.toContain("a1");
+    expect(model.calls[0]?.messages.map((m) => m.id)).not.toContain("a1");
     expect(warnings).toHaveLength(1);
     expect(JSON.stringify(warnings)).not.toContain("Now add tests");
   });
@@ -154,7 +163,8 @@ describe("Summarization", () => {
     const agent = buildAgent([summarizationMiddleware({ triggerMessages: 5, keepMessages: 2 })], model);
     const out = await agent.run({ messages: longThread() });
     expect(typeof out.summary_text).toBe("string");
-    expect(out.messages.map((m) => m.id)).not.toContain("h1");
+    expect(model.calls[0]?.messages.map((m) => m.id)).not.toContain("h1");
+    expect(out.messages.map((m) => m.id)).toContain("h1");
   });
 
   it("planSummarization follows tool-call ids across the cut and summarizes an oversized first message", () => {
@@ -444,7 +454,9 @@ describe("Summarization hysteresis", () => {
     const first = await agent.run({ messages: padded(12) });
     expect(summarizer.calls).toHaveLength(1);
     // Ten kept messages would be about 1,040 tokens, over the trigger again; the tail fits 600 instead.
-    expect(approximateTokenCount(first.messages.slice(1))).toBeLessThanOrEqual(600);
+    const sent = (model.calls[0]?.messages ?? []).filter((m) => !SystemMessage.isInstance(m) && m.id !== "h0");
+    expect(approximateTokenCount(sent)).toBeLessThanOrEqual(600);
+    expect(first.messages).toHaveLength(13);
     await agent.run({ messages: [new HumanMessage({ id: "h-next", content: `next ${"z".repeat(400)}` })] });
     expect(summarizer.calls).toHaveLength(1);
   });

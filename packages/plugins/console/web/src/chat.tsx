@@ -20,6 +20,29 @@ export interface Limits {
 
 const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
 
+/** Messages per read of a thread: opening it reads the last page, scrolling up reads the one before. */
+export const MESSAGES_PAGE = 100;
+
+interface SavedState {
+  title: string | null;
+  messages: SavedMessage[];
+  /** Position of `messages[0]` in the thread; 0 when the page reaches its first message. */
+  messages_offset?: number;
+  artifacts: string[];
+  todos: unknown[] | null;
+}
+
+/** The saved messages loaded so far, where they start in the thread, and how many items they made. */
+interface Loaded {
+  threadId: string;
+  messages: SavedMessage[];
+  offset: number;
+  items: number;
+}
+
+const statePath = (threadId: string, before?: number) =>
+  `/threads/${encodeURIComponent(threadId)}/state?messages_limit=${MESSAGES_PAGE}${before === undefined ? "" : `&before=${before}`}`;
+
 export function ThreadList({
   threads,
   current,
@@ -106,26 +129,51 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
   const state = useRef({ view, run });
   state.current = { view, run };
 
+  const loaded = useRef<Loaded>({ threadId, messages: [], offset: 0, items: 0 });
+  const loadingOlder = useRef(false);
+  const [hasOlder, setHasOlder] = useState(false);
+
   useEffect(() => {
     abortRef.current?.abort();
     setView(EMPTY);
     setRun(IDLE_RUN);
     setUploads([]);
     setLoadError(null);
-    api<{ title: string | null; messages: SavedMessage[]; artifacts: string[]; todos: unknown[] | null }>(
-      `/threads/${encodeURIComponent(threadId)}/state`,
-    )
-      .then((s) =>
-        setView({
-          items: itemsFromMessages(s.messages),
-          title: s.title,
-          artifacts: s.artifacts,
-          todos: (s.todos ?? []) as ThreadView["todos"],
-        }),
-      )
+    setHasOlder(false);
+    loaded.current = { threadId, messages: [], offset: 0, items: 0 };
+    api<SavedState>(statePath(threadId))
+      .then((s) => {
+        const items = itemsFromMessages(s.messages);
+        loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
+        setHasOlder((s.messages_offset ?? 0) > 0);
+        setView({ items, title: s.title, artifacts: s.artifacts, todos: (s.todos ?? []) as ThreadView["todos"] });
+      })
       .catch((e: Error) => setLoadError(e.message));
     return () => abortRef.current?.abort();
   }, [threadId]);
+
+  // The page before the loaded messages, put in front of them. Items are rebuilt from all loaded messages, so a
+  // tool call and its result that fell on two pages join one card; what runs added since stays after them. Not
+  // while a run streams: its frames build on the items as they were.
+  const loadOlder = useCallback(async () => {
+    const current = loaded.current;
+    if (loadingOlder.current || current.offset === 0 || state.current.run.running) return;
+    loadingOlder.current = true;
+    try {
+      const page = await api<SavedState>(statePath(current.threadId, current.offset));
+      if (loaded.current !== current) return; // another thread opened, or another page came in meanwhile
+      const messages = [...page.messages, ...current.messages];
+      const items = itemsFromMessages(messages);
+      const offset = page.messages_offset ?? 0;
+      loaded.current = { threadId: current.threadId, messages, offset, items: items.length };
+      setHasOlder(offset > 0);
+      setView((v) => ({ ...v, items: [...items, ...v.items.slice(current.items)] }));
+    } catch (e) {
+      setLoadError((e as Error).message);
+    } finally {
+      loadingOlder.current = false;
+    }
+  }, []);
 
   const send = useCallback(
     async (text: string) => {
@@ -260,7 +308,12 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
           </div>
         </header>
         {loadError ? <p role="alert">{loadError}</p> : null}
-        <VirtualList items={view.items} itemKey={itemKey} render={render} label="Messages" />
+        {hasOlder ? (
+          <p className="muted older-note" aria-live="polite">
+            Earlier messages load as you scroll up.
+          </p>
+        ) : null}
+        <VirtualList items={view.items} itemKey={itemKey} render={render} label="Messages" onReachTop={hasOlder ? loadOlder : undefined} />
         <form
           className="composer"
           onSubmit={(e) => {

@@ -9,6 +9,11 @@ interface Props<T> {
   render(item: T): ReactNode;
   estimate?: number;
   label: string;
+  /**
+   * Called when the reader comes within a screen of the top (on scroll, and after each render there): the place
+   * to load earlier rows. Rows added in front keep what is on screen where it is.
+   */
+  onReachTop?: (() => void) | undefined;
 }
 
 const OVERSCAN_PX = 400;
@@ -18,7 +23,7 @@ const RowContent = memo(function RowContent<T>({ item, render }: { item: T; rend
   return render(item);
 }) as <T>(props: { item: T; render(item: T): ReactNode }) => ReactNode;
 
-export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }: Props<T>): ReactNode {
+export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, onReachTop }: Props<T>): ReactNode {
   const scroller = useRef<HTMLDivElement>(null);
   const heights = useRef(new Map<string, number>());
   const [version, setVersion] = useState(0);
@@ -52,24 +57,40 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
   const first = rowAt(Math.max(0, view.top - OVERSCAN_PX));
   const last = Math.min(keys.length, rowAt(view.top + view.height + OVERSCAN_PX) + 1);
 
+  // What the resize observer needs of the current render: where each row is, and where the viewport starts.
+  const layout = useRef({ keys, offsets, rowAt });
+  layout.current = { keys, offsets, rowAt };
+  const keyIndex = useMemo(() => new Map(keys.map((k, i) => [k, i])), [keys]);
+  const indexOf = useRef(keyIndex);
+  indexOf.current = keyIndex;
+
   const observer = useMemo(
     () =>
       typeof ResizeObserver === "undefined"
         ? null
         : new ResizeObserver((entries) => {
             let changed = false;
+            // Rows above the viewport that turn out taller or shorter than estimated would push what the reader
+            // is looking at; the scroll position moves by the same amount instead.
+            const el = scroller.current;
+            const topRow = el ? layout.current.rowAt(el.scrollTop) : 0;
+            let shift = 0;
             for (const entry of entries) {
               const key = (entry.target as HTMLElement).dataset.key;
               if (key === undefined) continue;
               const h = Math.ceil(entry.borderBoxSize[0]?.blockSize ?? (entry.target as HTMLElement).offsetHeight);
-              if (heights.current.get(key) !== h) {
+              const before = heights.current.get(key);
+              if (before !== h) {
+                const index = indexOf.current.get(key);
+                if (index !== undefined && index < topRow) shift += h - (before ?? estimate);
                 heights.current.set(key, h);
                 changed = true;
               }
             }
+            if (el && shift !== 0 && !atBottom.current) el.scrollTop += shift;
             if (changed) setVersion((v) => v + 1);
           }),
-    [],
+    [estimate],
   );
   useEffect(() => () => observer?.disconnect(), [observer]);
 
@@ -85,9 +106,12 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
   // Scrolling re-renders only when the window of rows changes, not on every scroll event.
   const windowOf = useRef({ rowAt, first, last });
   windowOf.current = { rowAt, first, last };
+  const reachTop = useRef(onReachTop);
+  reachTop.current = onReachTop;
   const onScroll = useCallback(() => {
     const el = scroller.current;
     if (!el) return;
+    if (el.scrollTop < el.clientHeight) reachTop.current?.();
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
     snappedAt.current = atBottom.current ? el.scrollTop : null;
     const w = windowOf.current;
@@ -96,6 +120,21 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
     if (nextFirst === w.first && nextLast === w.last) return;
     setView({ top: el.scrollTop, height: el.clientHeight });
   }, []);
+
+  // Rows added in front (earlier messages): the row that was first is now at `index`, so the view moves down by
+  // the height of what came in, before the browser paints.
+  const firstKey = useRef<string | undefined>(undefined);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    const previous = firstKey.current;
+    firstKey.current = keys[0];
+    if (!el || previous === undefined || previous === keys[0] || atBottom.current) return;
+    const index = keyIndex.get(previous);
+    if (index !== undefined && index > 0) {
+      el.scrollTop += offsets[index] ?? 0;
+      setView({ top: el.scrollTop, height: el.clientHeight });
+    }
+  }, [keys, keyIndex, offsets]);
 
   useLayoutEffect(() => {
     const el = scroller.current;
@@ -111,6 +150,12 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label }:
       }
     }
     if (el.clientHeight !== view.height) setView({ top: el.scrollTop, height: el.clientHeight });
+  });
+
+  // Near the top after a render (a short thread, or a page that did not fill the screen): ask for more.
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && el.scrollTop < el.clientHeight) reachTop.current?.();
   });
 
   const rows: ReactNode[] = [];

@@ -19,7 +19,7 @@ import {
   threadPaths,
 } from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
-import { HumanMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
@@ -52,6 +52,7 @@ import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigration
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
 import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
+import { type MessagePageRequest, readMessagePage } from "./message-page.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
 
 export interface AntlerClientOptions {
@@ -200,7 +201,12 @@ const OBSERVER_END_WAIT_MS = 5000;
 const TRACE_KEYS = new Set([TRACE_METADATA_KEY, "trace_id"]);
 
 export interface ThreadDetails extends ThreadRecord {
+  /** The thread's messages, or the page asked for (`getThread(id, { messages })`), oldest first. */
   messages: SerializedMessage[];
+  /** How many messages the thread holds. */
+  messages_total: number;
+  /** Position of `messages[0]` in the thread (0-based): pass it as `before` to read the page before this one. */
+  messages_offset: number;
   artifacts: string[];
   summary_text: string | null;
   todos: unknown[] | null;
@@ -260,6 +266,12 @@ export class AntlerClient {
   private admittedRuns = 0;
   private readonly maxActiveRuns: number | undefined;
   private readonly live = new Map<string, LiveRun>();
+  /**
+   * Messages as `values` events carry them, serialized once per message object: the checkpointer hands the same
+   * objects to every run of a thread, so a run's frames cost O(new messages), not O(thread). Shared between
+   * events; treat them as read-only.
+   */
+  private readonly serializedMessages = new WeakMap<BaseMessage, SerializedMessage>();
   /** Runs of this client waiting their turn on a thread; woken when a local run ends, so they need not poll. */
   private readonly turnWaiters = new Set<() => void>();
   /** Names this client in the run records it owns; other instances on the database address it through them. */
@@ -550,7 +562,7 @@ export class AntlerClient {
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       const human = new HumanMessage({ content: message, id: randomUUID() });
-      const translator = new StreamTranslator({ inputMessageId: human.id as string });
+      const translator = new StreamTranslator({ inputMessageId: human.id as string, serialized: this.serializedMessages });
       const stream = await bind(() =>
         agent.stream(
           { messages: [human] } as never,
@@ -906,17 +918,26 @@ export class AntlerClient {
     return threads.list(assertSafeId("user", options.userId ?? this.defaultUser), options);
   }
 
-  /** A thread's record and current state; another user's thread is THREAD_NOT_FOUND. */
-  async getThread(threadId: string, options: { userId?: string } = {}): Promise<ThreadDetails> {
+  /**
+   * A thread's record and current state; another user's thread is THREAD_NOT_FOUND. `messages: { limit, before }`
+   * reads one page of the messages (the `limit` just before position `before`, default the end) and only that page
+   * from storage; without it every message is read.
+   */
+  async getThread(threadId: string, options: { userId?: string; messages?: MessagePageRequest } = {}): Promise<ThreadDetails> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads, saver } = await this.openStorage();
     const record = await threads.require(userId, assertSafeId("thread", threadId));
-    const tuple = await saver.getTuple({ configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } });
-    const values = (tuple?.checkpoint.channel_values ?? {}) as Record<string, unknown>;
-    const messages = (values.messages as Parameters<typeof serializeMessage>[0][] | undefined) ?? [];
+    const page = await readMessagePage(
+      saver,
+      { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } },
+      options.messages ?? {},
+    );
+    const values = page.values;
     return {
       ...record,
-      messages: messages.map(serializeMessage),
+      messages: page.messages.map(serializeMessage),
+      messages_total: page.total,
+      messages_offset: page.offset,
       artifacts: (values.artifacts as string[] | undefined) ?? [],
       summary_text: (values.summary_text as string | null | undefined) ?? null,
       todos: (values.todos as unknown[] | undefined) ?? null,

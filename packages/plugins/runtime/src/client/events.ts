@@ -128,8 +128,27 @@ export class StreamTranslator {
    * thread's state with that message appended, so everything before it is history and never re-emitted; this
    * costs no extra checkpoint read before the run.
    */
-  constructor(options: { inputMessageId: string }) {
+  constructor(options: { inputMessageId: string; serialized?: WeakMap<BaseMessage, SerializedMessage> | undefined }) {
     this.inputMessageId = options.inputMessageId;
+    this.serialized = options.serialized ?? new WeakMap();
+  }
+
+  /**
+   * Each message serialized once: a values frame repeats the thread's messages, mostly the same objects (the graph
+   * and the checkpointer hand them on), so the frame costs a lookup per earlier message, not a serialization.
+   */
+  private readonly serialized: WeakMap<BaseMessage, SerializedMessage>;
+  /** Where this run's messages start in a values frame (the input message), once the first frame told. */
+  private runStart = 0;
+  private runStartId: string | undefined;
+
+  private serialize(message: BaseMessage): SerializedMessage {
+    let out = this.serialized.get(message);
+    if (!out) {
+      out = serializeMessage(message);
+      this.serialized.set(message, out);
+    }
+    return out;
   }
 
   translate(mode: string, data: unknown): StreamEvent[] {
@@ -165,12 +184,26 @@ export class StreamTranslator {
   private fromValues(state: Record<string, unknown>): StreamEvent[] {
     const messages = (state.messages as BaseMessage[] | undefined) ?? [];
     if (this.inputMessageId !== undefined) {
-      const at = messages.findIndex((m) => m.id === this.inputMessageId);
+      // The input message is the last one the run was given: look from the end.
+      let at = -1;
+      for (let i = messages.length - 1; i >= 0; i--) {
+        if (messages[i]?.id === this.inputMessageId) {
+          at = i;
+          break;
+        }
+      }
       for (const m of at === -1 ? messages : messages.slice(0, at)) if (m.id) this.preexisting.add(m.id);
+      if (at !== -1) {
+        this.runStart = at;
+        this.runStartId = this.inputMessageId;
+      }
       this.inputMessageId = undefined;
     }
     const out: StreamEvent[] = [];
-    for (const m of messages) {
+    // Only this run's messages can be new; earlier frames' positions hold unless a middleware rewrote the list.
+    const start = this.runStartId !== undefined && messages[this.runStart]?.id === this.runStartId ? this.runStart : 0;
+    for (let i = start; i < messages.length; i++) {
+      const m = messages[i] as BaseMessage;
       if (m.id && this.preexisting.has(m.id)) continue;
       if (AIMessage.isInstance(m)) {
         this.noteUsage(m);
@@ -194,7 +227,7 @@ export class StreamTranslator {
     }
     const values: ValuesEvent["data"] = {
       title: (state.title as string | undefined) ?? null,
-      messages: messages.map(serializeMessage),
+      messages: messages.map((m) => this.serialize(m)),
       artifacts: (state.artifacts as string[] | undefined) ?? [],
       summary_text: (state.summary_text as string | null | undefined) ?? null,
       todos: (state.todos as unknown[] | undefined) ?? null,

@@ -105,7 +105,12 @@ export const threadListResponseSchema = z.object({ threads: z.array(threadRecord
 
 /** `GET /api/threads/{id}/state` and `client.getThread`. */
 export const threadStateSchema = threadRecordSchema.extend({
+  /** Oldest first: the whole thread, or the page asked for (`GET /state` answers the last 50 by default). */
   messages: z.array(serializedMessageSchema),
+  /** How many messages the thread holds. */
+  messages_total: z.number().int().min(0),
+  /** Position of `messages[0]` in the thread: `?before=` this reads the page before. */
+  messages_offset: z.number().int().min(0),
   artifacts: z.array(z.string()),
   summary_text: z.string().nullable(),
   todos: z.array(z.unknown()).nullable(),

@@ -1,11 +1,15 @@
 import { AntlerError, ErrorCodes, type Logger, type MiddlewareSpec } from "@antler/kernel";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { z } from "zod";
 
 export interface SummarizationOptions {
   /** Model that writes the summary. Without one, a deterministic extractive summary is used. */
   model?: BaseChatModel | undefined;
-  /** Summarize when the estimated token count of the thread's messages exceeds this. Default 12000. */
+  /**
+   * Summarize when the estimated token count of what the model would be sent (the summary and the messages after
+   * it) exceeds this. Default 12000; the runtime plugin derives it from the model's context window.
+   */
   triggerTokens?: number | undefined;
   /** Also summarize when the thread holds more than this many messages. Off by default. */
   triggerMessages?: number | undefined;
@@ -63,10 +67,67 @@ function clip(text: string, max: number, flatten = true): string {
 }
 
 export interface SummarizationPlan {
-  /** Messages to fold into the summary and remove, oldest first. */
+  /** Messages to fold into the summary, oldest first: the model no longer sees them. */
   summarize: BaseMessage[];
   /** Index of the first message that stays (besides a kept first human message). */
   cut: number;
+  /** Index of the first human message when it stays verbatim although it is before the cut. */
+  keptFirst?: number | undefined;
+}
+
+/**
+ * Where the thread's verbatim part starts after a summary: the model is sent the summary, the kept first request
+ * (`first`) and the messages from `from` on. Stored in state next to `summary_text`; the thread's messages are
+ * never removed, so the full history stays readable. Positions are checked against the ids, and found again by
+ * id (from the end) if something moved them.
+ */
+export const summaryCutSchema = z.object({
+  from: z.number().int().min(0),
+  from_id: z.string().optional(),
+  first: z.number().int().min(0).optional(),
+  first_id: z.string().optional(),
+});
+export type SummaryCut = z.output<typeof summaryCutSchema>;
+
+/** The state field the cut is kept in. */
+export const SUMMARY_CUT_FIELD = "_summary";
+
+/** Index of `id` in `messages`, tried at `at` first, then searched from the end; -1 when it is not there. */
+function locate(messages: readonly BaseMessage[], at: number, id: string | undefined): number {
+  if (id === undefined) return at < messages.length ? at : -1;
+  if (messages[at]?.id === id) return at;
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.id === id) return i;
+  return -1;
+}
+
+/** What the model is sent of a thread: the kept first request (`firstAt`, -1 for none) and the messages from `from` on. */
+interface SummaryView {
+  readonly visible: readonly BaseMessage[];
+  readonly from: number;
+  readonly firstAt: number;
+}
+
+function viewAfterSummary(messages: readonly BaseMessage[], cut: SummaryCut | undefined): SummaryView {
+  const from = cut ? locate(messages, cut.from, cut.from_id) : 0;
+  if (!cut || from <= 0) return { visible: messages, from: 0, firstAt: -1 };
+  const found = cut.first === undefined ? -1 : locate(messages, cut.first, cut.first_id);
+  const firstAt = found >= 0 && found < from ? found : -1;
+  const tail = messages.slice(from);
+  return { visible: firstAt >= 0 ? [messages[firstAt] as BaseMessage, ...tail] : tail, from, firstAt };
+}
+
+/**
+ * What the model is sent of `messages` under `cut`: the kept first request and everything from the cut on. A cut
+ * that cannot be found (the messages were edited) shows everything. Costs O(messages after the cut).
+ */
+export function messagesAfterSummary(messages: readonly BaseMessage[], cut: SummaryCut | undefined): readonly BaseMessage[] {
+  return viewAfterSummary(messages, cut).visible;
+}
+
+/** The cut stored in state, if it is a valid one. */
+export function summaryCutOf(state: Record<string, unknown>): SummaryCut | undefined {
+  const parsed = summaryCutSchema.safeParse(state[SUMMARY_CUT_FIELD]);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /**
@@ -76,8 +137,7 @@ export interface SummarizationPlan {
  * - the first human message stays (it states the task, and several providers require the conversation to
  *   start with a user turn), unless it alone is over `firstHumanBudget` tokens, in which case it is
  *   summarized like the rest, or the thread could never get under the trigger;
- * - system messages in the history stay: they are instructions, not conversation;
- * - messages without an id stay, since RemoveMessage addresses messages by id.
+ * - system messages are not summarized (they are instructions, not conversation).
  * Returns null when there is nothing to summarize.
  */
 export function planSummarization(
@@ -121,14 +181,12 @@ export function planSummarization(
   }
   const firstHuman = messages.findIndex((m) => HumanMessage.isInstance(m));
   const keepFirstHuman = firstHuman >= 0 && firstHuman < cut && countTokens([messages[firstHuman] as BaseMessage]) <= firstHumanBudget;
-  const summarize = messages
-    .slice(0, cut)
-    .filter((m, i) => !(keepFirstHuman && i === firstHuman) && !SystemMessage.isInstance(m) && typeof m.id === "string" && m.id !== "");
-  return summarize.length === 0 ? null : { summarize, cut };
+  const summarize = messages.slice(0, cut).filter((m, i) => !(keepFirstHuman && i === firstHuman) && !SystemMessage.isInstance(m));
+  return summarize.length === 0 ? null : { summarize, cut, keptFirst: keepFirstHuman ? firstHuman : undefined };
 }
 
-/** One line per message, as the summarizer model reads it. */
-function transcript(messages: readonly BaseMessage[]): string {
+/** One line per message, as the summarizer model reads it, in at most `maxChars` characters. */
+function transcript(messages: readonly BaseMessage[], maxChars: number): string {
   const lines: string[] = [];
   for (const m of messages) {
     const text = clip(renderContent(m), MAX_CHARS_PER_MESSAGE);
@@ -142,8 +200,7 @@ function transcript(messages: readonly BaseMessage[]): string {
   // Over the bound, the oldest lines go: the previous summary already covers what came before them.
   let total = 0;
   let start = lines.length;
-  while (start > 0 && total + (lines[start - 1] as string).length + 1 <= MAX_TRANSCRIPT_CHARS)
-    total += (lines[--start] as string).length + 1;
+  while (start > 0 && total + (lines[start - 1] as string).length + 1 <= maxChars) total += (lines[--start] as string).length + 1;
   const omitted = start > 0 ? [`(${start} older messages omitted)`] : [];
   return [...omitted, ...lines.slice(start)].join("\n");
 }
@@ -222,9 +279,11 @@ function positive(name: string, value: number, min: number): number {
 }
 
 /**
- * Compacts a long thread: when the messages grow over the trigger, the older ones are folded into
- * `summary_text` (which covers the previous summary too) and removed from the state. The summary is not a
- * message; each model request gets it at the end of its system prompt.
+ * Keeps a long thread's prompt within budget: when what the model would be sent grows over the trigger, the older
+ * messages are folded into `summary_text` (which covers the previous summary too) and the cut is recorded in
+ * state (`_summary`). The thread keeps every message (history, `GET /state` and the console show them all); only
+ * the model's requests start at the cut, with the summary at the end of their system prompt. Every check reads
+ * the messages after the cut, never the whole thread.
  */
 export function summarizationMiddleware(options: SummarizationOptions = {}): MiddlewareSpec {
   const triggerTokens = positive("triggerTokens", options.triggerTokens ?? 12_000, 1);
@@ -240,6 +299,8 @@ export function summarizationMiddleware(options: SummarizationOptions = {}): Mid
   }
   const maxSummaryChars = positive("maxSummaryChars", options.maxSummaryChars ?? 4000, 200);
   const countTokens = options.tokenCounter ?? approximateTokenCount;
+  // The summarizer's own prompt must fit the model too: its transcript is held to about the trigger's size.
+  const transcriptChars = Math.min(MAX_TRANSCRIPT_CHARS, triggerTokens * 4);
   const { model, logger } = options;
 
   async function summarizeWithModel(
@@ -248,7 +309,7 @@ export function summarizationMiddleware(options: SummarizationOptions = {}): Mid
     signal: AbortSignal | undefined,
   ): Promise<string> {
     if (!model) return "";
-    const body = `${previous ? `<previous_summary>\n${previous}\n</previous_summary>\n\n` : ""}<conversation>\n${transcript(messages)}\n</conversation>`;
+    const body = `${previous ? `<previous_summary>\n${previous}\n</previous_summary>\n\n` : ""}<conversation>\n${transcript(messages, transcriptChars)}\n</conversation>`;
     // "nostream" keeps the summarizer's tokens out of the run's message stream: the user did not ask for them.
     const reply = await model.invoke([new SystemMessage(SUMMARIZER_INSTRUCTIONS(maxSummaryChars)), new HumanMessage(body)], {
       tags: ["nostream"],
@@ -260,13 +321,17 @@ export function summarizationMiddleware(options: SummarizationOptions = {}): Mid
 
   return {
     name: "Summarization",
+    state: { [SUMMARY_CUT_FIELD]: summaryCutSchema.optional() },
     async beforeModel(state, runtime) {
       const messages = state.messages;
-      const overMessages = triggerMessages !== undefined && messages.length > triggerMessages;
-      if (!overMessages && countTokens(messages) <= triggerTokens) return undefined;
-      const plan = planSummarization(messages, keepMessages, Math.floor(triggerTokens / 2), countTokens, targetTokens);
-      if (!plan) return undefined;
+      const view = viewAfterSummary(messages, summaryCutOf(state));
+      const visible = view.visible;
       const previous = typeof state.summary_text === "string" && state.summary_text !== "" ? state.summary_text : undefined;
+      const overMessages = triggerMessages !== undefined && visible.length > triggerMessages;
+      const summaryTokens = previous ? Math.ceil(previous.length / 4) : 0;
+      if (!overMessages && countTokens(visible) + summaryTokens <= triggerTokens) return undefined;
+      const plan = planSummarization(visible, keepMessages, Math.floor(triggerTokens / 2), countTokens, targetTokens);
+      if (!plan) return undefined;
       let summary = "";
       try {
         summary = await summarizeWithModel(previous, plan.summarize, runtime.signal);
@@ -279,18 +344,36 @@ export function summarizationMiddleware(options: SummarizationOptions = {}): Mid
         );
       }
       if (!summary) summary = extractiveSummary(previous, plan.summarize, maxSummaryChars);
-      return {
-        summary_text: summary,
-        messages: plan.summarize.map((m) => new RemoveMessage({ id: m.id as string })),
-      };
+      return { summary_text: summary, [SUMMARY_CUT_FIELD]: nextCut(messages, view, plan) };
     },
     wrapModelCall(request, handler) {
       const summary = request.state.summary_text;
       if (typeof summary !== "string" || summary === "") return handler(request);
-      const block = `<${SUMMARY_TAG}>\nThe earlier part of this conversation was summarized to save context, and those messages were removed. Treat this as what happened before the messages that follow.\n${summary}\n</${SUMMARY_TAG}>`;
+      const block = `<${SUMMARY_TAG}>\nThe earlier part of this conversation was summarized to save context; those messages are not repeated here. Treat this as what happened before the messages that follow.\n${summary}\n</${SUMMARY_TAG}>`;
       const current = request.systemMessage;
       const systemMessage = current.text === "" ? new SystemMessage(block) : current.concat(`\n\n${block}`);
-      return handler({ ...request, systemMessage });
+      // Threads summarized before the cut was recorded had their older messages removed: they are sent whole.
+      const messages = messagesAfterSummary(request.messages, summaryCutOf(request.state));
+      return handler({ ...request, systemMessage, messages: messages as BaseMessage[] });
     },
   };
+}
+
+/** The cut after `plan`, in positions of the whole thread (the plan's are positions in `view.visible`). */
+function nextCut(messages: readonly BaseMessage[], view: SummaryView, plan: SummarizationPlan): SummaryCut {
+  const lead = view.firstAt >= 0 ? 1 : 0;
+  const toThread = (i: number) => (i < lead ? view.firstAt : view.from + (i - lead));
+  const from = toThread(Math.max(plan.cut, lead));
+  const cut: SummaryCut = { from };
+  const fromId = messages[from]?.id;
+  if (fromId) cut.from_id = fromId;
+  if (plan.keptFirst !== undefined) {
+    const first = toThread(plan.keptFirst);
+    if (first < from) {
+      cut.first = first;
+      const firstId = messages[first]?.id;
+      if (firstId) cut.first_id = firstId;
+    }
+  }
+  return cut;
 }

@@ -27,8 +27,13 @@ const uploadedFile = z.object({
   markdown: z.object({ virtual_path: z.string(), size: z.number(), truncated: z.boolean() }).optional(),
   conversion_note: z.string().optional(),
 });
-/** Per-turn bookkeeping: which turn was scanned, the folder's mtime then, and the files new in that turn. */
-const uploadsTurnField = z.object({ turn: z.number(), dir_mtime: z.number(), fresh: z.array(uploadedFile) }).optional();
+/**
+ * Per-turn bookkeeping: which turn was scanned (the id of its user message; a number in threads from before), the
+ * folder's mtime then, and the files new in that turn.
+ */
+const uploadsTurnField = z
+  .object({ turn: z.union([z.string(), z.number()]), dir_mtime: z.number(), fresh: z.array(uploadedFile) })
+  .optional();
 
 /**
  * Tells the model about files uploaded since the previous turn. The list goes into each model request of the
