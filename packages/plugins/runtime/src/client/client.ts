@@ -49,7 +49,15 @@ import {
 } from "../stores/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
-import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
+import {
+  type SerializedMessage,
+  type SerializedMessages,
+  type StreamEvent,
+  StreamTranslator,
+  serializeMessage,
+  type Usage,
+  type ValuesEvent,
+} from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
 
@@ -271,6 +279,8 @@ export class AntlerClient {
   private readonly agentVersions = new Map<string, string>();
   private readonly models = new Map<string, ReturnType<Kernel["createModel"]>>();
   private readonly observers = new Set<RunObserver>();
+  /** Serialized thread messages, by message object: a values event serializes only the messages new to it. */
+  private readonly serializedMessages: SerializedMessages = new WeakMap();
 
   constructor(options: AntlerClientOptions) {
     this.kernel = options.kernel;
@@ -523,7 +533,7 @@ export class AntlerClient {
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       const human = new HumanMessage({ content: message, id: randomUUID() });
-      const translator = new StreamTranslator({ inputMessageId: human.id as string });
+      const translator = new StreamTranslator({ inputMessageId: human.id as string, serialized: this.serializedMessages });
       const stream = await bind(() =>
         agent.stream(
           { messages: [human] } as never,

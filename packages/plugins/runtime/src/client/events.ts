@@ -103,6 +103,25 @@ export function serializeMessage(message: BaseMessage): SerializedMessage {
   return out;
 }
 
+/**
+ * Serialized messages by message object. A message in the graph's state is not changed in place (a change is a new
+ * message with the same id), so its serialized form stays valid as long as the object lives.
+ */
+export type SerializedMessages = WeakMap<BaseMessage, SerializedMessage>;
+
+/**
+ * `serializeMessage`, once per message object. The result is shared by every values event that holds the
+ * message: treat it as read-only.
+ */
+export function serializeCached(message: BaseMessage, cache: SerializedMessages): SerializedMessage {
+  let out = cache.get(message);
+  if (!out) {
+    out = serializeMessage(message);
+    cache.set(message, out);
+  }
+  return out;
+}
+
 interface ChunkMetadata {
   langgraph_node?: string;
   tags?: string[];
@@ -120,16 +139,21 @@ export class StreamTranslator {
   private readonly usageById = new Map<string, Usage>();
   private readonly preexisting = new Set<string>();
   private lastValues: ValuesEvent["data"] | undefined;
+  /** The message list of the last values event, whose serialized form is `lastValues.messages`. */
+  private lastMessages: readonly BaseMessage[] = [];
+  private readonly serialized: SerializedMessages;
   /** Set until the first values event has told the thread's earlier messages apart from this run's. */
   private inputMessageId: string | undefined;
 
   /**
    * `inputMessageId` is the id of the message that starts this run. The stream's first values event is the
    * thread's state with that message appended, so everything before it is history and never re-emitted; this
-   * costs no extra checkpoint read before the run.
+   * costs no extra checkpoint read before the run. `serialized` is a cache of serialized messages to share with
+   * other runs (the client's own); without one the translator keeps its own.
    */
-  constructor(options: { inputMessageId: string }) {
+  constructor(options: { inputMessageId: string; serialized?: SerializedMessages }) {
     this.inputMessageId = options.inputMessageId;
+    this.serialized = options.serialized ?? new WeakMap();
   }
 
   translate(mode: string, data: unknown): StreamEvent[] {
@@ -194,7 +218,7 @@ export class StreamTranslator {
     }
     const values: ValuesEvent["data"] = {
       title: (state.title as string | undefined) ?? null,
-      messages: messages.map(serializeMessage),
+      messages: this.serializeList(messages),
       artifacts: (state.artifacts as string[] | undefined) ?? [],
       summary_text: (state.summary_text as string | null | undefined) ?? null,
       todos: (state.todos as unknown[] | undefined) ?? null,
@@ -202,6 +226,23 @@ export class StreamTranslator {
     };
     this.lastValues = values;
     out.push({ type: "values", data: values });
+    return out;
+  }
+
+  /**
+   * The list serialized, reusing the previous event's entries for the messages it shares with it (by identity, as
+   * the graph carries the same message objects from step to step) and the cache for the others, so a values
+   * event costs the messages that changed, not the thread.
+   */
+  private serializeList(messages: readonly BaseMessage[]): SerializedMessage[] {
+    const previous = this.lastMessages;
+    const done = this.lastValues?.messages ?? [];
+    let same = 0;
+    const limit = Math.min(previous.length, messages.length, done.length);
+    while (same < limit && previous[same] === messages[same]) same++;
+    const out = done.slice(0, same);
+    for (let i = same; i < messages.length; i++) out.push(serializeCached(messages[i] as BaseMessage, this.serialized));
+    this.lastMessages = messages;
     return out;
   }
 
