@@ -6,12 +6,13 @@ import { type BaseChannel, BinaryOperatorAggregate } from "@langchain/langgraph/
 type Messages = unknown[];
 
 /**
- * The ids of a messages list this module returned or checked, and how the list looked then. `ids` holds at least
- * the ids of the list (a list and the lists appended to it share one set, so it may hold more): an id missing
- * from it is missing from the list, and an id found in it sends the write to LangGraph's reducer, which decides.
+ * Where each id of a messages list is: `at.get(id)` is a position holding a message with that id. Lists made by
+ * appending to a list share its map (they share its items as a prefix), so an id is in a list exactly when its
+ * recorded position is inside the list and holds that id. Entries are never overwritten: an append that would
+ * put a known id at another position gives the new list a map of its own.
  */
 interface IdIndex {
-  readonly ids: Set<unknown>;
+  readonly at: Map<unknown, number>;
   readonly length: number;
   readonly last: unknown;
 }
@@ -22,9 +23,11 @@ interface IdIndex {
  */
 const indexes = new WeakMap<readonly unknown[], IdIndex>();
 
-function isPlainMessage(value: unknown): value is { id?: unknown; lc_kwargs: Record<string, unknown> } {
+type PlainMessage = { id?: unknown; lc_kwargs: Record<string, unknown> };
+
+function isPlainMessage(value: unknown): value is PlainMessage {
   // What LangGraph's reducer keeps as it is: a message object that is not a chunk. Anything else (a dict, a
-  // string, a chunk) it converts into a new object, so such a write takes its path.
+  // string, a chunk) it converts into a new object.
   return isBaseMessage(value) && !BaseMessageChunk.isInstance(value);
 }
 
@@ -32,58 +35,90 @@ function isPlainMessage(value: unknown): value is { id?: unknown; lc_kwargs: Rec
 function indexOf(list: readonly unknown[]): IdIndex | undefined {
   const known = indexes.get(list);
   if (known && known.length === list.length && known.last === list[list.length - 1]) return known;
-  const ids = new Set<unknown>();
-  for (const m of list) {
+  const at = new Map<unknown, number>();
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i];
     if (!isPlainMessage(m) || m.id === null || m.id === undefined) return undefined;
-    ids.add(m.id);
+    if (!at.has(m.id)) at.set(m.id, i);
   }
-  const index: IdIndex = { ids, length: list.length, last: list[list.length - 1] };
+  return record(list, at);
+}
+
+function record(list: readonly unknown[], at: Map<unknown, number>): IdIndex {
+  const index: IdIndex = { at, length: list.length, last: list[list.length - 1] };
   indexes.set(list, index);
   return index;
+}
+
+function holds(list: readonly unknown[], index: IdIndex, id: unknown): boolean {
+  const i = index.at.get(id);
+  return i !== undefined && i < list.length && (list[i] as PlainMessage).id === id;
 }
 
 /**
  * LangGraph's `messagesStateReducer` with a fast path for the write a step nearly always makes: new messages
  * appended. The stock reducer converts every message of the thread and rebuilds an id map on each write, so a
  * turn cost grew with the thread (about 30 ms a turn at 5,000 messages). Here, when the current list is all
- * message objects with ids and the update is only message objects (no chunks, no `RemoveMessage`) whose ids are
- * new, the result is the list with the update appended, found with a set lookup per new message. Missing ids get
- * a uuid as the stock reducer gives them. Every other write (a replacement by id, a removal, dicts, chunks, a
- * repeated id) goes to the stock reducer, so the result is the same in every case.
+ * message objects with ids and the update is only message objects or chunks (no dicts, no `RemoveMessage`) whose
+ * ids are new, the result is the list with the update appended, found with a map lookup per new message. Chunks
+ * are converted and missing ids get a uuid by the stock reducer itself, applied to the chunk alone. Every other
+ * write (a replacement by id, a removal, dicts, a repeated id) goes to the stock reducer, so the result is the
+ * same in every case.
  *
  * Invariant relied on: messages in state are not re-identified in place (`message.id = ...` on a message already
  * in the list); the stock reducer replaces a message by writing a new one with the same id, which is the way.
  */
 export function appendingMessagesReducer(left: unknown, right: unknown): Messages {
-  const update = Array.isArray(right) ? right : [right];
   const index = Array.isArray(left) ? indexOf(left) : undefined;
-  if (!index || !onlyNewMessages(update, index.ids)) return remember(messagesStateReducer(left as never, right as never) as Messages);
-  for (const m of update as Array<{ id?: unknown; lc_kwargs: Record<string, unknown> }>) {
+  const update = index && newMessages(left as unknown[], index, Array.isArray(right) ? right : [right]);
+  if (!index || !update) return remember(messagesStateReducer(left as never, right as never) as Messages);
+  for (const m of update) {
     if (m.id === null || m.id === undefined) {
       m.id = uuid4();
       m.lc_kwargs.id = m.id;
     }
-    index.ids.add(m.id);
   }
   const merged = (left as unknown[]).concat(update);
-  indexes.set(merged, { ids: index.ids, length: merged.length, last: merged[merged.length - 1] });
+  const at = index.at;
+  for (let i = (left as unknown[]).length; i < merged.length; i++) {
+    const id = (merged[i] as PlainMessage).id;
+    const recorded = at.get(id);
+    if (recorded === undefined) at.set(id, i);
+    else if (recorded !== i) {
+      // Another list appended this id elsewhere (a step's writes applied to the same list twice, say): this list
+      // gets its own map rather than overwrite the other's entry.
+      return remember(merged);
+    }
+  }
+  record(merged, at);
   return merged;
 }
 
-/** Whether every item of `update` is a message object (not a chunk, not a removal) whose id, if any, is new. */
-function onlyNewMessages(update: readonly unknown[], ids: ReadonlySet<unknown>): boolean {
+/**
+ * The update as the stock reducer would append it (chunks converted), when every item is a message object or
+ * chunk, none a removal, and no id is in `list` or repeated; otherwise undefined.
+ */
+function newMessages(list: readonly unknown[], index: IdIndex, update: readonly unknown[]): PlainMessage[] | undefined {
+  const out: PlainMessage[] = [];
   const inUpdate = new Set<unknown>();
-  for (const m of update) {
-    if (!isPlainMessage(m) || RemoveMessage.isInstance(m)) return false;
-    if (m.id === null || m.id === undefined) continue;
-    if (ids.has(m.id) || inUpdate.has(m.id)) return false;
-    inUpdate.add(m.id);
+  for (const item of update) {
+    if (!isBaseMessage(item) || RemoveMessage.isInstance(item)) return undefined;
+    // The stock conversion of a chunk (to its non-chunk class, with an id), on the chunk alone.
+    const m = (BaseMessageChunk.isInstance(item) ? messagesStateReducer([], [item])[0] : item) as unknown as PlainMessage;
+    if (m.id !== null && m.id !== undefined) {
+      if (holds(list, index, m.id) || inUpdate.has(m.id)) return undefined;
+      inUpdate.add(m.id);
+    }
+    out.push(m);
   }
-  return true;
+  return out;
 }
 
 function remember(list: Messages): Messages {
-  if (Array.isArray(list)) indexOf(list);
+  if (Array.isArray(list)) {
+    indexes.delete(list);
+    indexOf(list);
+  }
   return list;
 }
 

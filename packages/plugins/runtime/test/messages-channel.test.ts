@@ -113,7 +113,12 @@ function runSequence(seed: number, steps: number): void {
     return stock[Math.floor(random() * stock.length)]?.id;
   };
 
+  // Earlier states, to write to again: a fork (time travel), or a step's writes applied twice to the same list,
+  // as LangGraph does when a task reads its own writes.
+  const earlier: Array<[BaseMessage[], BaseMessage[]]> = [];
   for (let step = 0; step < steps; step++) {
+    earlier.push([stock, ours]);
+    if (random() < 0.15) [stock, ours] = pick(earlier);
     const specs: Spec[] = [];
     const r = random();
     if (r < 0.6) {
@@ -147,7 +152,8 @@ function runSequence(seed: number, steps: number): void {
       }
       continue;
     } else {
-      // A list read back from a checkpoint: same messages, a new array.
+      // A list read back from a checkpoint: same messages, a new array (both, so pairs of arrays stay pairs).
+      stock = stock.slice();
       ours = ours.slice();
       continue;
     }
@@ -217,9 +223,34 @@ describe("the messages channel's reducer", () => {
     list[0] = watched;
     // Same length and last item as when indexed: the index still applies, so the first message is never read.
     const next = appendingMessagesReducer(list, [new HumanMessage({ content: "next", id: "n" })]);
-    expect(next).toHaveLength(52);
-    expect(next[51]).toMatchObject({ id: "n" });
+    // A model's streamed answer arrives as a chunk: converted, it is appended the same way.
+    const answered = appendingMessagesReducer(next, [new AIMessageChunk({ content: "answer", id: "r" })]);
+    expect(answered).toHaveLength(53);
+    expect(answered[51]).toMatchObject({ id: "n" });
+    expect(answered[52]).toBeInstanceOf(AIMessage);
+    expect(AIMessageChunk.isInstance(answered[52])).toBe(false);
     expect(reads).toBe(0);
+  });
+
+  it("keeps forks of one list apart when they append the same id at different places", () => {
+    const base = appendingMessagesReducer([], [new HumanMessage({ content: "q", id: "q" })]);
+    const one = appendingMessagesReducer(base, [new AIMessage({ content: "x", id: "x" })]);
+    const two = appendingMessagesReducer(base, [
+      new AIMessage({ content: "y", id: "y" }),
+      new AIMessage({ content: "x elsewhere", id: "x" }),
+    ]);
+    // Writing x to the first fork replaces its x; to the second, its own.
+    const replaced = appendingMessagesReducer(one, [new AIMessage({ content: "x again", id: "x" })]) as BaseMessage[];
+    expect(replaced.map((m) => [m.id, m.content])).toEqual([
+      ["q", "q"],
+      ["x", "x again"],
+    ]);
+    const replacedTwo = appendingMessagesReducer(two, [new AIMessage({ content: "x third", id: "x" })]) as BaseMessage[];
+    expect(replacedTwo.map((m) => [m.id, m.content])).toEqual([
+      ["q", "q"],
+      ["y", "y"],
+      ["x", "x third"],
+    ]);
   });
 
   it("gives a message without an id a fresh uuid in both its id and lc_kwargs, as LangGraph does", () => {
