@@ -24,6 +24,7 @@ describe("values events serialize each message once", () => {
     const answer = new AIMessage({ content: [{ type: "text", text: "Here." }], id: "a3", additional_kwargs: { refusal: undefined, x: 1 } });
     // The same id, a new object: a message replaced in state (the way the reducer replaces one).
     const edited = new AIMessage({ content: "hello again", id: "a1" });
+    const more = new AIMessage({ content: "later", id: "a4" });
     const states: BaseMessage[][] = [
       [...history, input],
       [...history, input, call],
@@ -31,17 +32,29 @@ describe("values events serialize each message once", () => {
       [...history, input, call, result, answer],
       [history[0] as BaseMessage, edited, input, call, result, answer],
       [edited, input, call, answer],
-      [edited, input, call, answer],
+      [edited, input, call, answer, more],
+      [edited, input, call, answer, more],
     ];
     const first = new StreamTranslator({ inputMessageId: "h2", serialized: cache });
-    const seen = states.flatMap((messages) => valuesOf(first.translate("values", { messages })));
+    const events = states.flatMap((messages) => first.translate("values", { messages }));
+    const seen = valuesOf(events);
     // A second run over the thread as the first left it, sharing the cache as a client's runs do.
     const next = new HumanMessage({ content: "again", id: "h3" });
     const second = new StreamTranslator({ inputMessageId: "h3", serialized: cache });
-    const later = valuesOf(second.translate("values", { messages: [edited, input, call, answer, next] }));
+    const thread = [edited, input, call, answer, more, next];
+    const laterEvents = second.translate("values", { messages: thread });
     expect(seen.map((v) => v.messages)).toEqual(states.map((s) => s.map(serializeMessage)));
-    expect(later[0]?.messages).toEqual([edited, input, call, answer, next].map(serializeMessage));
+    expect(valuesOf(laterEvents)[0]?.messages).toEqual(thread.map(serializeMessage));
+    // Each tool call, tool result and unstreamed text of the run goes out once, the thread's history never.
+    expect(events.filter((e) => e.type === "messages-tuple").map((e) => e.data)).toEqual([
+      { type: "ai", id: "a2", content: "", tool_calls: [{ id: "c1", name: "chart", args: { kind: "line" } }] },
+      { type: "tool", id: "t1", tool_call_id: "c1", name: "chart", content: "drawn", status: "success", artifact: { points: [1] } },
+      { type: "ai", id: "a3", content: "Here." },
+      { type: "ai", id: "a4", content: "later" },
+    ]);
+    expect(laterEvents.filter((e) => e.type === "messages-tuple")).toEqual([]);
     expect(seen[4]?.messages[1]?.content).toBe("hello again");
+    expect(first.finalText).toBe("later");
     expect(second.finalText).toBe("");
   });
 });

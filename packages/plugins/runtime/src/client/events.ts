@@ -194,7 +194,11 @@ export class StreamTranslator {
       this.inputMessageId = undefined;
     }
     const out: StreamEvent[] = [];
-    for (const m of messages) {
+    // Messages the previous values event held at the same places were looked at then, and looking again emits
+    // nothing (each tool call, result and text goes out once, usage is per id): start after them.
+    const same = this.sharedPrefix(messages);
+    for (let i = same; i < messages.length; i++) {
+      const m = messages[i] as BaseMessage;
       if (m.id && this.preexisting.has(m.id)) continue;
       if (AIMessage.isInstance(m)) {
         this.noteUsage(m);
@@ -218,7 +222,7 @@ export class StreamTranslator {
     }
     const values: ValuesEvent["data"] = {
       title: (state.title as string | undefined) ?? null,
-      messages: this.serializeList(messages),
+      messages: this.serializeList(messages, same),
       artifacts: (state.artifacts as string[] | undefined) ?? [],
       summary_text: (state.summary_text as string | null | undefined) ?? null,
       todos: (state.todos as unknown[] | undefined) ?? null,
@@ -234,16 +238,20 @@ export class StreamTranslator {
    * the graph carries the same message objects from step to step) and the cache for the others, so a values
    * event costs the messages that changed, not the thread.
    */
-  private serializeList(messages: readonly BaseMessage[]): SerializedMessage[] {
-    const previous = this.lastMessages;
-    const done = this.lastValues?.messages ?? [];
-    let same = 0;
-    const limit = Math.min(previous.length, messages.length, done.length);
-    while (same < limit && previous[same] === messages[same]) same++;
-    const out = done.slice(0, same);
+  private serializeList(messages: readonly BaseMessage[], same: number): SerializedMessage[] {
+    const out = (this.lastValues?.messages ?? []).slice(0, same);
     for (let i = same; i < messages.length; i++) out.push(serializeCached(messages[i] as BaseMessage, this.serialized));
     this.lastMessages = messages;
     return out;
+  }
+
+  /** How many messages at the start of `messages` are the previous values event's, as the same objects. */
+  private sharedPrefix(messages: readonly BaseMessage[]): number {
+    const previous = this.lastMessages;
+    const limit = Math.min(previous.length, messages.length, this.lastValues?.messages.length ?? 0);
+    let same = 0;
+    while (same < limit && previous[same] === messages[same]) same++;
+    return same;
   }
 
   private toolResult(message: ToolMessage): StreamEvent[] {
