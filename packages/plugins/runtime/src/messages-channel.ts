@@ -17,12 +17,6 @@ interface IdIndex {
   readonly last: unknown;
 }
 
-/**
- * Keyed by the list array itself, so an index lives exactly as long as its list. `length` and `last` catch a list
- * changed in place (a `push` by a hook): its index is then rebuilt.
- */
-const indexes = new WeakMap<readonly unknown[], IdIndex>();
-
 type PlainMessage = { id?: unknown; lc_kwargs: Record<string, unknown> };
 
 function isPlainMessage(value: unknown): value is PlainMessage {
@@ -40,23 +34,41 @@ function isChunk(value: object): boolean {
   return Object.prototype.isPrototypeOf.call(BaseMessageChunk.prototype, value);
 }
 
-/** The id index of `list`, or undefined when the reducer would change some item of it (so the fast path is off). */
-function indexOf(list: readonly unknown[]): IdIndex | undefined {
-  const known = indexes.get(list);
-  if (known && known.length === list.length && known.last === list[list.length - 1]) return known;
-  const at = new Map<unknown, number>();
-  for (let i = 0; i < list.length; i++) {
-    const m = list[i];
-    if (!isPlainMessage(m) || m.id === null || m.id === undefined) return undefined;
-    if (!at.has(m.id)) at.set(m.id, i);
-  }
-  return record(list, at);
-}
+/**
+ * The id indexes of the lists one reducer has seen, keyed by the list array itself, so an index lives exactly as
+ * long as its list. `length` and `last` catch a list changed in place (a `push` by a hook): its index is then
+ * rebuilt.
+ */
+class ListIndexes {
+  private readonly byList = new WeakMap<readonly unknown[], IdIndex>();
 
-function record(list: readonly unknown[], at: Map<unknown, number>): IdIndex {
-  const index: IdIndex = { at, length: list.length, last: list[list.length - 1] };
-  indexes.set(list, index);
-  return index;
+  /** The id index of `list`, or undefined when the reducer would change some item of it (so the fast path is off). */
+  of(list: readonly unknown[]): IdIndex | undefined {
+    const known = this.byList.get(list);
+    if (known && known.length === list.length && known.last === list[list.length - 1]) return known;
+    const at = new Map<unknown, number>();
+    for (let i = 0; i < list.length; i++) {
+      const m = list[i];
+      if (!isPlainMessage(m) || m.id === null || m.id === undefined) return undefined;
+      if (!at.has(m.id)) at.set(m.id, i);
+    }
+    return this.record(list, at);
+  }
+
+  record(list: readonly unknown[], at: Map<unknown, number>): IdIndex {
+    const index: IdIndex = { at, length: list.length, last: list[list.length - 1] };
+    this.byList.set(list, index);
+    return index;
+  }
+
+  /** `list` (a result of the stock reducer, or a list needing a map of its own) with a fresh index. */
+  fresh(list: Messages): Messages {
+    if (Array.isArray(list)) {
+      this.byList.delete(list);
+      this.of(list);
+    }
+    return list;
+  }
 }
 
 function holds(list: readonly unknown[], index: IdIndex, id: unknown): boolean {
@@ -65,7 +77,7 @@ function holds(list: readonly unknown[], index: IdIndex, id: unknown): boolean {
 }
 
 /**
- * LangGraph's `messagesStateReducer` with a fast path for the write a step nearly always makes: new messages
+ * A reducer that is LangGraph's `messagesStateReducer` with a fast path for the write a step nearly always makes: new messages
  * appended. The stock reducer converts every message of the thread and rebuilds an id map on each write, so a
  * turn cost grew with the thread (about 30 ms a turn at 5,000 messages). Here, when the current list is all
  * message objects with ids and the update is only message objects or chunks (no dicts, no `RemoveMessage`) whose
@@ -77,30 +89,33 @@ function holds(list: readonly unknown[], index: IdIndex, id: unknown): boolean {
  * Invariant relied on: messages in state are not re-identified in place (`message.id = ...` on a message already
  * in the list); the stock reducer replaces a message by writing a new one with the same id, which is the way.
  */
-export function appendingMessagesReducer(left: unknown, right: unknown): Messages {
-  const index = Array.isArray(left) ? indexOf(left) : undefined;
-  const update = index && newMessages(left as unknown[], index, Array.isArray(right) ? right : [right]);
-  if (!index || !update) return remember(messagesStateReducer(left as never, right as never) as Messages);
-  for (const m of update) {
-    if (m.id === null || m.id === undefined) {
-      m.id = uuid4();
-      m.lc_kwargs.id = m.id;
+export function createAppendingMessagesReducer(): (left: unknown, right: unknown) => Messages {
+  const indexes = new ListIndexes();
+  return function appendingMessagesReducer(left: unknown, right: unknown): Messages {
+    const index = Array.isArray(left) ? indexes.of(left) : undefined;
+    const update = index && newMessages(left as unknown[], index, Array.isArray(right) ? right : [right]);
+    if (!index || !update) return indexes.fresh(messagesStateReducer(left as never, right as never) as Messages);
+    for (const m of update) {
+      if (m.id === null || m.id === undefined) {
+        m.id = uuid4();
+        m.lc_kwargs.id = m.id;
+      }
     }
-  }
-  const merged = (left as unknown[]).concat(update);
-  const at = index.at;
-  for (let i = (left as unknown[]).length; i < merged.length; i++) {
-    const id = (merged[i] as PlainMessage).id;
-    const recorded = at.get(id);
-    if (recorded === undefined) at.set(id, i);
-    else if (recorded !== i) {
-      // Another list appended this id elsewhere (a step's writes applied to the same list twice, say): this list
-      // gets its own map rather than overwrite the other's entry.
-      return remember(merged);
+    const merged = (left as unknown[]).concat(update);
+    const at = index.at;
+    for (let i = (left as unknown[]).length; i < merged.length; i++) {
+      const id = (merged[i] as PlainMessage).id;
+      const recorded = at.get(id);
+      if (recorded === undefined) at.set(id, i);
+      else if (recorded !== i) {
+        // Another list appended this id elsewhere (a fork of the thread, say): this list gets its own map rather
+        // than overwrite the other's entry.
+        return indexes.fresh(merged);
+      }
     }
-  }
-  record(merged, at);
-  return merged;
+    indexes.record(merged, at);
+    return merged;
+  };
 }
 
 /**
@@ -123,21 +138,14 @@ function newMessages(list: readonly unknown[], index: IdIndex, update: readonly 
   return out;
 }
 
-function remember(list: Messages): Messages {
-  if (Array.isArray(list)) {
-    indexes.delete(list);
-    indexOf(list);
-  }
-  return list;
-}
-
 /**
- * The compiled graph's `messages` channel with `appendingMessagesReducer` in place of LangGraph's reducer, when
+ * The compiled graph's `messages` channel with an appending reducer (`createAppendingMessagesReducer`, one per
+ * channel, with its own indexes) in place of LangGraph's reducer, when
  * it is LangGraph's stock messages channel; anything else (another reducer, another channel class) is left alone.
  */
 export function appendingMessagesChannel(channel: BaseChannel): BaseChannel | undefined {
   if (channel.constructor !== BinaryOperatorAggregate) return undefined;
   const binop = channel as BinaryOperatorAggregate<unknown, unknown>;
   if (binop.operator !== (messagesStateReducer as unknown)) return undefined;
-  return new BinaryOperatorAggregate(appendingMessagesReducer as never, binop.initialValueFactory);
+  return new BinaryOperatorAggregate(createAppendingMessagesReducer() as never, binop.initialValueFactory);
 }

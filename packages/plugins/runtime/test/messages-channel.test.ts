@@ -12,7 +12,7 @@ import { MemorySaver, messagesStateReducer, REMOVE_ALL_MESSAGES } from "@langcha
 import { BinaryOperatorAggregate } from "@langchain/langgraph/channels";
 import { describe, expect, it } from "vitest";
 import { createAntlerAgent } from "../src/index.js";
-import { appendingMessagesReducer } from "../src/messages-channel.js";
+import { createAppendingMessagesReducer } from "../src/messages-channel.js";
 import { tempDir } from "./fixtures.js";
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
@@ -83,6 +83,7 @@ function canonical(list: readonly BaseMessage[], ids: Map<unknown, unknown>): un
  * errors.
  */
 function runSequence(seed: number, steps: number): void {
+  const appendingMessagesReducer = createAppendingMessagesReducer();
   const random = rng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   let counter = 0;
@@ -211,6 +212,7 @@ describe("the messages channel's reducer", () => {
   });
 
   it("appends to a list it has seen without reading the list's messages", () => {
+    const appendingMessagesReducer = createAppendingMessagesReducer();
     let list = appendingMessagesReducer([], [new HumanMessage({ content: "first", id: "a" })]);
     for (let i = 0; i < 50; i++) list = appendingMessagesReducer(list, [new AIMessage({ content: `${i}`, id: `x${i}` })]);
     let reads = 0;
@@ -233,6 +235,7 @@ describe("the messages channel's reducer", () => {
   });
 
   it("keeps forks of one list apart when they append the same id at different places", () => {
+    const appendingMessagesReducer = createAppendingMessagesReducer();
     const base = appendingMessagesReducer([], [new HumanMessage({ content: "q", id: "q" })]);
     const one = appendingMessagesReducer(base, [new AIMessage({ content: "x", id: "x" })]);
     const two = appendingMessagesReducer(base, [
@@ -254,6 +257,7 @@ describe("the messages channel's reducer", () => {
   });
 
   it("gives a message without an id a fresh uuid in both its id and lc_kwargs, as LangGraph does", () => {
+    const appendingMessagesReducer = createAppendingMessagesReducer();
     const message = new HumanMessage("no id");
     const [first] = appendingMessagesReducer([], [message]) as BaseMessage[];
     expect(first).toBe(message);
@@ -270,6 +274,7 @@ describe("the messages channel's reducer", () => {
     const graph = (agent as unknown as { graph: { channels: Record<string, unknown> } }).graph;
     const channel = graph.channels.messages as BinaryOperatorAggregate<unknown, unknown>;
     expect(channel).toBeInstanceOf(BinaryOperatorAggregate);
-    expect(channel.operator).toBe(appendingMessagesReducer);
+    expect(channel.operator).not.toBe(messagesStateReducer);
+    expect(channel.operator.name).toBe("appendingMessagesReducer");
   });
 });
