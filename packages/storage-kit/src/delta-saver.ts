@@ -10,6 +10,7 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import type { MessageLogRow, ThreadMessageLog } from "./message-log.js";
+import { MessageRowReviver, revivesLikeSerde } from "./message-revive.js";
 
 /**
  * What a checkpoint stores in place of its message list: how many messages it has and which log rows they are,
@@ -69,6 +70,7 @@ export class DeltaCheckpointSaver extends BaseCheckpointSaver {
   private cachedMessages = 0;
   private readonly cacheThreads: number;
   private readonly cacheMessages: number;
+  private readonly reviver = new MessageRowReviver();
 
   constructor(
     readonly inner: BaseCheckpointSaver,
@@ -209,7 +211,26 @@ export class DeltaCheckpointSaver extends BaseCheckpointSaver {
     return { checkpointId, items, seqs };
   }
 
+  /** The rows' messages: plain message rows built directly (`MessageRowReviver`), the rest by the serializer. */
   private async decode(rows: readonly MessageLogRow[]): Promise<unknown[]> {
+    if (!revivesLikeSerde(this.serde)) return this.decodeBySerde(rows);
+    const out = new Array<unknown>(rows.length);
+    const rest: number[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as MessageLogRow;
+      const message =
+        row.type === "json" ? this.reviver.revive(typeof row.data === "string" ? row.data : decoder.decode(row.data)) : undefined;
+      if (message === undefined) rest.push(i);
+      else out[i] = message;
+    }
+    if (rest.length > 0) {
+      const decoded = await this.decodeBySerde(rest.map((i) => rows[i] as MessageLogRow));
+      for (let k = 0; k < rest.length; k++) out[rest[k] as number] = decoded[k];
+    }
+    return out;
+  }
+
+  private async decodeBySerde(rows: readonly MessageLogRow[]): Promise<unknown[]> {
     if (rows.length === 0) return [];
     if (rows.every((row) => row.type === "json")) {
       // One parse (and one reviver pass) for the batch instead of one per message.

@@ -88,18 +88,19 @@ function push(ops: MessagesOp[], op: MessagesOp): void {
  * one is added. Linear in the two lists; an append costs one `keep` and one `add`.
  */
 export function diffMessages(previous: readonly ValuesMessage[], next: readonly ValuesMessage[]): MessagesPatch {
-  // The common case is an append to the same messages (the runtime hands the same serialized objects from frame
-  // to frame): the shared start is one identity check a message, and only the rest is indexed.
-  let same = 0;
-  while (same < previous.length && same < next.length && previous[same] === next[same]) same++;
+  const ops: MessagesOp[] = [];
+  // The same objects at the start (the usual case: a step appends to the list it was given) are kept without
+  // comparing or indexing them; the loop below would keep them one by one.
+  let i = 0;
+  while (i < previous.length && i < next.length && previous[i] === next[i]) i++;
+  if (i > 0) ops.push({ keep: i });
+  let j = i;
+  // Only positions from `j` on are looked up, and an id's last index there is its last index in `next`.
   const lastIndexInNext = new Map<string, number>();
-  for (let index = same; index < next.length; index++) {
+  for (let index = j; index < next.length; index++) {
     const id = (next[index] as ValuesMessage).id;
     if (id !== undefined) lastIndexInNext.set(id, index);
   }
-  const ops: MessagesOp[] = same > 0 ? [{ keep: same }] : [];
-  let i = same;
-  let j = same;
   while (i < previous.length && j < next.length) {
     const old = previous[i] as ValuesMessage;
     const now = next[j] as ValuesMessage;

@@ -1,5 +1,6 @@
 import { EmptyChannelError } from "@langchain/langgraph";
 import { type BaseChannel, BinaryOperatorAggregate, LastValue, UntrackedValueChannel } from "@langchain/langgraph/channels";
+import { appendingMessagesChannel } from "./messages-channel.js";
 
 /**
  * LangGraph leaves a channel out of a checkpoint when its `checkpoint()` throws `EmptyChannelError`. A fresh
@@ -109,14 +110,15 @@ function sparse(channel: BaseChannel): BaseChannel | undefined {
  * Swaps the compiled graph's channels for the state fields (not `messages`) for sparse ones: an unset field costs
  * nothing in a checkpoint (instead of an explicit `undefined` in each) and nothing when the state is read
  * (instead of a fresh error per read for unset reducer and untracked fields). Hooks, tools and readers see the
- * same values: an unset field is `undefined`, a set one has its value.
+ * same values: an unset field is `undefined`, a set one has its value. The `messages` channel gets a reducer
+ * whose append costs the new messages, not the thread (`appendingMessagesReducer`), with the same results.
  */
 export function useSparseChannels(graph: unknown): void {
   const channels = (graph as { channels?: Record<string, BaseChannel> }).channels;
   if (!channels) return;
   for (const [key, channel] of Object.entries(channels)) {
-    if (key === "messages" || key.startsWith("__") || key.includes(":")) continue;
-    const replacement = sparse(channel);
+    if (key.startsWith("__") || key.includes(":")) continue;
+    const replacement = key === "messages" ? appendingMessagesChannel(channel) : sparse(channel);
     if (replacement) channels[key] = replacement;
   }
 }

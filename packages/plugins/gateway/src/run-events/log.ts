@@ -5,7 +5,7 @@ import { GatewayErrorCodes, HttpError } from "../errors.js";
 import { applyValuesPatch, type ValuesMessage, type ValuesPatch, type ValuesState } from "../values-delta.js";
 import { closedRunError, runErrorData } from "./frames.js";
 import { type EventTail, isTerminal, type LoggedEvent, type PendingEvent, type RunEventStore } from "./store.js";
-import { digestMessages, type RunStart, ValuesStreamEncoder } from "./values-stream.js";
+import { digestMessages, MessagesDigester, type RunStart, ValuesStreamEncoder } from "./values-stream.js";
 
 /** A `values` event as the log stores it: a patch, and on a run's first one where it starts. */
 interface StoredValues {
@@ -40,10 +40,16 @@ class LiveRun {
   writtenSeq = 0;
   done = false;
   /** Its `values` events become patches; the thread as the run found it stays here for local joiners. */
-  readonly values = new ValuesStreamEncoder({ digest: true });
+  readonly values: ValuesStreamEncoder;
   startMessages: readonly ValuesMessage[] | undefined;
   private waiters = new Set<() => void>();
-  constructor(readonly run: ObservedRun) {}
+  constructor(
+    readonly run: ObservedRun,
+    digester: MessagesDigester,
+  ) {
+    const thread = `${run.userId}\u0000${run.threadId}`;
+    this.values = new ValuesStreamEncoder({ digest: (messages) => digester.digest(thread, messages) });
+  }
 
   /** Events after `seq` from memory, or null when memory no longer reaches back that far. */
   after(seq: number): Entry[] | null {
@@ -92,6 +98,7 @@ const END_WRITE_WAIT_MS = 5000;
  */
 export class RunEventLog implements RunObserver {
   private readonly live = new Map<string, LiveRun>();
+  private readonly digester = new MessagesDigester();
   private pending: Entry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -109,7 +116,7 @@ export class RunEventLog implements RunObserver {
   // ---------------------------------------------------------------- writing (RunObserver)
 
   runStarted(run: ObservedRun): void {
-    const live = new LiveRun(run);
+    const live = new LiveRun(run, this.digester);
     this.live.set(run.runId, live);
     this.push(live, "metadata", { run_id: run.runId, thread_id: run.threadId, trace_id: run.traceId });
   }

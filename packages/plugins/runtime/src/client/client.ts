@@ -19,7 +19,7 @@ import {
   threadPaths,
 } from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
-import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
@@ -50,7 +50,15 @@ import {
 } from "../stores/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
-import { type SerializedMessage, type StreamEvent, StreamTranslator, serializeMessage, type Usage, type ValuesEvent } from "./events.js";
+import {
+  type SerializedMessage,
+  type SerializedMessages,
+  type StreamEvent,
+  StreamTranslator,
+  serializeMessage,
+  type Usage,
+  type ValuesEvent,
+} from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
 import { type MessagePageRequest, readMessagePage } from "./message-page.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
@@ -266,12 +274,6 @@ export class AntlerClient {
   private admittedRuns = 0;
   private readonly maxActiveRuns: number | undefined;
   private readonly live = new Map<string, LiveRun>();
-  /**
-   * Messages as `values` events carry them, serialized once per message object: the checkpointer hands the same
-   * objects to every run of a thread, so a run's frames cost O(new messages), not O(thread). Shared between
-   * events; treat them as read-only.
-   */
-  private readonly serializedMessages = new WeakMap<BaseMessage, SerializedMessage>();
   /** Runs of this client waiting their turn on a thread; woken when a local run ends, so they need not poll. */
   private readonly turnWaiters = new Set<() => void>();
   /** Names this client in the run records it owns; other instances on the database address it through them. */
@@ -295,6 +297,8 @@ export class AntlerClient {
         "checkpoint retention failed; the thread keeps its checkpoints",
       ),
   );
+  /** Serialized thread messages, by message object: a values event serializes only the messages new to it. */
+  private readonly serializedMessages: SerializedMessages = new WeakMap();
 
   constructor(options: AntlerClientOptions) {
     this.kernel = options.kernel;

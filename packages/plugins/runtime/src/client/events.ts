@@ -103,6 +103,25 @@ export function serializeMessage(message: BaseMessage): SerializedMessage {
   return out;
 }
 
+/**
+ * Serialized messages by message object. A message in the graph's state is not changed in place (a change is a new
+ * message with the same id), so its serialized form stays valid as long as the object lives.
+ */
+export type SerializedMessages = WeakMap<BaseMessage, SerializedMessage>;
+
+/**
+ * `serializeMessage`, once per message object. The result is shared by every values event that holds the
+ * message: treat it as read-only.
+ */
+export function serializeCached(message: BaseMessage, cache: SerializedMessages): SerializedMessage {
+  let out = cache.get(message);
+  if (!out) {
+    out = serializeMessage(message);
+    cache.set(message, out);
+  }
+  return out;
+}
+
 interface ChunkMetadata {
   langgraph_node?: string;
   tags?: string[];
@@ -120,35 +139,21 @@ export class StreamTranslator {
   private readonly usageById = new Map<string, Usage>();
   private readonly preexisting = new Set<string>();
   private lastValues: ValuesEvent["data"] | undefined;
+  /** The message list of the last values event, whose serialized form is `lastValues.messages`. */
+  private lastMessages: readonly BaseMessage[] = [];
+  private readonly serialized: SerializedMessages;
   /** Set until the first values event has told the thread's earlier messages apart from this run's. */
   private inputMessageId: string | undefined;
 
   /**
    * `inputMessageId` is the id of the message that starts this run. The stream's first values event is the
    * thread's state with that message appended, so everything before it is history and never re-emitted; this
-   * costs no extra checkpoint read before the run.
+   * costs no extra checkpoint read before the run. `serialized` is a cache of serialized messages to share with
+   * other runs (the client's own); without one the translator keeps its own.
    */
-  constructor(options: { inputMessageId: string; serialized?: WeakMap<BaseMessage, SerializedMessage> | undefined }) {
+  constructor(options: { inputMessageId: string; serialized?: SerializedMessages }) {
     this.inputMessageId = options.inputMessageId;
     this.serialized = options.serialized ?? new WeakMap();
-  }
-
-  /**
-   * Each message serialized once: a values frame repeats the thread's messages, mostly the same objects (the graph
-   * and the checkpointer hand them on), so the frame costs a lookup per earlier message, not a serialization.
-   */
-  private readonly serialized: WeakMap<BaseMessage, SerializedMessage>;
-  /** Where this run's messages start in a values frame (the input message), once the first frame told. */
-  private runStart = 0;
-  private runStartId: string | undefined;
-
-  private serialize(message: BaseMessage): SerializedMessage {
-    let out = this.serialized.get(message);
-    if (!out) {
-      out = serializeMessage(message);
-      this.serialized.set(message, out);
-    }
-    return out;
   }
 
   translate(mode: string, data: unknown): StreamEvent[] {
@@ -193,16 +198,13 @@ export class StreamTranslator {
         }
       }
       for (const m of at === -1 ? messages : messages.slice(0, at)) if (m.id) this.preexisting.add(m.id);
-      if (at !== -1) {
-        this.runStart = at;
-        this.runStartId = this.inputMessageId;
-      }
       this.inputMessageId = undefined;
     }
     const out: StreamEvent[] = [];
-    // Only this run's messages can be new; earlier frames' positions hold unless a middleware rewrote the list.
-    const start = this.runStartId !== undefined && messages[this.runStart]?.id === this.runStartId ? this.runStart : 0;
-    for (let i = start; i < messages.length; i++) {
+    // Messages the previous values event held at the same places were looked at then, and looking again emits
+    // nothing (each tool call, result and text goes out once, usage is per id): start after them.
+    const same = this.sharedPrefix(messages);
+    for (let i = same; i < messages.length; i++) {
       const m = messages[i] as BaseMessage;
       if (m.id && this.preexisting.has(m.id)) continue;
       if (AIMessage.isInstance(m)) {
@@ -227,7 +229,7 @@ export class StreamTranslator {
     }
     const values: ValuesEvent["data"] = {
       title: (state.title as string | undefined) ?? null,
-      messages: messages.map((m) => this.serialize(m)),
+      messages: this.serializeList(messages, same),
       artifacts: (state.artifacts as string[] | undefined) ?? [],
       summary_text: (state.summary_text as string | null | undefined) ?? null,
       todos: (state.todos as unknown[] | undefined) ?? null,
@@ -236,6 +238,27 @@ export class StreamTranslator {
     this.lastValues = values;
     out.push({ type: "values", data: values });
     return out;
+  }
+
+  /**
+   * The list serialized, reusing the previous event's entries for the messages it shares with it (by identity, as
+   * the graph carries the same message objects from step to step) and the cache for the others, so a values
+   * event costs the messages that changed, not the thread.
+   */
+  private serializeList(messages: readonly BaseMessage[], same: number): SerializedMessage[] {
+    const out = (this.lastValues?.messages ?? []).slice(0, same);
+    for (let i = same; i < messages.length; i++) out.push(serializeCached(messages[i] as BaseMessage, this.serialized));
+    this.lastMessages = messages;
+    return out;
+  }
+
+  /** How many messages at the start of `messages` are the previous values event's, as the same objects. */
+  private sharedPrefix(messages: readonly BaseMessage[]): number {
+    const previous = this.lastMessages;
+    const limit = Math.min(previous.length, messages.length, this.lastValues?.messages.length ?? 0);
+    let same = 0;
+    while (same < limit && previous[same] === messages[same]) same++;
+    return same;
   }
 
   private toolResult(message: ToolMessage): StreamEvent[] {
