@@ -94,8 +94,8 @@ function firstEventStaysFlat(storage: () => StorageConfigInput) {
     expect(median(long), measured).toBeLessThan(1000);
     expect(median(long) / median(fresh), measured).toBeLessThanOrEqual(2);
     // The run went on from the seeded history.
-    const state = (await (await gw.call(`/api/threads/${longThread}/state`)).json()) as { messages: unknown[] };
-    expect(state.messages).toHaveLength(SEEDED + 2 * (SAMPLES + 1));
+    const state = (await (await gw.call(`/api/threads/${longThread}/state`)).json()) as { messages_total: number };
+    expect(state.messages_total).toBe(SEEDED + 2 * (SAMPLES + 1));
   });
 }
 
