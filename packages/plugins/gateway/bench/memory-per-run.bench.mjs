@@ -109,11 +109,45 @@ async function serveGateway() {
     if (model) model.calls.length = 0;
   };
   client.observeRuns({ runStarted() {}, runEvent() {}, runEnded: forgetCalls });
+  // Where the bytes are: the in-memory SQLite databases the client and the log open (Antler's tables, the run
+  // event log, checkpoints), as pages in use. The handles are noted as they are opened.
+  const { sql } = await import("kysely");
+  const databases = [];
+  const checkpointers = [];
+  const openDatabase = client.kernel.openDatabase.bind(client.kernel);
+  client.kernel.openDatabase = async (options) => {
+    const database = await openDatabase(options);
+    databases.push({ database, tables: (options?.migrations ?? []).map((m) => m.name.split("/")[0]).join("+") || "?" });
+    return database;
+  };
+  const openCheckpointer = client.kernel.openCheckpointer.bind(client.kernel);
+  client.kernel.openCheckpointer = async (options) => {
+    const checkpointer = await openCheckpointer(options);
+    checkpointers.push(checkpointer);
+    return checkpointer;
+  };
+  const pageBytes = async () => {
+    const out = {};
+    for (const { database, tables } of databases) {
+      const count = (await sql`pragma page_count`.execute(database.db)).rows[0]?.page_count ?? 0;
+      const size = (await sql`pragma page_size`.execute(database.db)).rows[0]?.page_size ?? 0;
+      const name = tables.includes("run-events") ? "run event log" : "Antler tables (runs, threads)";
+      out[name] = (out[name] ?? 0) + count * size;
+    }
+    for (const checkpointer of checkpointers) {
+      // The SQLite saver's handle, when the checkpointer is one (delta mode wraps it).
+      const db = checkpointer.saver.inner?.db ?? checkpointer.saver.db;
+      if (typeof db?.pragma === "function") {
+        out.checkpoints = (out.checkpoints ?? 0) + db.pragma("page_count", { simple: true }) * db.pragma("page_size", { simple: true });
+      }
+    }
+    return out;
+  };
   const gateway = await startGateway({ client, config: { port: 0, auth: { mode: "none" } } });
   process.on("message", async (message) => {
     if (message === "measure") {
       await settle();
-      process.send({ memory: memory() });
+      process.send({ memory: memory(), pages: await pageBytes() });
     } else if (message === "close") {
       await gateway.close();
       await client.close();
@@ -206,13 +240,14 @@ async function gatewayRound() {
     if (plan.streamed && !/\nevent: end\n/.test(`\n${text}`)) throw new Error(`run ${i} did not end: ${text.slice(-300)}`);
   };
   for (let i = 0; i < WARMUP; i++) await run(i);
-  const { memory: before } = await server.ask("measure");
+  const { memory: before, pages: pagesBefore } = await server.ask("measure");
   const started = performance.now();
   for (let i = 0; i < RUNS; i++) await run(WARMUP + i);
   const seconds = (performance.now() - started) / 1000;
-  const { memory: after } = await server.ask("measure");
+  const { memory: after, pages: pagesAfter } = await server.ask("measure");
   await server.ask("close");
-  return { before, after, seconds };
+  const pages = Object.fromEntries(Object.entries(pagesAfter).map(([k, v]) => [k, (v - (pagesBefore[k] ?? 0)) / RUNS / 1024]));
+  return { before, after, seconds, pages };
 }
 
 function bareRound() {
@@ -225,7 +260,11 @@ async function main() {
     process.exit(1);
   }, TIMEOUT_MS);
   watchdog.unref();
-  const per = ({ before, after }) => ({ heap: (after.heap - before.heap) / RUNS / 1024, rss: (after.rss - before.rss) / RUNS / 1024 });
+  const per = ({ before, after, pages }) => ({
+    heap: (after.heap - before.heap) / RUNS / 1024,
+    rss: (after.rss - before.rss) / RUNS / 1024,
+    pages,
+  });
   const rows = { gateway: [], bare: [] };
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 === 0 ? ["bare", "gateway"] : ["gateway", "bare"];
@@ -246,6 +285,10 @@ async function main() {
   );
   console.log(
     `| Antler gateway, storage.backend memory, over HTTP | ${f(summary.gateway.heap)} | ${f(summary.gateway.rss)} | ${rows.gateway.map((x) => f(x.rss)).join(", ")} |`,
+  );
+  const parts = Object.keys(rows.gateway[0]?.pages ?? {});
+  console.log(
+    `gateway, in-memory SQLite pages added per run (KiB): ${parts.map((k) => `${k} ${f(median(rows.gateway.map((x) => x.pages[k] ?? 0)))}`).join(", ")}`,
   );
   const ratio = summary.gateway.rss / Math.max(1, summary.bare.rss);
   const pass = summary.gateway.rss <= TARGET_KIB;
