@@ -10,7 +10,7 @@
 // and tool) doing the same runs in a process of its own (`--role=bare`), without HTTP, run records or an event
 // log. Each kind runs BENCH_ROUNDS times (interleaved, each in a new process); medians are printed.
 //
-// Run after a build: `node bench/memory-per-run.bench.mjs` (BENCH_RUNS, BENCH_ROUNDS; BENCH_SMOKE=1 runs a few).
+// Run after a build: `node bench/memory-per-run.bench.mjs` (BENCH_RUNS, BENCH_ROUNDS, BENCH_SHARED_THREADS, BENCH_SHARED_RUNS; BENCH_SMOKE=1 runs a few).
 import { fork } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,20 +24,22 @@ const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 20 : 1000));
 // Enough to fill the fixed-size caches (the delta checkpointer keeps 256 threads) and to finish compiling hot code.
 const WARMUP = Number(process.env.BENCH_WARMUP ?? (SMOKE ? 5 : 400));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 3));
-const SHARED_THREADS = 10;
+const SHARED_THREADS = Number(process.env.BENCH_SHARED_THREADS ?? 10);
+// Runs each shared thread takes before it is replaced (BENCH_SHARED_RUNS; longer threads cost more per run).
+const SHARED_RUNS = Number(process.env.BENCH_SHARED_RUNS ?? 5);
 const TARGET_KIB = 70;
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 20 * 60_000);
 
 const role = process.argv.find((a) => a.startsWith("--role="))?.slice("--role=".length);
 
 // The same plan in both processes: the i-th run goes to a fresh thread, or (every fifth) to one of 10 shared
-// threads that each take 5 runs and are then replaced, so every thread stays short (long threads are
+// threads that each take SHARED_RUNS runs and are then replaced, so every thread stays short (long threads are
 // long-thread.bench's); even runs are streamed, odd ones waited for.
 const planned = (i) => {
   const streamed = i % 2 === 0;
   if (i % 5 !== 4) return { thread: null, streamed };
   const j = Math.floor(i / 5);
-  return { thread: `shared-${Math.floor(j / (SHARED_THREADS * 5))}-${j % SHARED_THREADS}`, streamed };
+  return { thread: `shared-${Math.floor(j / (SHARED_THREADS * SHARED_RUNS))}-${j % SHARED_THREADS}`, streamed };
 };
 
 async function settle() {
@@ -276,7 +278,7 @@ async function main() {
     Object.entries(rows).map(([kind, list]) => [kind, { heap: median(list.map((x) => x.heap)), rss: median(list.map((x) => x.rss)) }]),
   );
   console.log(
-    `\nMemory per completed run: ${RUNS} runs after ${WARMUP} warm-up runs (4 in 5 on a fresh thread, 1 in 5 on a shared thread of 5 runs; one tool call each), GC forced, median of ${ROUNDS} processes, Node ${process.version}`,
+    `\nMemory per completed run: ${RUNS} runs after ${WARMUP} warm-up runs (4 in 5 on a fresh thread, 1 in 5 on ${SHARED_THREADS} shared threads of ${SHARED_RUNS} runs; one tool call each), GC forced, median of ${ROUNDS} processes, Node ${process.version}`,
   );
   console.log("| server | heap + array buffers per run (KiB) | RSS per run (KiB) | rounds (RSS KiB) |");
   console.log("|---|---|---|---|");
