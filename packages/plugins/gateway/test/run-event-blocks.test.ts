@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { foldIntoBlocks, MAX_BLOCK } from "../src/run-events/sql-store.js";
+import { decodeBlock, foldIntoBlocks, MAX_BLOCK } from "../src/run-events/sql-store.js";
 
 const at = "2026-01-01T00:00:00.000Z";
 const row = (seq: number, event = "custom", data = `{"n":${seq}}`) => ({
@@ -22,6 +22,19 @@ describe("folding a finished run's event rows into blocks", () => {
         created_at: row(3).created_at,
       },
     ]);
+  });
+
+  it("deflates a block when that saves a quarter or more, and reads it back as the same events", () => {
+    const token = (seq: number, word: string) =>
+      row(seq, "messages-tuple", JSON.stringify({ type: "ai", id: "scripted-8ce980c7-1", content: `${word} ` }));
+    const rows = [
+      row(1, "metadata"),
+      ..."the sum is three computed by the add tool that is the final answer".split(" ").map((w, i) => token(i + 2, w)),
+    ];
+    const [block] = foldIntoBlocks("r1", rows);
+    expect(block?.event).toBe("*z");
+    expect((block?.data.length ?? 0) / rows.reduce((n, r) => n + r.event.length + r.data.length + 2, 0)).toBeLessThan(0.75);
+    expect(decodeBlock(1, block?.event ?? "", block?.data ?? "")).toEqual(rows.map((r) => ({ seq: r.seq, event: r.event, json: r.data })));
   });
 
   it("starts a new block at a gap in the sequence and after MAX_BLOCK events, and leaves a lone event as it is", () => {
