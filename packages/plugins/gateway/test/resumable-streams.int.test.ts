@@ -131,13 +131,65 @@ function resumableStreams(place: Place) {
   });
 }
 
+/** The SQL log keeps a finished run in a few rows (blocks), and reads them back as the events they hold. */
+function compactedRuns(place: Place) {
+  afterEach(cleanUp);
+
+  it("a finished run's events are folded into one row; joins from the start and from inside it, and the sweep, see every event", async () => {
+    const { dir, storage, gateway } = place();
+    const gw = await instance(dir, storage, gateway);
+    const reference = await uninterruptedRun(gw, "t-folded");
+    const { run_id: runId } = (reference[0] as SseFrame).data as { run_id: string };
+    // The run's record ends after the log has its last event (and has started folding it).
+    await expect
+      .poll(async () => ((await (await gw.call(`/api/threads/t-folded/runs/${runId}`)).json()) as { status: string }).status)
+      .toBe("success");
+    await gw.gateway.runEvents?.idle();
+    const database = await gw.client.kernel.openDatabase();
+    cleanups.push(() => database.close());
+    const rows = await database.db
+      .withTables<{ antler_run_events: { run_id: string; seq: number; event_count: number; event: string } }>()
+      .selectFrom("antler_run_events")
+      .select(["seq", "event_count", "event"])
+      .where("run_id", "=", runId)
+      .execute();
+    // One row, deflated (a run's events repeat its ids and keys).
+    expect(rows.map((r) => [Number(r.seq), Number(r.event_count), r.event])).toEqual([[1, reference.length, "*z"]]);
+
+    expect(folded(await resume(gw, "t-folded", runId))).toEqual(folded(reference));
+    const from = 37;
+    const rest = await resume(gw, "t-folded", runId, String(from));
+    expect(ids(rest)).toEqual(reference.slice(from).map((_, i) => from + 1 + i));
+    expect(folded([...reference.slice(0, from), ...rest])).toEqual(folded(reference));
+    expect(
+      (await gw.call(`/api/threads/t-folded/runs/${runId}/stream`, { headers: { "last-event-id": String(reference.length) } })).status,
+    ).toBe(204);
+    // Retention counts events, not rows.
+    expect(await gw.gateway.runEvents?.sweep(Date.now() + 48 * 3_600_000)).toBe(reference.length);
+    expect((await gw.call(`/api/threads/t-folded/runs/${runId}/stream`)).status).toBe(410);
+  });
+}
+
 describe("resumable run streams: SQLite file, SQL event log", () => {
   resumableStreams(() => ({ dir: sharedDir(), storage: { backend: "sqlite" }, gateway: {} }));
+});
+
+describe("compacted run events: SQLite file", () => {
+  compactedRuns(() => ({ dir: sharedDir(), storage: { backend: "sqlite" }, gateway: {} }));
 });
 
 describeWithPostgres("resumable run streams: PostgreSQL, SQL event log", (url) => {
   const schema = usePostgresSchema(url, { prefix: "antler_gw_resume" });
   resumableStreams(() => ({
+    dir: sharedDir(),
+    storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name },
+    gateway: {},
+  }));
+});
+
+describeWithPostgres("compacted run events: PostgreSQL", (url) => {
+  const schema = usePostgresSchema(url, { prefix: "antler_gw_fold" });
+  compactedRuns(() => ({
     dir: sharedDir(),
     storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name },
     gateway: {},

@@ -180,6 +180,27 @@ describe("run stream ids and joining a run (GET /api/threads/{id}/runs/{run}/str
     expect(inProcess.at(-1)).toMatchObject({ event: "end", data: { run_id: result.run_id } });
   });
 
+  it("a finished run leaves no bookkeeping in memory: streamed, waited for, or cancelled by a client that dropped", async () => {
+    const gw = await gatewayWithTicker();
+    await newThread(gw, "t-forget");
+    const streamed = await streamRun(gw, "t-forget");
+    expect((await readFrames(streamed.response)).frames.at(-1)?.event).toBe("end");
+    expect((await gw.call("/api/threads/t-forget/runs/wait", { method: "POST", json: { message: "tick" } })).status).toBe(200);
+    const dropper = socketDropper(gw, "/runs/stream");
+    const dropped = await streamRun(gw, "t-forget");
+    await readFrames(dropped.response, (_frame, index) => {
+      if (index === 2) dropper.drop();
+    });
+    await waitForStatus(gw, "t-forget", dropped.runId, "cancelled");
+    await gw.runEvents?.idle();
+    expect(gw.client.activeRuns).toBe(0);
+    expect(gw.runEvents?.liveRuns).toBe(0);
+    expect(gw.runEvents?.lastSeq(streamed.runId)).toBe(0);
+    expect(gw.runEvents?.lastSeq(dropped.runId)).toBe(0);
+    // What they logged is still there for joiners, from the store.
+    expect((await joinedFrames(gw, "t-forget", streamed.runId)).at(-1)?.event).toBe("end");
+  });
+
   it("the retention sweep deletes events older than retention_hours; joining the run then is a coded 410, never a partial stream", async () => {
     const gw = await gatewayWithTicker({ config: { run_events: { retention_hours: 1 } } });
     await newThread(gw, "t-retention");

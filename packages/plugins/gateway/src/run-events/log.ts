@@ -104,6 +104,8 @@ export class RunEventLog implements RunObserver {
   private flushing: Promise<void> | undefined;
   private readonly flushed = new Set<(force?: boolean) => void>();
   private sweeper: NodeJS.Timeout | undefined;
+  /** Finished runs' compactions under way (`store.compact`), off the run's path; `close` and `idle` wait for them. */
+  private readonly compacting = new Set<Promise<void>>();
   private failures = 0;
   private closed = false;
 
@@ -145,10 +147,33 @@ export class RunEventLog implements RunObserver {
       if (live.lastSeq > this.config.max_events_per_run) {
         await this.store.trim(runId, live.lastSeq, this.config.max_events_per_run);
       }
+      if (live.writtenSeq >= live.lastSeq) this.compact(runId);
     } finally {
       // Joiners still holding it finish from its memory or the store; new ones read the store.
       this.live.delete(runId);
     }
+  }
+
+  /** Runs live on this instance (their events in memory); 0 once every run has ended. */
+  get liveRuns(): number {
+    return this.live.size;
+  }
+
+  /** Resolves when the finished runs' compactions started so far are done. */
+  async idle(): Promise<void> {
+    while (this.compacting.size > 0) await Promise.all(this.compacting);
+  }
+
+  /** Folds a finished run's rows into a few (a run's tokens would otherwise be a row each, kept for retention_hours). */
+  private compact(runId: string): void {
+    if (!this.store.compact || this.closed) return;
+    const done: Promise<void> = this.store
+      .compact(runId)
+      .catch((err: unknown) =>
+        this.logger.warn({ err, run_id: runId, store: this.store.kind }, "could not compact a run's events; they stay as written"),
+      )
+      .finally(() => this.compacting.delete(done));
+    this.compacting.add(done);
   }
 
   /** The last sequence number handed out for a live run of this instance (0: not live here). */
@@ -210,7 +235,6 @@ export class RunEventLog implements RunObserver {
     }
   }
 
-  /** Resolves once everything the run produced is in the store. */
   /** Resolves once everything the run produced is in the store, or after `END_WRITE_WAIT_MS` (the store is failing). */
   private written(live: LiveRun): Promise<void> {
     if (live.writtenSeq >= live.lastSeq) return Promise.resolve();
@@ -258,6 +282,7 @@ export class RunEventLog implements RunObserver {
     this.closed = true;
     clearTimeout(this.timer);
     for (const notify of [...this.flushed]) notify();
+    await this.idle();
     await this.store.close();
   }
 

@@ -34,6 +34,11 @@ export interface RunEventStore {
   tail(runId: string): EventTail;
   /** Keeps only the run's newest `keep` events up to `lastSeq`. */
   trim(runId: string, lastSeq: number, keep: number): Promise<void>;
+  /**
+   * Stores a finished run's events in fewer, larger records (what `read` returns is unchanged). Called once the
+   * run's last event is written; optional (a Redis stream is compact already).
+   */
+  compact?(runId: string): Promise<void>;
   /** Deletes events written before `before`; returns how many (Redis streams expire on their own: 0). */
   prune(before: Date): Promise<number>;
   close(): Promise<void>;
