@@ -168,6 +168,35 @@ function compactedRuns(place: Place) {
     expect(await gw.gateway.runEvents?.sweep(Date.now() + 48 * 3_600_000)).toBe(reference.length);
     expect((await gw.call(`/api/threads/t-folded/runs/${runId}/stream`)).status).toBe(410);
   });
+
+  it("a join between the two steps of a fold (block written, the rows it covers not yet gone) sees each event once", async () => {
+    const { dir, storage, gateway } = place();
+    const gw = await instance(dir, storage, gateway);
+    const reference = await uninterruptedRun(gw, "t-half");
+    const { run_id: runId } = (reference[0] as SseFrame).data as { run_id: string };
+    await expect
+      .poll(async () => ((await (await gw.call(`/api/threads/t-half/runs/${runId}`)).json()) as { status: string }).status)
+      .toBe("success");
+    await gw.gateway.runEvents?.idle();
+    const database = await gw.client.kernel.openDatabase();
+    cleanups.push(() => database.close());
+    // Put back the single rows the block replaced, as they are between the fold's update and its delete.
+    const table = database.db.withTables<{
+      antler_run_events: { run_id: string; seq: number; event_count: number; event: string; data: string; created_at: string };
+    }>();
+    const events = reference.slice(1).map((frame, i) => ({
+      run_id: runId,
+      seq: i + 2,
+      event_count: 1,
+      event: frame.event,
+      data: JSON.stringify(frame.data),
+      created_at: new Date().toISOString(),
+    }));
+    await table.insertInto("antler_run_events").values(events).execute();
+    expect(folded(await resume(gw, "t-half", runId))).toEqual(folded(reference));
+    const rest = await resume(gw, "t-half", runId, "5");
+    expect(ids(rest)).toEqual(reference.slice(5).map((_, i) => 6 + i));
+  });
 }
 
 describe("resumable run streams: SQLite file, SQL event log", () => {

@@ -126,10 +126,15 @@ export async function createSqlRunEventStore(database: AntlerDatabase, options: 
       .limit(limit)
       .execute();
     const events: LoggedEvent[] = [];
+    // While `compact` folds a run, its block and the single rows it replaces are both there for a moment: an
+    // event is taken once, from whichever row came first.
+    let covered = afterSeq;
     for (const row of rows) {
       const seq = Number(row.seq);
-      if (Number(row.event_count) === 1) events.push({ seq, event: row.event, json: row.data });
-      else for (const e of decodeBlock(seq, row.event, row.data)) if (e.seq > afterSeq) events.push(e);
+      if (Number(row.event_count) === 1) {
+        if (seq > covered) events.push({ seq, event: row.event, json: row.data });
+      } else for (const e of decodeBlock(seq, row.event, row.data)) if (e.seq > covered) events.push(e);
+      covered = Math.max(covered, seq + Number(row.event_count) - 1);
       if (events.length >= limit) break;
     }
     return events.slice(0, limit);
@@ -217,21 +222,28 @@ export async function createSqlRunEventStore(database: AntlerDatabase, options: 
         .execute();
       const blocks = foldIntoBlocks(runId, rows);
       if (blocks.length === 0) return;
-      // Writes only (the read above is outside it, so SQLite takes the write lock at once, waiting its busy
-      // timeout); readers see the run's rows either before or after. A block whose rows went meanwhile (the
-      // retention sweep) is not put back.
-      await db.transaction().execute(async (trx) => {
-        for (const block of blocks) {
-          const deleted = await trx
-            .deleteFrom(RUN_EVENTS_TABLE)
-            .where("run_id", "=", runId)
-            .where("event_count", "=", 1)
-            .where("seq", ">=", block.seq)
-            .where("seq", "<", block.seq + block.event_count)
-            .executeTakeFirst();
-          if (Number(deleted.numDeletedRows) === block.event_count) await trx.insertInto(RUN_EVENTS_TABLE).values(block).execute();
-        }
-      });
+      // No transaction: on SQLite this handle shares the file with the client's, and a transaction held across
+      // awaits deadlocks against the other handle's synchronous busy wait (SQLITE_BUSY after busy_timeout). Each
+      // block is two single statements instead: the block takes its first row's place (a sweep or trim that
+      // removed that row meanwhile wins, and nothing is put back), then the rows it covers go; a read in between
+      // sees each event once (see `read`).
+      for (const block of blocks) {
+        const updated = await db
+          .updateTable(RUN_EVENTS_TABLE)
+          .set({ event_count: block.event_count, event: block.event, data: block.data, created_at: block.created_at })
+          .where("run_id", "=", runId)
+          .where("seq", "=", block.seq)
+          .where("event_count", "=", 1)
+          .executeTakeFirst();
+        if (Number(updated.numUpdatedRows) !== 1) continue;
+        await db
+          .deleteFrom(RUN_EVENTS_TABLE)
+          .where("run_id", "=", runId)
+          .where("event_count", "=", 1)
+          .where("seq", ">", block.seq)
+          .where("seq", "<", block.seq + block.event_count)
+          .execute();
+      }
     },
     close: () => database.close(),
   };
