@@ -42,7 +42,7 @@ export interface GatewayAppOptions {
   runEvents?: RunEventLog | null;
   logger?: Logger;
   /**
-   * Receives every unhandled error after the trace middleware has answered it with a plain 500 (the
+   * Receives every unhandled error after the trace middleware has answered it with a coded 500 (the
    * re-raise). Default: nothing beyond the error log line.
    */
   onUnhandledError?: (error: unknown, traceId: string) => void;
@@ -112,7 +112,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       options.onUnhandledError?.(error, c.get("traceId"));
       return c.res;
     }
-    // Not ours to answer: let it reach the trace middleware, which sends the plain 500.
+    // Not ours to answer: let it reach the trace middleware, which sends the coded 500.
     throw error;
   });
   app.notFound((c) =>
@@ -419,8 +419,8 @@ function toResponse(c: Context<GatewayEnv>, reply: GatewayReply): Response {
 /**
  * Binds the request's trace scope (the first valid `X-Trace-Id` value is kept, anything else replaced; never
  * inherited),
- * stamps the header on every response, and answers an unhandled error with its own plain 500 carrying the
- * header, then re-raises it. A failure inside a streaming body happens after this returns: it is the stream's
+ * stamps the header on every response, and answers an unhandled error with its own coded 500
+ * (`ANTLER_ERR_INTERNAL`, no details) carrying the header, then re-raises it. A failure inside a streaming body happens after this returns: it is the stream's
  * to report, and passes through unchanged.
  */
 function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
@@ -434,7 +434,17 @@ function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
       } catch (error) {
         unhandled = error;
         logger.error({ err: error, trace_id: traceId, method: c.req.method, path: new URL(c.req.url).pathname }, "unhandled error");
-        c.res = new Response("Internal Server Error", { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });
+        // Coded like every other error, and opaque: the details stay in the log line above, found by the trace id.
+        c.res = Response.json(
+          {
+            error: {
+              code: "ANTLER_ERR_INTERNAL",
+              message: "the server failed to answer this request",
+              hint: `The server log has the cause under trace id ${traceId}; retry, and report it if it persists.`,
+            },
+          },
+          { status: 500 },
+        );
       }
       try {
         c.res.headers.set(TRACE_ID_HEADER, traceId);

@@ -56,7 +56,7 @@ describe("trace middleware", () => {
     }
   });
 
-  it("answers an unhandled error with its own plain 500 carrying the header, logs it with the id, then re-raises", async () => {
+  it("answers an unhandled error with a coded, opaque 500 carrying the header, logs it with the id, then re-raises", async () => {
     const raised: Array<{ error: unknown; traceId: string }> = [];
     const gw = await startTestGateway({
       gateway: {
@@ -78,9 +78,12 @@ describe("trace middleware", () => {
     const response = await gw.call("/api/explode", { headers: { "X-Trace-Id": "boom-trace" } });
     expect(response.status).toBe(500);
     expect(response.headers.get("x-trace-id")).toBe("boom-trace");
-    expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
-    // Plain and opaque: no error details leak to the caller.
-    expect(await response.text()).toBe("Internal Server Error");
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    // Coded and opaque: no error details leak to the caller, the trace id leads to them.
+    const body = (await response.json()) as { error: { code: string; message: string; hint: string } };
+    expect(body.error.code).toBe("ANTLER_ERR_INTERNAL");
+    expect(JSON.stringify(body)).not.toContain("cannot read properties");
+    expect(body.error.hint).toContain("boom-trace");
     expect(raised).toHaveLength(1);
     expect(raised[0]?.traceId).toBe("boom-trace");
     expect((raised[0]?.error as Error | undefined)?.message).toBe("cannot read properties of undefined");
