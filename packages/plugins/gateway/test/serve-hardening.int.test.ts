@@ -141,7 +141,7 @@ describe.skipIf(!built)(
         expect(growth).toBeLessThan(64 * MiB);
       });
 
-      it("a 700 MB chunked JSON body to runs/wait: coded JSON 413, never the plain-text 500, server RSS growing < 64 MiB", async () => {
+      it("a 700 MB chunked JSON body to runs/wait: coded JSON 413, never a 500, server RSS growing < 64 MiB", async () => {
         const rss = watchRss(() => rssOf(child.pid as number));
         const answer = await sendStreamed(`${url}/api/threads/t/runs/wait`, {
           headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
