@@ -120,8 +120,8 @@ export function planRetention(
  * delta wrapper: retention reads checkpoints as stored), `log` the message log when the backend has one.
  *
  * Every step leaves the thread readable if the process dies after it: messages are stored before a checkpoint
- * names them, a checkpoint is rewritten in one statement, checkpoints go in one transaction per namespace, and
- * a message goes only once no checkpoint left names it.
+ * names them, a checkpoint is rewritten in one statement or transaction, checkpoints go in one transaction per
+ * namespace, and a message goes only once no checkpoint left names it.
  */
 export class CheckpointRetention {
   readonly channel: string;

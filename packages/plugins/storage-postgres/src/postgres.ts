@@ -239,7 +239,7 @@ export async function openPostgresCheckpointer(url: string, options: PostgresChe
   // The log is used in either mode: full mode still prunes what delta mode wrote.
   const log = new PostgresMessageLog(pool, { schema });
   const saver: BaseCheckpointSaver = new kit.DeltaCheckpointSaver(inner, log, { write: options.mode ?? "delta" });
-  const tables = new PostgresCheckpointTables(pool, schema);
+  const tables = new PostgresCheckpointTables(pool, schema, inner.serde);
   const retention = new kit.CheckpointRetention({ tables, saver: inner, log, policy: options.keep ?? kit.DEFAULT_RETENTION });
   let closed = false;
   return {
