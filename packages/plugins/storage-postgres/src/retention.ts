@@ -111,7 +111,8 @@ export class PostgresCheckpointTables implements CheckpointTables {
    * each value as a blob keyed by (channel, version) and shared by every checkpoint whose `channel_versions` names
    * that version; all of them hold the same value, so the blob is replaced in place and they all read the new
    * form (compaction hands the same list as a reference). Only blobs whose bytes change are written; the row's
-   * parent, metadata and versions are left as they are.
+   * parent, metadata and versions are left as they are. Answers how many checkpoints of the namespace share every
+   * changed blob, i.e. now read the new values (1 when nothing changed).
    */
   async rewrite(
     threadId: string,
@@ -119,7 +120,7 @@ export class PostgresCheckpointTables implements CheckpointTables {
     _parentId: string | null,
     checkpoint: Checkpoint,
     _metadata: CheckpointMetadata,
-  ): Promise<void> {
+  ): Promise<number> {
     const serde = this.serde;
     const values = Object.entries((checkpoint.channel_values ?? {}) as Record<string, unknown>);
     const encoded = await Promise.all(values.map(async ([channel, value]) => ({ channel, value: await serde.dumpsTyped(value) })));
@@ -134,6 +135,7 @@ export class PostgresCheckpointTables implements CheckpointTables {
       );
       const versions = row.rows[0]?.versions;
       if (!versions) throw gone(threadId, ns, checkpoint.id, "it is no longer stored");
+      const changedChannels: { channel: string; version: string }[] = [];
       for (const { channel, value } of encoded) {
         const version = versions[channel];
         if (version === undefined) throw gone(threadId, ns, checkpoint.id, `it names no version of channel ${channel}`);
@@ -145,15 +147,29 @@ export class PostgresCheckpointTables implements CheckpointTables {
               AND (type IS DISTINCT FROM $5 OR blob IS DISTINCT FROM $6)`,
           [threadId, ns, channel, version, type, blob],
         );
-        if (changed.rowCount === 0) {
-          const present = await client.query(
-            `SELECT 1 FROM ${this.t.blobs} WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4`,
-            [threadId, ns, channel, version],
-          );
-          if (present.rowCount === 0) throw gone(threadId, ns, checkpoint.id, `the value of its channel ${channel} is not stored`);
+        if (changed.rowCount !== 0) {
+          changedChannels.push({ channel, version });
+          continue;
         }
+        const present = await client.query(
+          `SELECT 1 FROM ${this.t.blobs} WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4`,
+          [threadId, ns, channel, version],
+        );
+        if (present.rowCount === 0) throw gone(threadId, ns, checkpoint.id, `the value of its channel ${channel} is not stored`);
+      }
+      let sharing = 1;
+      if (changedChannels.length > 0) {
+        const { rows } = await client.query<{ n: string }>(
+          `SELECT count(*) AS n FROM ${this.t.checkpoints} c
+            WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+              AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS w(channel, version)
+                               WHERE c.checkpoint->'channel_versions'->>w.channel IS DISTINCT FROM w.version)`,
+          [threadId, ns, changedChannels.map((c) => c.channel), changedChannels.map((c) => c.version)],
+        );
+        sharing = Math.max(1, Number(rows[0]?.n ?? 1));
       }
       await client.query("COMMIT");
+      return sharing;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       throw error;

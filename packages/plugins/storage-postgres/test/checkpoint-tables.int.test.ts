@@ -49,13 +49,15 @@ describeWithPostgres("PostgresCheckpointTables.rewrite", (url) => {
 
     const ref = { __antler_messages: 1, n: 2, r: [0, 2] };
     const tuple = await saver.getTuple(config(first.id));
-    await tables.rewrite(
+    const sharing = await tables.rewrite(
       "t",
       "",
       null,
       { ...(tuple?.checkpoint as Checkpoint), channel_values: { ...tuple?.checkpoint.channel_values, messages: ref } },
       tuple?.metadata ?? { source: "loop", step: 0, parents: {} },
     );
+    // Both checkpoints now read the reference.
+    expect(sharing).toBe(2);
     const after = await blobs();
     expect(after).toHaveLength(2);
     expect(after.find(([channel]) => channel === "title")).toEqual(titleBefore);
