@@ -34,6 +34,12 @@ export interface DeltaCheckpointOptions {
   cacheThreads?: number;
   /** ... and at most this many messages across them. Default 200,000. */
   cacheMessages?: number;
+  /**
+   * `delta` (default) stores each message once and checkpoints name them; `full` (`storage.checkpoint.mode: full`)
+   * writes whole lists as the inner saver does, and only resolves what delta mode wrote, so a thread survives a
+   * switch of mode either way.
+   */
+  write?: "delta" | "full";
 }
 
 /** A thread's message list at one checkpoint, decoded, with the log row of each message. */
@@ -71,6 +77,7 @@ export class DeltaCheckpointSaver extends BaseCheckpointSaver {
   private readonly cacheThreads: number;
   private readonly cacheMessages: number;
   private readonly reviver = new MessageRowReviver();
+  private readonly writeFull: boolean;
 
   constructor(
     readonly inner: BaseCheckpointSaver,
@@ -81,6 +88,7 @@ export class DeltaCheckpointSaver extends BaseCheckpointSaver {
     this.channel = options.channel ?? "messages";
     this.cacheThreads = options.cacheThreads ?? 256;
     this.cacheMessages = options.cacheMessages ?? 200_000;
+    this.writeFull = options.write === "full";
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -99,7 +107,7 @@ export class DeltaCheckpointSaver extends BaseCheckpointSaver {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     const list = checkpoint.channel_values?.[this.channel];
-    if (!Array.isArray(list)) return this.inner.put(config, checkpoint, metadata, newVersions);
+    if (this.writeFull || !Array.isArray(list)) return this.inner.put(config, checkpoint, metadata, newVersions);
     const threadId = String(config.configurable?.thread_id ?? "");
     const ns = String(config.configurable?.checkpoint_ns ?? "");
     const parentId = config.configurable?.checkpoint_id as string | undefined;
@@ -157,7 +165,8 @@ export class DeltaCheckpointSaver extends BaseCheckpointSaver {
     if (isMessagesRef(value)) view = await this.viewOfRef(threadId, ns, checkpointId, value);
     else if (Array.isArray(value)) view = { checkpointId, items: value, seqs: null };
     else return tuple;
-    if (remember) this.remember(cacheKey(threadId, ns), view);
+    // Full-mode writes never need a whole list's seqs, so only views of references are worth keeping then.
+    if (remember && (view.seqs || !this.writeFull)) this.remember(cacheKey(threadId, ns), view);
     (values as Record<string, unknown>)[this.channel] = view.items.slice();
     return tuple;
   }

@@ -44,8 +44,18 @@ export interface CheckpointTables {
   remove(threadId: string, ns: string, drop: readonly string[], clearWrites: readonly string[]): Promise<number>;
   /** Bytes the thread's checkpoints, writes and blobs take (not its message log). */
   bytes(threadId: string): Promise<number>;
-  /** Replaces a stored checkpoint's values in place (compaction); absent when the backend cannot. */
-  rewrite?(threadId: string, ns: string, parentId: string | null, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<void>;
+  /**
+   * Replaces a stored checkpoint's values in place (compaction); absent when the backend cannot. May answer how
+   * many checkpoints now read the new values, when the backend shares values between checkpoints (PostgreSQL's
+   * blobs); otherwise it counts as one.
+   */
+  rewrite?(
+    threadId: string,
+    ns: string,
+    parentId: string | null,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+  ): Promise<number | undefined> | Promise<void>;
 }
 
 /** What one thread's retention or compaction did (or, with `dryRun`, would do). */
@@ -120,8 +130,8 @@ export function planRetention(
  * delta wrapper: retention reads checkpoints as stored), `log` the message log when the backend has one.
  *
  * Every step leaves the thread readable if the process dies after it: messages are stored before a checkpoint
- * names them, a checkpoint is rewritten in one statement, checkpoints go in one transaction per namespace, and
- * a message goes only once no checkpoint left names it.
+ * names them, a checkpoint is rewritten in one statement or transaction, checkpoints go in one transaction per
+ * namespace, and a message goes only once no checkpoint left names it.
  */
 export class CheckpointRetention {
   readonly channel: string;
@@ -233,8 +243,10 @@ export class CheckpointRetention {
         const values = tuple?.checkpoint.channel_values as Record<string, unknown> | undefined;
         const list = values?.[this.channel];
         if (!tuple || !Array.isArray(list)) continue;
-        rewritten++;
-        if (options.dryRun) continue;
+        if (options.dryRun) {
+          rewritten++;
+          continue;
+        }
         if (!known) {
           const last = await log.lastSeq(threadId, ns);
           known = new Map();
@@ -266,7 +278,8 @@ export class CheckpointRetention {
         }
         const ref: MessagesRef = { __antler_messages: 1, n: list.length, r: toRanges(seqs) };
         const checkpoint = { ...tuple.checkpoint, channel_values: { ...values, [this.channel]: ref } } as Checkpoint;
-        await tables.rewrite(threadId, ns, head.parentId, checkpoint, tuple.metadata ?? ({} as CheckpointMetadata));
+        const shared = await tables.rewrite(threadId, ns, head.parentId, checkpoint, tuple.metadata ?? ({} as CheckpointMetadata));
+        rewritten += typeof shared === "number" ? shared : 1;
         await options.onStep?.("rewrite");
       }
     }

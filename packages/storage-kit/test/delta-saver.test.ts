@@ -48,6 +48,25 @@ describe("DeltaCheckpointSaver", () => {
     expect(((latest?.checkpoint.channel_values.messages ?? []) as AIMessage[]).map((m) => m.content)).toEqual(["summary", "hello"]);
   });
 
+  it('with write: "full" stores whole lists, still resolves references delta mode wrote, and deletes a thread\'s rows', async () => {
+    const inner = new MemorySaver();
+    const log = new MemoryMessageLog();
+    const a = new HumanMessage({ id: "h1", content: "hi" });
+    const b = new AIMessage({ id: "a1", content: "hello" });
+    const written = await putList(new DeltaCheckpointSaver(inner, log), undefined, [a, b]);
+    const full = new DeltaCheckpointSaver(inner, log, { write: "full" });
+    const read = (await full.getTuple(thread))?.checkpoint.channel_values.messages as AIMessage[];
+    expect(read.map((m) => m.content)).toEqual(["hi", "hello"]);
+    const next = await putList(full, written, [...read, new HumanMessage({ id: "h2", content: "more" })]);
+    const stored = (await inner.getTuple({ configurable: { ...thread.configurable, checkpoint_id: next } }))?.checkpoint.channel_values
+      .messages as HumanMessage[];
+    expect(stored.map((m) => m.content)).toEqual(["hi", "hello", "more"]);
+    expect(await log.lastSeq("t", "")).toBe(1);
+    await full.deleteThread("t");
+    expect(await log.lastSeq("t", "")).toBe(-1);
+    expect(await full.getTuple(thread)).toBeUndefined();
+  });
+
   it("reads a checkpoint that holds its list whole (older data) as it is, and the next write stores it once", async () => {
     const inner = new MemorySaver();
     const log = new MemoryMessageLog();

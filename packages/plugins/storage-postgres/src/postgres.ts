@@ -238,8 +238,8 @@ export async function openPostgresCheckpointer(url: string, options: PostgresChe
   const { PostgresCheckpointTables } = await import("./retention.js");
   // The log is used in either mode: full mode still prunes what delta mode wrote.
   const log = new PostgresMessageLog(pool, { schema });
-  const saver: BaseCheckpointSaver = (options.mode ?? "delta") === "delta" ? new kit.DeltaCheckpointSaver(inner, log) : inner;
-  const tables = new PostgresCheckpointTables(pool, schema);
+  const saver: BaseCheckpointSaver = new kit.DeltaCheckpointSaver(inner, log, { write: options.mode ?? "delta" });
+  const tables = new PostgresCheckpointTables(pool, schema, inner.serde);
   const retention = new kit.CheckpointRetention({ tables, saver: inner, log, policy: options.keep ?? kit.DEFAULT_RETENTION });
   let closed = false;
   return {

@@ -129,7 +129,8 @@ describeWithPostgres("PostgreSQL delta checkpoints (storage.checkpoint.mode)", (
 
   it("keeps LangGraph's own format with mode: full, and a delta checkpointer then opens and extends those threads", async () => {
     const full = await openCheckpointer(storage("full"));
-    expect(full.saver).toBeInstanceOf(PostgresSaver);
+    // Still wrapped, so references delta mode wrote resolve; its writes hold whole lists.
+    expect((full.saver as DeltaCheckpointSaver).inner).toBeInstanceOf(PostgresSaver);
     const config = { configurable: { thread_id: "full" } };
     const fullGraph = chatGraph(full.saver);
     await fullGraph.invoke({ messages: [new HumanMessage("one")] }, config);

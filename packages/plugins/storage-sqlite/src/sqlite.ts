@@ -126,7 +126,7 @@ export async function openSqliteCheckpointer(file: string, options: SqliteCheckp
   const inner = new AntlerSqliteSaver(db);
   // The log is there in either mode: full mode still reads (and retention still prunes) what delta mode wrote.
   const log = new SqliteMessageLog(db);
-  const saver: BaseCheckpointSaver = (options.mode ?? "delta") === "delta" ? new kit.DeltaCheckpointSaver(inner, log) : inner;
+  const saver: BaseCheckpointSaver = new kit.DeltaCheckpointSaver(inner, log, { write: options.mode ?? "delta" });
   const retention = new kit.CheckpointRetention({
     tables: new SqliteCheckpointTables(db, inner),
     saver: inner,
