@@ -144,6 +144,11 @@ export class CheckpointRetention {
       policy: RetentionPolicy;
       /** The list channel delta checkpoints store by reference. Default `messages`. */
       channel?: string;
+      /**
+       * `storage.checkpoint.mode`. In `full` mode compaction leaves whole lists as they are (the operator chose
+       * LangGraph's own format) and only prunes. Default `delta`.
+       */
+      mode?: "delta" | "full" | undefined;
     },
   ) {
     this.channel = options.channel ?? "messages";
@@ -220,8 +225,8 @@ export class CheckpointRetention {
   /**
    * `antler storage compact` for one thread: stores the messages of checkpoints that hold their list whole (written
    * in `full` mode or before delta checkpoints) once each in the message log and rewrites those checkpoints to name
-   * them, then prunes with a full look at the log. Without a message log (or a backend that cannot rewrite), it
-   * only prunes.
+   * them, then prunes with a full look at the log. Without a message log, with a backend that cannot rewrite, or
+   * in `full` mode, it only prunes.
    */
   async compact(threadId: string, options: RetentionRunOptions = {}): Promise<RetentionReport> {
     const bytesBefore = await this.size(threadId);
@@ -231,8 +236,8 @@ export class CheckpointRetention {
   }
 
   private async rewriteWholeLists(threadId: string, options: RetentionRunOptions): Promise<number> {
-    const { tables, log, saver } = this.options;
-    if (!log || !tables.rewrite) return 0;
+    const { tables, log, saver, mode } = this.options;
+    if (!log || !tables.rewrite || mode === "full") return 0;
     let rewritten = 0;
     for (const [ns, nsHeads] of groupByNs(await tables.heads(threadId))) {
       // Each distinct message (by its stored bytes) gets one row; rows a crashed earlier compaction stored are reused.

@@ -110,6 +110,29 @@ describe("switching storage.checkpoint.mode from delta to full (SQLite)", () => 
     expect(count(file, "SELECT count(*) FROM antler_messages")).toBe(8);
   });
 
+  it("compaction in full mode keeps LangGraph's whole lists: it prunes, and rewrites nothing into references", async () => {
+    const dir = tempDir();
+    const file = join(dir, ".antler", "data", "checkpoints.sqlite");
+    const full = await client(dir, "full");
+    await full.chat("Weather in Oslo?", { threadId: "w" });
+    await full.idle();
+    const whole = "SELECT count(*) FROM checkpoints WHERE json_type(CAST(checkpoint AS TEXT), '$.channel_values.messages') = 'array'";
+    const wholeBefore = count(file, whole);
+    expect(wholeBefore).toBeGreaterThan(0);
+    const checkpointer = (await full.kernel.openCheckpointer()) as unknown as {
+      retention: { compact(threadId: string): Promise<{ rewritten: number }> };
+      close(): Promise<void>;
+    };
+    try {
+      expect((await checkpointer.retention.compact("default/w")).rewritten).toBe(0);
+    } finally {
+      await checkpointer.close();
+    }
+    expect(count(file, whole)).toBeGreaterThan(0);
+    expect(count(file, "SELECT count(*) FROM antler_messages")).toBe(0);
+    expect((await full.getThread("w")).messages).toHaveLength(4);
+  });
+
   it("deleting a thread in full mode drops its checkpoints, writes and message rows", async () => {
     const dir = tempDir();
     const file = join(dir, ".antler", "data", "checkpoints.sqlite");

@@ -240,7 +240,13 @@ export async function openPostgresCheckpointer(url: string, options: PostgresChe
   const log = new PostgresMessageLog(pool, { schema });
   const saver: BaseCheckpointSaver = new kit.DeltaCheckpointSaver(inner, log, { write: options.mode ?? "delta" });
   const tables = new PostgresCheckpointTables(pool, schema, inner.serde);
-  const retention = new kit.CheckpointRetention({ tables, saver: inner, log, policy: options.keep ?? kit.DEFAULT_RETENTION });
+  const retention = new kit.CheckpointRetention({
+    tables,
+    saver: inner,
+    log,
+    policy: options.keep ?? kit.DEFAULT_RETENTION,
+    mode: options.mode,
+  });
   let closed = false;
   return {
     saver,

@@ -132,6 +132,7 @@ export async function openSqliteCheckpointer(file: string, options: SqliteCheckp
     saver: inner,
     log,
     policy: options.keep ?? kit.DEFAULT_RETENTION,
+    mode: options.mode,
   });
   const fileBytes = () => (file === ":memory:" ? 0 : sizeOf(file) + sizeOf(`${file}-wal`));
   return {
