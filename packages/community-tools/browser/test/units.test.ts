@@ -199,6 +199,15 @@ describe("tools", () => {
     expect(names.sort()).toEqual([...BROWSER_TOOL_NAMES].sort());
   });
 
+  it("puts every browser tool in the `browser` group: a browser-only agent gets them all, a web-only agent none", async () => {
+    const kernel = await createTestKernel({ plugins: [browserPlugin], start: false });
+    cleanups.push(() => kernel.close());
+    const ours = (tools: Array<{ name: string }>) =>
+      tools.map((t) => t.name).filter((n) => (BROWSER_TOOL_NAMES as readonly string[]).includes(n));
+    expect(ours(await kernel.getAvailableTools({ groups: ["browser"] })).sort()).toEqual([...BROWSER_TOOL_NAMES].sort());
+    expect(ours(await kernel.getAvailableTools({ groups: ["web", "bash", "file:read", "file:write"] }))).toEqual([]);
+  });
+
   it("answers a tool call with the actionable missing-browser error instead of throwing", async () => {
     const manager = new BrowserSessionManager({ config: browserConfigSchema.parse({ executable_path: "/nonexistent/chromium" }) });
     cleanups.push(() => manager.close());
