@@ -1,3 +1,4 @@
+export { createWebCaptureTool, WEB_CAPTURE_TOOL_NAME, type WebCaptureToolOptions } from "./capture-tool.js";
 export { type BrowserCheckResult, browserCheckCommand, checkBrowser } from "./check.js";
 export {
   type BrowserConfig,
@@ -23,6 +24,7 @@ export {
   loadPlaywright,
 } from "./launch.js";
 export { browserLiveRoutes, type LiveInput, type LiveViewConfig, LiveViewErrorCodes } from "./live.js";
+export { WEB_CAPTURE_TOOL_GROUP } from "./names.js";
 export {
   BROWSER_PLUGIN_NAME,
   BROWSER_SESSIONS,
@@ -37,6 +39,7 @@ export {
   MAX_FRAME_DEPTH,
   MAX_SNAPSHOT_FRAMES,
   MAX_SNAPSHOT_REFS,
+  type PageCapture,
   type SessionOptions,
   type SessionScope,
 } from "./session.js";

@@ -9,3 +9,8 @@ export const BROWSER_TOOL_NAMES = [
   "browser_screenshot",
   "browser_close",
 ] as const;
+
+/** The read-only page capture tool (group `web`): a fresh context per call, no interaction. */
+export const WEB_CAPTURE_TOOL_NAME = "web_capture";
+/** Tool group of `web_capture`: it only reads, like the fetch tools. */
+export const WEB_CAPTURE_TOOL_GROUP = "web";

@@ -5,7 +5,7 @@ import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";
 import { assertBrowserStartable, loadPlaywright } from "./launch.js";
 import { browserLiveRoutes } from "./live.js";
-import { BROWSER_TOOL_NAMES } from "./names.js";
+import { BROWSER_TOOL_NAMES, WEB_CAPTURE_TOOL_GROUP, WEB_CAPTURE_TOOL_NAME } from "./names.js";
 import { type Env, remoteToken } from "./remote.js";
 import { BrowserSessionManager } from "./session-manager.js";
 
@@ -33,7 +33,8 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
     name: BROWSER_PLUGIN_NAME,
     version: "0.1.0",
     kernel: "^0.1.0",
-    description: "Browser automation on the system Chromium: navigate, snapshot with refs, click, type, read, back, screenshot.",
+    description:
+      "Browser automation on the system Chromium: navigate, snapshot with refs, click, type, read, back, screenshot; and web_capture, a read-only page capture.",
     configSchema: browserConfigSchema,
     setup(ctx) {
       const manager = new BrowserSessionManager({ config: ctx.config, checkUrl: options.checkUrl, logger: ctx.logger, env: options.env });
@@ -69,6 +70,19 @@ export function createBrowserPlugin(options: BrowserPluginOptions = {}) {
       for (const name of BROWSER_TOOL_NAMES) {
         ctx.tools.add(async () => (await built()).get(name) ?? null, { name, group: BROWSER_TOOL_GROUP });
       }
+      // The run's model decides whether the capture is shown to it (vision) or only saved.
+      const models = ctx.kernelConfig.models;
+      const seesImages = (modelName: string | undefined) =>
+        models.find((m) => m.name === (modelName ?? ctx.kernelConfig.default_model ?? models[0]?.name))?.supports_vision === true;
+      ctx.tools.add(
+        async (assembly) =>
+          (await import("./capture-tool.js")).createWebCaptureTool({
+            manager,
+            baseDir: ctx.paths.baseDir,
+            showToModel: seesImages(assembly.modelName),
+          }),
+        { name: WEB_CAPTURE_TOOL_NAME, group: WEB_CAPTURE_TOOL_GROUP },
+      );
       // Mounted only when the gateway serves; the console shows them.
       if (ctx.config.live.enabled) provideGatewayRoutes(ctx, { routes: browserLiveRoutes(manager, ctx.config.live, ctx.logger) });
     },

@@ -6,7 +6,7 @@ import { BrowserError, BrowserErrorCodes } from "./errors.js";
 import type { CheckUrl } from "./guard.js";
 import { connectOverCdp, launchChromium } from "./launch.js";
 import { connectBrowserless, type Env } from "./remote.js";
-import { BrowserSession, type SessionOptions, type SessionScope } from "./session.js";
+import { BrowserSession, type PageCapture, type SessionOptions, type SessionScope } from "./session.js";
 
 export interface BrowserManagerOptions {
   readonly config: BrowserConfig;
@@ -49,6 +49,7 @@ export class BrowserSessionManager {
   private browser: Promise<Browser> | undefined;
   /** Capacity decisions and session creation run one at a time, so the cap holds under concurrency. */
   private admission: Promise<unknown> = Promise.resolve();
+  private captures: Promise<unknown> = Promise.resolve();
   private closed = false;
   private sweepTimer: NodeJS.Timeout | undefined;
   private lastActivity = Date.now();
@@ -211,6 +212,31 @@ export class BrowserSessionManager {
     if (!session) return;
     this.live.delete(key);
     await session.close();
+  }
+
+  /**
+   * Opens `url` in a fresh context of its own, guarded like every session, and returns its screenshot, title and
+   * final URL; the context is closed before this returns. The thread's session (page, cookies, history) is not
+   * touched, and nothing on the page is clicked or typed. Captures run one at a time, so they add at most one
+   * context to the sessions.
+   */
+  capture(scope: SessionScope, url: string, options: { fullPage?: boolean } = {}): Promise<PageCapture> {
+    const next = this.captures.then(async () => {
+      if (this.closed) throw new BrowserError(BrowserErrorCodes.CLOSED, "The browser is shut down (the kernel is closing).");
+      this.lastActivity = Date.now();
+      const browser = await this.ensureBrowser();
+      this.ensureSweep();
+      const session = await BrowserSession.open(browser, `capture\0${keyOf(scope)}`, scope, this.sessionOptions());
+      try {
+        await session.navigate(url);
+        return await session.capture(options);
+      } finally {
+        await session.close();
+        this.lastActivity = Date.now();
+      }
+    });
+    this.captures = next.catch(() => {});
+    return next;
   }
 
   /** Closes the thread's session; false when it had none. */

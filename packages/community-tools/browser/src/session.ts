@@ -69,6 +69,14 @@ function firstLine(err: unknown): string {
  * One thread's browser: a context (cookies, storage) and its current page. Actions run one at a time, so
  * parallel tool calls of one step cannot interleave on the page.
  */
+/** What `BrowserSession.capture` and `BrowserSessionManager.capture` return. */
+export interface PageCapture {
+  png: Buffer;
+  title: string;
+  /** The URL the page ended on, after redirects. */
+  url: string;
+}
+
 export class BrowserSession {
   readonly key: string;
   readonly scope: SessionScope;
@@ -647,6 +655,14 @@ export class BrowserSession {
           });
     this.screenshots++;
     return bytes.byteLength;
+  }
+
+  /** The current page as a PNG in memory (the visible part, or the whole page), with its title and URL. */
+  async capture(options: { fullPage?: boolean } = {}): Promise<PageCapture> {
+    const page = await this.currentPage();
+    const png = await page.screenshot({ type: "png", fullPage: options.fullPage ?? false, timeout: this.options.actionTimeoutMs });
+    this.screenshots++;
+    return { png, title: await page.title().catch(() => ""), url: page.url() };
   }
 
   /** A number for file names, unique within the session. */

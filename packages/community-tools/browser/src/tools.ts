@@ -50,7 +50,8 @@ function message(runtime: ToolRuntime, name: string, content: string, status: "s
   return new ToolMessage({ content, name, tool_call_id: runtime.toolCallId ?? "", status });
 }
 
-function errorText(err: unknown): string {
+/** A browser error's message for the model: the coded message, or the first line of anything else. */
+export function browserErrorText(err: unknown): string {
   if (isBrowserError(err)) return err.message;
   const text = err instanceof Error ? err.message : String(err);
   return isAntlerError(err) ? (text.split("\n")[0] ?? text) : text;
@@ -83,7 +84,7 @@ function browserTool<S extends z.ZodObject>(
         const result = await options.manager.withSession(scope, (session) => action(args, runtime)(session, scope));
         return typeof result === "string" ? message(runtime, name, result) : result;
       } catch (err) {
-        return message(runtime, name, `Error: ${errorText(err)}`, "error");
+        return message(runtime, name, `Error: ${browserErrorText(err)}`, "error");
       }
     },
   });
@@ -197,7 +198,7 @@ export function createBrowserTools(options: BrowserToolOptions): AntlerTool[] {
 }
 
 /** The virtual path of a host path inside this thread's user-data, or null if it is elsewhere. */
-function toVirtualPath(paths: ThreadPaths, hostPath: string): string | null {
+export function toVirtualPath(paths: ThreadPaths, hostPath: string): string | null {
   for (const dir of Object.keys(VIRTUAL_DIRS) as UserDataDir[]) {
     if (isWithin(paths[dir], hostPath)) {
       const rel = relative(paths[dir], hostPath).split(sep).join("/");

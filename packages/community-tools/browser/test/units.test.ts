@@ -192,11 +192,29 @@ describe("launch flags", () => {
 });
 
 describe("tools", () => {
-  it("contributes the eight browser tools", async () => {
+  it("contributes the eight browser tools and web_capture", async () => {
     const kernel = await createTestKernel({ plugins: [browserPlugin], start: false });
     cleanups.push(() => kernel.close());
     const names = (await kernel.assembleTools()).filter((e) => e.plugin === "@antler/tools-browser").map((e) => e.tool.name);
-    expect(names.sort()).toEqual([...BROWSER_TOOL_NAMES].sort());
+    expect(names.sort()).toEqual([...BROWSER_TOOL_NAMES, "web_capture"].sort());
+  });
+
+  it("puts web_capture in the web group: a read-only agent gets it without the interactive browser tools", async () => {
+    const kernel = await createTestKernel({ plugins: [browserPlugin], start: false });
+    cleanups.push(() => kernel.close());
+    const names = (await kernel.getAvailableTools({ groups: ["web"] })).map((t) => t.name);
+    expect(names).toContain("web_capture");
+    expect(names.filter((n) => n.startsWith("browser_"))).toEqual([]);
+    expect((await kernel.getAvailableTools({ groups: ["browser"] })).map((t) => t.name)).not.toContain("web_capture");
+  });
+
+  it("puts every browser tool in the `browser` group: a browser-only agent gets them all, a web-only agent none", async () => {
+    const kernel = await createTestKernel({ plugins: [browserPlugin], start: false });
+    cleanups.push(() => kernel.close());
+    const ours = (tools: Array<{ name: string }>) =>
+      tools.map((t) => t.name).filter((n) => (BROWSER_TOOL_NAMES as readonly string[]).includes(n));
+    expect(ours(await kernel.getAvailableTools({ groups: ["browser"] })).sort()).toEqual([...BROWSER_TOOL_NAMES].sort());
+    expect(ours(await kernel.getAvailableTools({ groups: ["web", "bash", "file:read", "file:write"] }))).toEqual([]);
   });
 
   it("answers a tool call with the actionable missing-browser error instead of throwing", async () => {

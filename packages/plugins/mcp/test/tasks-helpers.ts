@@ -1,6 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { definePlugin, type Kernel, type KernelConfigInput } from "@antler/kernel";
-import { createTestKernel, type ScriptedChatModel, type ScriptedStep, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { type CodePlugin, definePlugin, type Kernel, type KernelConfigInput } from "@antler/kernel";
+import {
+  createTestKernel,
+  type ScriptedChatModel,
+  type ScriptedStep,
+  type ScriptFunction,
+  scriptedModelsPlugin,
+} from "@antler/kernel/testing";
 import type { BaseMessage } from "@langchain/core/messages";
 import mcpPlugin, { type BackgroundTaskService, MCP_BACKGROUND_TASKS } from "../src/index.js";
 
@@ -123,8 +129,13 @@ export async function taskHarness(options: {
   baseDir: string;
   mcp: Record<string, unknown>;
   storage?: KernelConfigInput["storage"];
+  /** Plugins besides the MCP plugin (skills, ...). */
+  plugins?: CodePlugin[];
+  /** Replaces `taskScript`. */
+  respond?: ScriptFunction;
 }): Promise<TaskHarness> {
-  const models = scriptedModelsPlugin({ scripted: { respond: (messages) => taskScript(messages) } });
+  const respond = options.respond ?? taskScript;
+  const models = scriptedModelsPlugin({ scripted: { respond: (messages, call) => respond(messages, call) } });
   const contexts: Array<Record<string, unknown>> = [];
   const recorder = definePlugin({
     name: "@antler/test-context-recorder",
@@ -142,7 +153,7 @@ export async function taskHarness(options: {
   });
   const kernel = await createTestKernel({
     builtins: true,
-    plugins: [models, recorder, { plugin: mcpPlugin, config: options.mcp }],
+    plugins: [models, recorder, ...(options.plugins ?? []), { plugin: mcpPlugin, config: options.mcp }],
     config: {
       base_dir: options.baseDir,
       models: [{ name: "scripted", provider: "scripted" }],

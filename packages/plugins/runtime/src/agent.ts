@@ -95,6 +95,18 @@ export interface CreateAntlerAgentOptions {
   /** LangGraph recursion limit; the default of 25 is far too low for real agents. Default 1000. */
   recursionLimit?: number;
   name?: string;
+  /**
+   * Subagents without a kernel: the `task` tool and its limit middleware bound to your runner and config, as
+   * `bindSubagents({ runner, section, config })` of `@antler/plugin-subagents` returns them. The tools join `tools`;
+   * the middleware joins the chain (after a `middleware` takeover's last entry).
+   */
+  subagents?: AgentSubagents;
+}
+
+/** What `createAntlerAgent` needs to offer `task`: its tools and middleware, already bound to a runner. */
+export interface AgentSubagents {
+  readonly tools: readonly AntlerTool[];
+  readonly middleware?: readonly MiddlewareSpec[];
 }
 
 export interface AntlerAgent {
@@ -155,7 +167,12 @@ export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgen
         },
       );
     }
-    chain = options.middleware.map((spec) => ({ name: spec.name, plugin: "app", placement: {}, spec }));
+    chain = [...options.middleware, ...(options.subagents?.middleware ?? [])].map((spec) => ({
+      name: spec.name,
+      plugin: "app",
+      placement: {},
+      spec,
+    }));
     const seen = new Set<string>();
     for (const e of chain) {
       if (seen.has(e.name))
@@ -174,7 +191,8 @@ export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgen
       const spec = setting === true ? builtinMiddleware(name, { baseDir, model: options.model }) : setting;
       builtins.push(builtinEntry(name, spec));
     }
-    const extras = (options.extraMiddleware ?? []).map((item): MiddlewareEntry => {
+    const subagentMiddleware = (options.subagents?.middleware ?? []).map((spec): ExtraMiddleware => ({ spec, plugin: "subagents" }));
+    const extras = [...(options.extraMiddleware ?? []), ...subagentMiddleware].map((item): MiddlewareEntry => {
       const extra: ExtraMiddleware = "spec" in item ? item : { spec: item };
       const plugin = extra.plugin ?? "app";
       return { name: `${plugin}/${extra.spec.name}`, plugin, placement: extra.placement ?? {}, spec: extra.spec };
@@ -182,8 +200,9 @@ export function createAntlerAgent(options: CreateAntlerAgentOptions): AntlerAgen
     chain = composeChain(builtins, extras);
   }
   const pipeline = compileThreadPipeline(chain);
-  const toolNames = new Set((options.tools ?? []).map((t) => t.name));
-  const tools = [...(options.tools ?? []), ...pipeline.tools.filter((t) => !toolNames.has(t.name))];
+  const given = [...(options.tools ?? []), ...(options.subagents?.tools ?? [])];
+  const toolNames = new Set(given.map((t) => t.name));
+  const tools = [...given, ...pipeline.tools.filter((t) => !toolNames.has(t.name))];
   const agent = createAgent({
     model: options.model,
     tools,

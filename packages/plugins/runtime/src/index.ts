@@ -1,6 +1,7 @@
 export { admitRun, admittedModels, provideRunAdmission, type RunAdmissionCheck, type RunAdmissionRequest } from "./admission.js";
 export {
   type AgentFeatures,
+  type AgentSubagents,
   type AntlerAgent,
   builtinMiddleware,
   type CreateAntlerAgentOptions,

@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { definePlugin } from "@antler/kernel";
 import type { ScriptFunction } from "@antler/kernel/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it, vi } from "vitest";
@@ -25,6 +26,26 @@ function callOnce(trigger: string, tool: string): ScriptFunction {
 }
 
 const toolMessages = (messages: BaseMessage[]) => messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+
+/** Counts lead-agent builds: the runtime creates a middleware once per agent it builds, and reuses cached agents. */
+function agentBuilds() {
+  let builds = 0;
+  const plugin = definePlugin({
+    name: "test-agent-builds",
+    version: "1.0.0",
+    kernel: "^0.1.0",
+    setup(ctx) {
+      ctx.middleware.add({
+        name: "CountBuilds",
+        create: () => {
+          builds += 1;
+          return null;
+        },
+      });
+    },
+  });
+  return { plugin, builds: () => builds };
+}
 
 function setupRoot() {
   const root = temp.tempDir("antler-skills-mw-");
@@ -172,6 +193,26 @@ describe("allowed-tools policy", () => {
     const { client, runs } = await skillsClient({ root, script: callOnce("/report-writing", "write_report") });
     await client.chat("/report-writing go", { threadId: "t1" });
     expect(runs.write_report).toBe(1);
+  });
+});
+
+describe("skill changes", () => {
+  it("drop the open clients' cached agents, so the next turn runs on a freshly built agent", async () => {
+    const root = setupRoot();
+    const counter = agentBuilds();
+    const { client } = await skillsClient({ root, script: () => ({ text: "ok" }), plugins: [counter.plugin] });
+    await client.chat("hello", { threadId: "t1" });
+    await client.chat("hello", { threadId: "t2" });
+    // Cached: a second turn with nothing changed reuses the agent.
+    expect(counter.builds()).toBe(1);
+    skillsOf(client).updateSkill("report-writing", { enabled: false });
+    await client.chat("hello", { threadId: "t3" });
+    expect(counter.builds()).toBe(2);
+    skillsOf(client).reloadSkills();
+    await client.chat("hello", { threadId: "t4" });
+    expect(counter.builds()).toBe(3);
+    await client.chat("hello", { threadId: "t5" });
+    expect(counter.builds()).toBe(3);
   });
 });
 

@@ -5,6 +5,7 @@ export {
   FifoAdmissionRuntime,
   isAdmissionRejected,
 } from "./admission.js";
+export { type BindSubagentsOptions, type BoundSubagents, bindSubagents } from "./bind.js";
 export { RESULT_BRIEF_CHARS, resultBrief } from "./brief.js";
 export { checkCitations, formatCitations } from "./citations.js";
 export { type SubagentsPluginConfig, type SubagentsSection, subagentsConfigSections, subagentsPluginConfigSchema } from "./config.js";

@@ -127,6 +127,7 @@ async function start(setup: Setup) {
   return {
     client,
     runs,
+    lead: () => scripted.models.get("lead"),
     sub: () => scripted.models.get("sub"),
     hostFile: (thread: string, rel: string) => join(baseDir, "users", "default", "threads", thread, "user-data", "workspace", rel),
   };
@@ -421,6 +422,30 @@ describe("task end to end through AntlerClient, a scripted lead and a scripted s
     ]);
     const types = customEvents(events).map((e) => e.type);
     expect(types.indexOf("test_audit", types.indexOf("task_started"))).toBeLessThan(types.indexOf("task_completed"));
+  });
+
+  it("binds `task` to the lead only when subagents.enabled is true, and never to a subagent", async () => {
+    const bound: Record<string, string[] | undefined> = {};
+    for (const enabled of [true, false]) {
+      const t = await start({ lead: [{ text: "hello" }], sub: [], config: { subagents: { enabled } } });
+      await collect(t.client.stream("hi", { threadId: `bind-${enabled}` }));
+      bound[String(enabled)] = t.lead()?.calls[0]?.tools;
+    }
+    // Both leads got the sandbox tools, so the difference is the flag, not an empty tool set.
+    expect(bound.true).toEqual(expect.arrayContaining(["bash", "write_file", "task"]));
+    expect(bound.false).toEqual(expect.arrayContaining(["bash", "write_file"]));
+    expect(bound.false).not.toContain("task");
+
+    const t = await start({
+      lead: [
+        { toolCalls: [{ id: "d", name: "task", args: { description: "d", prompt: "p", subagent_type: "general-purpose" } }] },
+        { text: "ok" },
+      ],
+      sub: [{ text: "done" }],
+    });
+    await collect(t.client.stream("delegate", { threadId: "bind-sub" }));
+    expect(t.sub()?.calls[0]?.tools).toEqual(expect.arrayContaining(["bash", "write_file"]));
+    expect(t.sub()?.calls[0]?.tools).not.toContain("task");
   });
 
   it("answers an unknown subagent type with the list of available types, without running anything", async () => {

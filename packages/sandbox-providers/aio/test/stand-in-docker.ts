@@ -1,4 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
 import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,6 +9,22 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built sidecar entry; the stand-in CLI starts it as a real process for `docker run <sidecar image>`. */
 export const SIDECAR_MAIN = resolve(here, "../dist/sidecar/main.js");
+
+/**
+ * Brings `dist/` up to date (`tsc -b` of this package: a no-op when it is; a build when the
+ * sidecar is missing or older than its source), so the suites that start the real sidecar never skip or run stale
+ * code. A failed build throws with the compiler's output.
+ */
+export function buildSidecar(): void {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  const pkg = resolve(here, "..");
+  // The build info alone makes `tsc -b` skip emitting: without the sidecar it must go, so the package emits again.
+  if (!existsSync(SIDECAR_MAIN)) rmSync(resolve(pkg, "dist", ".tsbuildinfo"), { force: true });
+  const out = spawnSync(process.execPath, [tsc, "-b", pkg], { encoding: "utf8" });
+  if (out.status !== 0 || !existsSync(SIDECAR_MAIN)) {
+    throw new Error(`building the sidecar (tsc -b ${pkg}) failed, exit ${out.status}:\n${out.stdout}${out.stderr}`);
+  }
+}
 
 export interface StandInOptions {
   /** Where the sandbox's AIO API really answers (the stand-in maps the container URL onto it). */
