@@ -1,10 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runKernelCommand } from "@antler/kernel/testing";
 import { AntlerClient, checkpointThreadId, type StreamEvent } from "@antler/plugin-runtime";
-import skillsPlugin from "@antler/plugin-skills";
-import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mcpPluginConfigSchema } from "../src/index.js";
 import { type JobServer, mcpTaskConfig, startJobServer, type TaskHarness, taskHarness, waitFor } from "./tasks-helpers.js";
@@ -314,55 +312,6 @@ describe("durable MCP tasks (job-handle pattern, real MCP server over HTTP)", ()
     const again = await turn(client, "t-retry", `cancel ${taskId}`);
     expect(again.tools.cancel_background_task).toMatch(/already finished \(failed\).*ANTLER_ERR_MCP_TASK_NOT_CANCELLABLE/s);
     expect(JSON.stringify(h.kernel.logs)).not.toContain("HANDLE-");
-  });
-});
-
-describe("durable MCP tasks under a skill's allowed-tools", () => {
-  it("the task tools are not exempt: not offered, and refused without starting, listing or cancelling anything", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "antler-mcp-tasks-skill-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    mkdirSync(join(dir, "skills", "public", "echo-only"), { recursive: true });
-    writeFileSync(
-      join(dir, "skills", "public", "echo-only", "SKILL.md"),
-      "---\nname: echo-only\ndescription: Echo things.\nallowed-tools: [jobs_echo]\n---\n\nOnly echo.\n",
-    );
-    const forbidden = ["jobs_start_job", "list_background_tasks", "cancel_background_task"];
-    // Calls all three task tools at once, whatever it was offered, then answers.
-    const h = await taskHarness({
-      baseDir: dir,
-      mcp: mcpTaskConfig(server.url),
-      plugins: [skillsPlugin],
-      respond: (messages) =>
-        ToolMessage.isInstance(messages.at(-1)) || messages.at(-1)?.content === "plain"
-          ? { text: "ok" }
-          : {
-              toolCalls: [
-                { name: "jobs_start_job", args: { label: "skillblocked" } },
-                { name: "list_background_tasks", args: {} },
-                { name: "cancel_background_task", args: { task: "bgt_00000000000000000000000000000000" } },
-              ],
-            },
-    });
-    cleanups.push(() => h.close());
-    await h.service.stopPoller();
-    const client = new AntlerClient({ kernel: h.kernel });
-    cleanups.push(() => client.close());
-    const startsBefore = (await server.state()).startCalls.length;
-
-    const { tools } = await turn(client, "t-skill", "/echo-only go");
-
-    const offered = h.model().calls[0]?.tools ?? [];
-    expect(offered).toContain("jobs_echo");
-    for (const name of forbidden) {
-      expect(offered).not.toContain(name);
-      expect(tools[name]).toContain(`the tool "${name}" is not allowed while the skill "echo-only" is active`);
-    }
-    const state = await server.state();
-    expect(state.startCalls).toHaveLength(startsBefore);
-    expect(state.jobs.find((j) => j.label === "skillblocked")).toBeUndefined();
-    // Without the skill, the same turn offers them (the refusal above is the skill's, not a missing tool).
-    await turn(client, "t-plain", "plain");
-    expect(h.model().calls.at(-1)?.tools).toEqual(expect.arrayContaining(forbidden));
   });
 });
 
