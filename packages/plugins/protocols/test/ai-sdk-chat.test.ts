@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { definePlugin } from "@antler/kernel";
+import { definePlugin, emitCustomEvent } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
@@ -28,7 +28,10 @@ const lookupTools = definePlugin({
         name: "lookup",
         description: "Looks a word up.",
         schema: z.object({ word: z.string() }),
-        run: ({ word }) => JSON.stringify({ word, meaning: "a test word" }),
+        run: async ({ word }, runtime) => {
+          await emitCustomEvent({ type: "lookup_progress", word, done: true }, runtime as never);
+          return JSON.stringify({ word, meaning: "a test word" });
+        },
       }),
     );
   },
@@ -151,6 +154,10 @@ describe("the AI SDK UI message stream at /ai-sdk/chat", () => {
       state: "output-available",
       input: { word: "antler" },
       output: { word: "antler", meaning: "a test word" },
+    });
+    // A custom event is a data part named for its type.
+    expect(message?.parts.find((p) => p.type === "data-lookup_progress")).toMatchObject({
+      data: { type: "lookup_progress", word: "antler", done: true },
     });
     const text = message?.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text);
     expect(text).toEqual(["The word means: a test word."]);
