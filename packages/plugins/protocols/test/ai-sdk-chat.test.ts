@@ -37,6 +37,28 @@ const lookupTools = definePlugin({
   },
 });
 
+/** A middleware that fails the run before the agent starts when the user asks for it: a run that ends in error. */
+const failingMiddleware = definePlugin({
+  name: "failing-middleware",
+  version: "1.0.0",
+  kernel: "^0.1.0",
+  setup(ctx) {
+    ctx.middleware.add(
+      {
+        name: "FailOnRequest",
+        create: () => ({
+          name: "FailOnRequest",
+          beforeAgent(state: { messages: BaseMessage[] }) {
+            if (lastText(state.messages).includes("please fail")) throw new Error("the agent exploded");
+            return undefined;
+          },
+        }),
+      },
+      { stage: "normal" },
+    );
+  },
+});
+
 function lastText(messages: BaseMessage[]): string {
   const last = messages[messages.length - 1];
   return typeof last?.content === "string" ? last.content : "";
@@ -67,7 +89,7 @@ beforeAll(async () => {
       title: { enabled: false },
       logging: { level: "warn" },
     },
-    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, protocols],
+    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, failingMiddleware, protocols],
     cwd: dir,
     env: {},
     discover: false,
@@ -179,6 +201,19 @@ describe("the AI SDK UI message stream at /ai-sdk/chat", () => {
     expect(second.message?.parts.find((p) => p.type === "text")).toMatchObject({ text: "You said: again" });
     const thread = await client.getThread("chat-two", { userId: "alice" });
     expect(thread.messages.filter((m) => m.type === "human").map((m) => m.content)).toEqual(["hello", "again"]);
+  });
+
+  it("reports a failed run as the stream's error part, with the error's code and the trace id", async () => {
+    const chunks: UIMessageChunk[] = [];
+    for await (const chunk of await send("chat-fail", [userMessage("u1", "please fail")])) chunks.push(chunk);
+    const start = chunks[0] as Extract<UIMessageChunk, { type: "start" }>;
+    const { run_id, trace_id } = start.messageMetadata as Metadata;
+    const error = chunks.at(-1) as Extract<UIMessageChunk, { type: "error" }>;
+    expect(error.type).toBe("error");
+    expect(error.errorText).toContain("the agent exploded");
+    expect(error.errorText).toMatch(/^ANTLER_ERR_[A-Z_]+: /);
+    expect(error.errorText).toContain(trace_id);
+    expect((await client.getRun("chat-fail", run_id, { userId: "alice" })).status).toBe("error");
   });
 
   it("cancels the run when the client stops (aborts the request)", async () => {
