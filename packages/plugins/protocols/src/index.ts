@@ -1,0 +1,5 @@
+export { type AiSdkMessageMetadata, encodeUiMessageChunks, type UiMessageChunk } from "./ai-sdk/encoder.js";
+export { type AiSdkChatRequest, aiSdkChatRequestSchema, type ChatInput, chatInput } from "./ai-sdk/request.js";
+export { AI_SDK_INVALID_CHAT, type AiSdkRouteOptions, aiSdkRoutes, UI_MESSAGE_STREAM_HEADER } from "./ai-sdk/route.js";
+export { default, PROTOCOLS_PLUGIN_NAME, type ProtocolsConfig, protocolsConfigSchema } from "./plugin.js";
+export { type ProtocolEvent, type ProtocolUsage, RunEventMapper } from "./run-events.js";

@@ -1,0 +1,42 @@
+import { definePlugin } from "@antler/kernel";
+import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { z } from "zod";
+import { aiSdkRoutes } from "./ai-sdk/route.js";
+
+export const PROTOCOLS_PLUGIN_NAME = "@antler/plugin-protocols";
+
+const prefixSchema = z
+  .string()
+  .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as "/ai-sdk": starts with "/", no trailing "/", no query')
+  .refine((p) => p !== "/api" && !p.startsWith("/api/") && p !== "/health", { message: "must not be under /api or /health" });
+
+export const protocolsConfigSchema = z.strictObject({
+  ai_sdk: z
+    .strictObject({
+      enabled: z.boolean().default(true).describe("Serve the AI SDK UI message stream (useChat's DefaultChatTransport)."),
+      prefix: prefixSchema.default("/ai-sdk").describe("Where its routes live: the chat endpoint is <prefix>/chat."),
+    })
+    .prefault({}),
+  keepalive_seconds: z.number().positive().max(300).default(15).describe("A comment line this often on a quiet stream."),
+});
+
+export type ProtocolsConfig = z.output<typeof protocolsConfigSchema>;
+
+/**
+ * `@antler/plugin-protocols`: front-end protocols on the gateway, mapped from Antler's own runs, threads and auth
+ * (no second runtime). This slice serves the AI SDK UI message stream under `ai_sdk.prefix`.
+ */
+export default definePlugin({
+  name: PROTOCOLS_PLUGIN_NAME,
+  version: "0.1.0",
+  kernel: "^0.1.0",
+  description: "Open front-end protocols on the gateway: the AI SDK UI message stream for useChat.",
+  configSchema: protocolsConfigSchema,
+  setup(ctx) {
+    const config = ctx.config;
+    const keepAliveMs = config.keepalive_seconds * 1000;
+    provideGatewayRoutes(ctx, {
+      routes: config.ai_sdk.enabled ? aiSdkRoutes({ prefix: config.ai_sdk.prefix, keepAliveMs }) : [],
+    });
+  },
+});
