@@ -1,39 +1,17 @@
 import { join } from "node:path";
-import { definePlugin } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
-import { type ScriptedStep, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import type { BaseMessage } from "@langchain/core/messages";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { AntlerClient } from "../src/client/client.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
 
-const weather = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `${city}: 21°C, clear`,
-      }),
-    );
-  },
-});
-
-const toolThenAnswer = (messages: BaseMessage[]): ScriptedStep =>
-  messages.at(-1)?.getType() === "tool"
-    ? { text: `It is ${String(messages.at(-1)?.content)}.` }
-    : { toolCalls: [{ name: "get_weather", args: { city: "Oslo" } }] };
+const toolThenAnswer = weatherThenAnswer();
 
 async function client(dir: string, mode: "delta" | "full") {
   const c = await AntlerClient.create({
@@ -43,7 +21,7 @@ async function client(dir: string, mode: "delta" | "full") {
       title: { enabled: false },
       logging: { level: "warn" },
     },
-    plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weather],
+    plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weatherToolsPlugin],
     cwd: dir,
     env: {},
     discover: false,

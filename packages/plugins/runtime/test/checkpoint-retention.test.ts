@@ -1,42 +1,21 @@
 import { join } from "node:path";
 import { definePlugin } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
-import { captureLogs, type ScriptedStep, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { captureLogs, scriptedModelsPlugin } from "@antler/kernel/testing";
 import sqlitePlugin, { openSqliteCheckpointer } from "@antler/plugin-storage-sqlite";
 import type { BaseMessage } from "@langchain/core/messages";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { AntlerClient } from "../src/client/client.js";
 import { BackgroundPruner } from "../src/stores/retention.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
 
-const weather = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `${city}: 21°C, clear`,
-      }),
-    );
-  },
-});
-
 // Every turn calls the tool once, then answers: input, model, tools, model = several checkpoints per turn.
-const toolThenAnswer = (messages: BaseMessage[]): ScriptedStep =>
-  messages.at(-1)?.getType() === "tool"
-    ? { text: `It is ${String(messages.at(-1)?.content)}.` }
-    : { toolCalls: [{ name: "get_weather", args: { city: "Oslo" } }] };
+const toolThenAnswer = weatherThenAnswer();
 
 async function client(cwd: string, keep: { last?: number; turns?: boolean }, extra: Record<string, unknown> = {}) {
   const c = await AntlerClient.create({
@@ -46,7 +25,7 @@ async function client(cwd: string, keep: { last?: number; turns?: boolean }, ext
       title: { enabled: false },
       ...extra,
     },
-    plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weather],
+    plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weatherToolsPlugin],
     cwd,
     env: {},
     discover: false,
@@ -158,7 +137,7 @@ describe("checkpoint retention after runs", () => {
         storage: { backend: "sqlite", checkpointer: "failing" },
         title: { enabled: false },
       },
-      plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weather, sqlitePlugin, failing],
+      plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weatherToolsPlugin, sqlitePlugin, failing],
       cwd,
       env: {},
       discover: false,

@@ -2,16 +2,13 @@ import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { definePlugin } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
-import { describeWithPostgres, type ScriptedStep, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
 import { openPostgresCheckpointer } from "@antler/plugin-storage-postgres";
 import type { BaseMessage } from "@langchain/core/messages";
 import pg from "pg";
 import { afterEach, expect, it } from "vitest";
-import { z } from "zod";
 import { AntlerClient } from "../src/client/client.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = resolve(here, "../../../..");
@@ -30,26 +27,7 @@ afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
 
-const weather = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `${city}: 21°C, clear`,
-      }),
-    );
-  },
-});
-
-const script = (messages: BaseMessage[]): ScriptedStep =>
-  messages.at(-1)?.getType() === "tool"
-    ? { text: `It is ${String(messages.at(-1)?.content)}.` }
-    : { toolCalls: [{ name: "get_weather", args: { city: String(messages.at(-1)?.content).split(" ").at(-1) } }] };
+const script = weatherThenAnswer((messages) => String(messages.at(-1)?.content).split(" ").at(-1));
 
 /** A message as the thread shows it: everything that must survive a rewrite. */
 function describeMessage(m: BaseMessage): string {
@@ -96,7 +74,7 @@ describeWithPostgres("a PostgreSQL thread written in full mode (LangGraph's form
         title: { enabled: false },
         logging: { level: "warn" },
       },
-      plugins: [scriptedModelsPlugin({ m: script }), weather],
+      plugins: [scriptedModelsPlugin({ m: script }), weatherToolsPlugin],
       cwd: tempDir(),
       env: {},
       discover: false,

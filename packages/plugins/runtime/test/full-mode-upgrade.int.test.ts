@@ -2,16 +2,13 @@ import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { definePlugin } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
-import { type ScriptedStep, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { openSqliteCheckpointer } from "@antler/plugin-storage-sqlite";
 import type { BaseMessage } from "@langchain/core/messages";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { AntlerClient } from "../src/client/client.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, "fixtures", "full-mode-v0");
@@ -95,26 +92,7 @@ function compact(dir: string, args: string[] = [], env: Record<string, string> =
   });
 }
 
-const weather = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `${city}: 21°C, clear`,
-      }),
-    );
-  },
-});
-
-const script = (messages: BaseMessage[]): ScriptedStep =>
-  messages.at(-1)?.getType() === "tool"
-    ? { text: `It is ${String(messages.at(-1)?.content)}.` }
-    : { toolCalls: [{ name: "get_weather", args: { city: "Nice" } }] };
+const script = weatherThenAnswer(() => "Nice");
 
 async function openClient(dir: string) {
   const c = await AntlerClient.create({
@@ -124,7 +102,7 @@ async function openClient(dir: string) {
       title: { enabled: false },
       logging: { level: "warn" },
     },
-    plugins: [scriptedModelsPlugin({ m: script }), weather],
+    plugins: [scriptedModelsPlugin({ m: script }), weatherToolsPlugin],
     cwd: dir,
     env: {},
     discover: false,
