@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { StorageConfigInput } from "@antler/kernel";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import { AntlerClient, threadStateSchema } from "@antler/plugin-runtime";
+import { threadStateSchema } from "@antler/plugin-runtime";
 import { expect, it } from "vitest";
 import { countingDeltaCheckpointer, seedThreadMessages } from "../../runtime/test/fixtures/seed-thread.js";
 import { STATE_MESSAGES_PAGE } from "../src/app.js";
-import { callAsAlice, serveAsAlice } from "./fixtures.js";
+import { type callAsAlice, serveScriptedAsAlice } from "./fixtures.js";
 
 // Shared by the bounded GET /state tests on memory and SQLite (bounded-state.test.ts) and PostgreSQL
 // (bounded-state-pg.int.test.ts). The caller runs `cleanups` after each test.
@@ -17,24 +13,12 @@ export const cleanups: Array<() => Promise<void>> = [];
 export const SEEDED = 1200;
 
 export async function serve(storage: StorageConfigInput, checkpointer?: ReturnType<typeof countingDeltaCheckpointer>["saver"]) {
-  const dir = mkdtempSync(join(tmpdir(), "antler-gw-bounded-"));
-  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const client = await AntlerClient.create({
-    config: {
-      base_dir: dir,
-      models: [{ name: "m", provider: "scripted" }],
-      storage,
-      title: { enabled: false },
-      logging: { level: "error" },
-    },
-    plugins: [scriptedModelsPlugin({ m: () => ({ text: "ok" }) })],
-    cwd: dir,
-    env: {},
-    discover: false,
-    ...(checkpointer ? { checkpointer } : {}),
+  const { client, call } = await serveScriptedAsAlice(storage, cleanups, {
+    script: () => ({ text: "ok" }),
+    prefix: "antler-gw-bounded-",
+    checkpointer,
   });
-  const gateway = await serveAsAlice(client, cleanups);
-  return { client, call: callAsAlice(gateway) };
+  return { client, call };
 }
 
 export async function getState(call: ReturnType<typeof callAsAlice>, path: string) {

@@ -418,6 +418,35 @@ export async function serveAsAlice(
   return gateway;
 }
 
+/**
+ * A client on `storage` with one scripted model `m` (in a temp folder), served to Alice on loopback; its folder,
+ * client and gateway go into `cleanups`.
+ */
+export async function serveScriptedAsAlice(
+  storage: NonNullable<KernelConfigInput["storage"]>,
+  cleanups: Array<() => Promise<void>>,
+  options: { script: Script; prefix?: string; checkpointer?: AntlerClientOptions["checkpointer"] },
+): Promise<{ client: AntlerClient; gateway: RunningGateway; call: ReturnType<typeof callAsAlice> }> {
+  const dir = mkdtempSync(join(tmpdir(), options.prefix ?? "antler-gw-"));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const client = await AntlerClient.create({
+    config: {
+      base_dir: dir,
+      models: [{ name: "m", provider: "scripted" }],
+      storage,
+      title: { enabled: false },
+      logging: { level: "error" },
+    },
+    plugins: [scriptedModelsPlugin({ m: options.script })],
+    cwd: dir,
+    env: {},
+    discover: false,
+    ...(options.checkpointer ? { checkpointer: options.checkpointer } : {}),
+  });
+  const gateway = await serveAsAlice(client, cleanups);
+  return { client, gateway, call: callAsAlice(gateway) };
+}
+
 /** fetch against `gateway` with alice's key; `json` becomes the body. */
 export function callAsAlice(gateway: RunningGateway): (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response> {
   return (path, init = {}) => {

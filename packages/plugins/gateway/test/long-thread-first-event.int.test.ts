@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { StorageConfigInput } from "@antler/kernel";
-import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
-import { AntlerClient } from "@antler/plugin-runtime";
+import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { seedThreadMessages } from "../../runtime/test/fixtures/seed-thread.js";
-import { callAsAlice, serveAsAlice } from "./fixtures.js";
+import { type callAsAlice, serveScriptedAsAlice } from "./fixtures.js";
 
 // Issue 25's must-show at the HTTP boundary: on a real loopback gateway, a thread seeded to 1,000 messages answers
 // its next run's first event as fast as a fresh thread does (median ratio ≤ 2×, and under 1 s), on SQLite and on
@@ -27,23 +23,8 @@ afterEach(async () => {
 });
 
 async function gatewayOn(storage: StorageConfigInput) {
-  const dir = mkdtempSync(join(tmpdir(), "antler-gw-long-"));
-  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const client = await AntlerClient.create({
-    config: {
-      base_dir: dir,
-      models: [{ name: "m", provider: "scripted" }],
-      storage,
-      title: { enabled: false },
-      logging: { level: "error" },
-    },
-    plugins: [scriptedModelsPlugin({ m: () => ({ text: "Yes." }) })],
-    cwd: dir,
-    env: {},
-    discover: false,
-  });
-  const gateway = await serveAsAlice(client, cleanups);
-  return { client, call: callAsAlice(gateway) };
+  const { client, call } = await serveScriptedAsAlice(storage, cleanups, { script: () => ({ text: "Yes." }), prefix: "antler-gw-long-" });
+  return { client, call };
 }
 
 /** Milliseconds from the POST to the end of the run's first frame after `metadata`; reads the stream to its end. */
