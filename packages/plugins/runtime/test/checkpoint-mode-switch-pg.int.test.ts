@@ -1,16 +1,14 @@
-import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
 import type { BaseMessage } from "@langchain/core/messages";
-import pg from "pg";
 import { afterEach, expect, it } from "vitest";
-import { AntlerClient } from "../src/client/client.js";
-import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
+import type { AntlerClient } from "../src/client/client.js";
+import { schemaQuery, weatherClient } from "./fixtures/weather.js";
+import { tempDir } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
-
-const toolThenAnswer = weatherThenAnswer();
 
 /** Every checkpoint of the thread as the runtime's saver reads it: id → message contents (or what else it holds). */
 async function history(c: AntlerClient, threadId: string): Promise<Map<string, unknown>> {
@@ -30,29 +28,12 @@ async function history(c: AntlerClient, threadId: string): Promise<Map<string, u
 describeWithPostgres("switching storage.checkpoint.mode from delta to full (PostgreSQL)", (url) => {
   const schema = usePostgresSchema(url, { prefix: "antler_mode_switch" });
 
-  async function count(sql: string): Promise<number> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query(sql.replaceAll("$schema", `"${schema.name}"`));
-      return Number(Object.values(rows[0] ?? {})[0] ?? 0);
-    } finally {
-      await client.end();
-    }
-  }
+  const count = schemaQuery(url, () => schema.name);
 
   async function client(mode: "delta" | "full") {
-    const c = await AntlerClient.create({
-      config: {
-        models: [{ name: "m", provider: "scripted" }],
-        storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name, checkpoint: { mode } },
-        title: { enabled: false },
-        logging: { level: "warn" },
-      },
-      plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weatherToolsPlugin],
+    const c = await weatherClient({
+      storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name, checkpoint: { mode } },
       cwd: tempDir(),
-      env: {},
-      discover: false,
     });
     clients.push(c);
     return c;

@@ -1,31 +1,18 @@
 import { join } from "node:path";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import type { BaseMessage } from "@langchain/core/messages";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { AntlerClient } from "../src/client/client.js";
-import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
+import type { AntlerClient } from "../src/client/client.js";
+import { weatherClient } from "./fixtures/weather.js";
+import { tempDir } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
 
-const toolThenAnswer = weatherThenAnswer();
-
 async function client(dir: string, mode: "delta" | "full") {
-  const c = await AntlerClient.create({
-    config: {
-      models: [{ name: "m", provider: "scripted" }],
-      storage: { backend: "sqlite", checkpoint: { mode } },
-      title: { enabled: false },
-      logging: { level: "warn" },
-    },
-    plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weatherToolsPlugin],
-    cwd: dir,
-    env: {},
-    discover: false,
-  });
+  const c = await weatherClient({ storage: { backend: "sqlite", checkpoint: { mode } }, cwd: dir });
   clients.push(c);
   return c;
 }

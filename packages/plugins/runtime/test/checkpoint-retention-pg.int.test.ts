@@ -1,43 +1,24 @@
-import { describeWithPostgres, runKernelCommand, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { describeWithPostgres, runKernelCommand, usePostgresSchema } from "@antler/kernel/testing";
 import type { BaseMessage } from "@langchain/core/messages";
-import pg from "pg";
 import { afterEach, expect, it } from "vitest";
-import { AntlerClient } from "../src/client/client.js";
-import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
+import type { AntlerClient } from "../src/client/client.js";
+import { schemaQuery, weatherClient } from "./fixtures/weather.js";
+import { tempDir } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
 
-const toolThenAnswer = weatherThenAnswer();
-
 describeWithPostgres("checkpoint retention on PostgreSQL", (url) => {
   const schema = usePostgresSchema(url, { prefix: "antler_retention" });
 
-  async function count(sql: string): Promise<number> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query(sql.replaceAll("$schema", `"${schema.name}"`));
-      return Number(Object.values(rows[0] ?? {})[0] ?? 0);
-    } finally {
-      await client.end();
-    }
-  }
+  const count = schemaQuery(url, () => schema.name);
 
   async function client(keep: { last: number; turns?: boolean }) {
-    const c = await AntlerClient.create({
-      config: {
-        models: [{ name: "m", provider: "scripted" }],
-        storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name, checkpoint: { keep } },
-        title: { enabled: false },
-        logging: { level: "warn" },
-      },
-      plugins: [scriptedModelsPlugin({ m: toolThenAnswer }), weatherToolsPlugin],
+    const c = await weatherClient({
+      storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name, checkpoint: { keep } },
       cwd: tempDir(),
-      env: {},
-      discover: false,
     });
     clients.push(c);
     return c;

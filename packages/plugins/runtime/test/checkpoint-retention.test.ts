@@ -7,7 +7,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { AntlerClient } from "../src/client/client.js";
 import { BackgroundPruner } from "../src/stores/retention.js";
-import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
+import { weatherThenAnswer, weatherToolsPlugin } from "./fixtures/weather.js";
+import { tempDir } from "./fixtures.js";
 
 const clients: AntlerClient[] = [];
 afterEach(async () => {

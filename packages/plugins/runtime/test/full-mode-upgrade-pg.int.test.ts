@@ -2,13 +2,13 @@ import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeWithPostgres, scriptedModelsPlugin, usePostgresSchema } from "@antler/kernel/testing";
+import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
 import { openPostgresCheckpointer } from "@antler/plugin-storage-postgres";
 import type { BaseMessage } from "@langchain/core/messages";
-import pg from "pg";
 import { afterEach, expect, it } from "vitest";
-import { AntlerClient } from "../src/client/client.js";
-import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
+import type { AntlerClient } from "../src/client/client.js";
+import { schemaQuery, weatherClient, weatherThenAnswer } from "./fixtures/weather.js";
+import { tempDir } from "./fixtures.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = resolve(here, "../../../..");
@@ -38,16 +38,7 @@ function describeMessage(m: BaseMessage): string {
 describeWithPostgres("a PostgreSQL thread written in full mode (LangGraph's format, what the previous version wrote)", (url) => {
   const schema = usePostgresSchema(url, { prefix: "antler_pg_upgrade" });
 
-  async function query(sql: string): Promise<number> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query(sql.replaceAll("$schema", `"${schema.name}"`));
-      return Number(Object.values(rows[0] ?? {})[0] ?? 0);
-    } finally {
-      await client.end();
-    }
-  }
+  const query = schemaQuery(url, () => schema.name);
   // Messages blobs that hold the whole list rather than a reference into antler_messages.
   const wholeLists = () =>
     query(`SELECT count(*) FROM $schema.checkpoint_blobs
@@ -66,18 +57,11 @@ describeWithPostgres("a PostgreSQL thread written in full mode (LangGraph's form
       + (SELECT coalesce(sum(octet_length(data)), 0) FROM $schema.antler_messages)`);
 
   async function client(mode: "delta" | "full") {
-    const c = await AntlerClient.create({
-      config: {
-        models: [{ name: "m", provider: "scripted" }],
-        // No retention while writing, as before it existed: compaction prunes.
-        storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name, checkpoint: { mode, keep: { last: 100_000 } } },
-        title: { enabled: false },
-        logging: { level: "warn" },
-      },
-      plugins: [scriptedModelsPlugin({ m: script }), weatherToolsPlugin],
+    const c = await weatherClient({
+      // No retention while writing, as before it existed: compaction prunes.
+      storage: { backend: "postgres", postgres_url: url, postgres_schema: schema.name, checkpoint: { mode, keep: { last: 100_000 } } },
       cwd: tempDir(),
-      env: {},
-      discover: false,
+      script,
     });
     clients.push(c);
     return c;

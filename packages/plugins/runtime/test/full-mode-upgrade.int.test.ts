@@ -2,13 +2,13 @@ import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { openSqliteCheckpointer } from "@antler/plugin-storage-sqlite";
 import type { BaseMessage } from "@langchain/core/messages";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { AntlerClient } from "../src/client/client.js";
-import { tempDir, weatherThenAnswer, weatherToolsPlugin } from "./fixtures.js";
+import type { AntlerClient } from "../src/client/client.js";
+import { weatherClient, weatherThenAnswer } from "./fixtures/weather.js";
+import { tempDir } from "./fixtures.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, "fixtures", "full-mode-v0");
@@ -95,18 +95,7 @@ function compact(dir: string, args: string[] = [], env: Record<string, string> =
 const script = weatherThenAnswer(() => "Nice");
 
 async function openClient(dir: string) {
-  const c = await AntlerClient.create({
-    config: {
-      models: [{ name: "m", provider: "scripted" }],
-      storage: { backend: "sqlite" },
-      title: { enabled: false },
-      logging: { level: "warn" },
-    },
-    plugins: [scriptedModelsPlugin({ m: script }), weatherToolsPlugin],
-    cwd: dir,
-    env: {},
-    discover: false,
-  });
+  const c = await weatherClient({ storage: { backend: "sqlite" }, cwd: dir, script });
   clients.push(c);
   return c;
 }
