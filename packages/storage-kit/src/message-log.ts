@@ -167,10 +167,7 @@ export class MemoryMessageLog implements ThreadMessageLog {
     const byNs = this.threads.get(threadId);
     const stored = byNs?.get(checkpointNs);
     if (!byNs || !stored) return 0;
-    const left = stored.filter((row) => {
-      const at = upperBoundStart(kept, row.seq);
-      return at >= 0 && row.seq < (kept[at + 1] as number);
-    });
+    const left = stored.filter((row) => inNormalizedRanges(row.seq, kept));
     const dropped = stored.length - left.length;
     if (left.length > 0) byNs.set(checkpointNs, left);
     else byNs.delete(checkpointNs);
