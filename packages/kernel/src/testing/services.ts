@@ -74,7 +74,17 @@ export async function createPostgresTestSchema(url: string, prefix = "antler_tes
     async drop() {
       if (dropped) return;
       dropped = true;
-      await withClient(url, (client) => client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`));
+      // A client's background work (checkpoint retention after a run) may still hold locks in the schema when a
+      // test ends; PostgreSQL then picks one side of the deadlock (40P01) to fail. Dropping again succeeds.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await withClient(url, (client) => client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`));
+          return;
+        } catch (err) {
+          if ((err as { code?: string }).code !== "40P01" || attempt >= 5) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+        }
+      }
     },
   };
 }
