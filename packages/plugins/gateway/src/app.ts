@@ -23,7 +23,7 @@ import {
 } from "./request-limits.js";
 import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
-import { mountRunStreamRoutes } from "./run-stream.js";
+import { followedEvents, mountRunStreamRoutes } from "./run-stream.js";
 import { firstUsableTraceId } from "./trace-edge.js";
 
 export type { GatewayEnv } from "./env.js";
@@ -402,6 +402,11 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         signal: c.req.raw.signal,
         client,
         request: c.req.raw,
+        followRun: (threadId, runId, follow = {}) =>
+          followedEvents({ client, runEvents: options.runEvents ?? null }, principal.userId, threadId, runId, {
+            afterSeq: follow.afterSeq ?? 0,
+            signal: follow.signal ?? c.req.raw.signal,
+          }),
       });
       return toResponse(c, reply);
     });

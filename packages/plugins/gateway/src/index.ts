@@ -17,6 +17,8 @@ export {
 } from "./request-limits.js";
 export {
   defineGatewayRoute,
+  type FollowedRunEvent,
+  type FollowRunOptions,
   type GatewayErrorFields,
   type GatewayMethod,
   type GatewayReply,

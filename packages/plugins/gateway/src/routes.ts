@@ -27,6 +27,32 @@ export interface GatewayRequest<Body = unknown, Query = unknown> {
   readonly client: AntlerClient;
   /** The raw request, for headers or bodies the schemas do not cover. */
   readonly request: Request;
+  /**
+   * Follows one of this user's runs through the gateway's run event log (`stream_bridge`), from any instance:
+   * its events after `afterSeq` (default 0: from the start), live until its `end` or `error` event. Event `seq`s
+   * are the ids of the native run stream (the `metadata` event is 1), so a seq is a resume point; `values` data
+   * is the whole state. `null`: the run is over and nothing follows `afterSeq`. Throws the gateway's coded errors:
+   * RUN_NOT_FOUND (404, also for another user's run), RUN_EVENTS_DISABLED (404), RUN_EVENTS_EXPIRED (410).
+   */
+  followRun(threadId: string, runId: string, options?: FollowRunOptions): Promise<AsyncGenerator<FollowedRunEvent> | null>;
+}
+
+export interface FollowRunOptions {
+  /** The last seq the caller has; events after it follow. Default 0. */
+  afterSeq?: number;
+  /** Stops following (the generator returns). Default: the request's signal. */
+  signal?: AbortSignal;
+}
+
+/**
+ * One logged event of a run: `metadata` (seq 1: run, thread and trace ids), then the run's `StreamEvent`s by
+ * their `type` (`values`, `messages-tuple`, `custom`, `end`), or `error` last (`{ code, message, run_id }`) when
+ * it failed or was cancelled. An `error` with seq 0 is the log's own (events pruned, or the log incomplete).
+ */
+export interface FollowedRunEvent {
+  seq: number;
+  event: string;
+  data: unknown;
 }
 
 /** A plain reply is sent as JSON (default status 200); a `Response` is sent as it is. */

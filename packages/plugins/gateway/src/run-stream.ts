@@ -4,6 +4,7 @@ import type { Context, Hono } from "hono";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayEnv } from "./env.js";
 import { GatewayErrorCodes, HttpError } from "./errors.js";
+import type { FollowedRunEvent } from "./routes.js";
 import { runErrorData } from "./run-events/frames.js";
 import type { RunEventLog } from "./run-events/log.js";
 import type { LoggedEvent } from "./run-events/store.js";
@@ -110,33 +111,22 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
   });
 
   app.get("/api/threads/:id/runs/:run/stream", async (c) => {
-    const threadId = c.req.param("id");
     const runId = c.req.param("run");
-    const userId = user(c);
-    // Another user's run is RUN_NOT_FOUND (404), exactly like a missing one.
-    const record = await client.getRun(threadId, runId, { userId });
-    if (!runEvents) {
-      throw new HttpError(
-        404,
-        GatewayErrorCodes.RUN_EVENTS_DISABLED,
-        "this gateway keeps no run event log (stream_bridge: none), so runs cannot be joined",
-        "Set stream_bridge to sql (the default) or { type: redis, redis_url: ... } in the gateway config.",
-      );
-    }
-    const afterSeq = lastEventId(c);
-    const full = valuesMode(c) === "full";
-    const active = (status: string) => status === "running" || status === "pending";
-    const plan = await runEvents.prepareJoin(runId, afterSeq, active(record.status));
-    // Nothing after that id and the run is over: 204 tells an EventSource to stop reconnecting.
-    if (plan.kind === "caught-up") return c.body(null, 204, { "x-run-id": runId });
     const hangUp = new AbortController();
-    const items = runEvents.joinFrames(
-      runId,
-      afterSeq,
-      async () => active((await client.getRun(threadId, runId, { userId })).status),
-      AbortSignal.any([c.req.raw.signal, hangUp.signal]),
-      { threadMessages: async () => (await client.getThread(threadId, { userId })).messages, full },
+    const follow = await followRun(
+      { client, runEvents },
+      {
+        userId: user(c),
+        threadId: c.req.param("id"),
+        runId,
+        afterSeq: lastEventId(c),
+        full: valuesMode(c) === "full",
+        signal: AbortSignal.any([c.req.raw.signal, hangUp.signal]),
+      },
     );
+    // Nothing after that id and the run is over: 204 tells an EventSource to stop reconnecting.
+    if (follow.kind === "caught-up") return c.body(null, 204, { "x-run-id": runId });
+    const { items, traceId } = follow;
     const body = sseBody<LoggedEvent>({
       preamble: "",
       items,
@@ -144,7 +134,7 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
       frame: (event) => sseFrameRaw(event.event, event.json, event.seq > 0 ? event.seq : undefined),
       onError(error) {
         logger.error({ err: error, run_id: runId }, "joining a run's events failed");
-        return sseFrame("error", runErrorData(error, runId, record.trace_id));
+        return sseFrame("error", runErrorData(error, runId, traceId));
       },
       onCancel() {
         hangUp.abort("client disconnected");
@@ -154,6 +144,41 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
     });
     return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-run-id": runId } });
   });
+}
+
+export type FollowPlan = { kind: "caught-up" } | { kind: "stream"; traceId: string; items: AsyncGenerator<LoggedEvent> };
+
+/**
+ * A user's run's logged events after `afterSeq`, live until its `end` or `error` event, from any instance: the
+ * join route's and contributed routes' (`GatewayRequest.followRun`) one way in. Another user's run is
+ * RUN_NOT_FOUND (404), exactly like a missing one; no log is RUN_EVENTS_DISABLED (404); pruned events 410.
+ */
+export async function followRun(
+  deps: { client: AntlerClient; runEvents: RunEventLog | null },
+  request: { userId: string; threadId: string; runId: string; afterSeq: number; full: boolean; signal: AbortSignal },
+): Promise<FollowPlan> {
+  const { client, runEvents } = deps;
+  const { userId, threadId, runId, afterSeq } = request;
+  const record = await client.getRun(threadId, runId, { userId });
+  if (!runEvents) {
+    throw new HttpError(
+      404,
+      GatewayErrorCodes.RUN_EVENTS_DISABLED,
+      "this gateway keeps no run event log (stream_bridge: none), so runs cannot be joined",
+      "Set stream_bridge to sql (the default) or { type: redis, redis_url: ... } in the gateway config.",
+    );
+  }
+  const active = (status: string) => status === "running" || status === "pending";
+  const plan = await runEvents.prepareJoin(runId, afterSeq, active(record.status));
+  if (plan.kind === "caught-up") return plan;
+  const items = runEvents.joinFrames(
+    runId,
+    afterSeq,
+    async () => active((await client.getRun(threadId, runId, { userId })).status),
+    request.signal,
+    { threadMessages: async () => (await client.getThread(threadId, { userId })).messages, full: request.full },
+  );
+  return { kind: "stream", traceId: record.trace_id, items };
 }
 
 /** `?values=full`: every `values` frame the whole state, as before the delta form (for old clients). */
@@ -183,4 +208,28 @@ function lastEventId(c: Context<GatewayEnv>): number {
     );
   }
   return Number(raw);
+}
+
+/** `followRun` for contributed routes: the same plan, each event parsed, `values` whole. */
+export async function followedEvents(
+  deps: { client: AntlerClient; runEvents: RunEventLog | null },
+  userId: string,
+  threadId: string,
+  runId: string,
+  options: { afterSeq: number; signal: AbortSignal },
+): Promise<AsyncGenerator<FollowedRunEvent> | null> {
+  if (!Number.isSafeInteger(options.afterSeq) || options.afterSeq < 0) {
+    throw new HttpError(
+      400,
+      GatewayErrorCodes.INVALID_REQUEST,
+      `${options.afterSeq} is not an event id of a run stream`,
+      "Send the seq of the last event received (a whole number), or 0.",
+    );
+  }
+  const plan = await followRun(deps, { userId, threadId, runId, afterSeq: options.afterSeq, full: true, signal: options.signal });
+  if (plan.kind === "caught-up") return null;
+  const { items } = plan;
+  return (async function* () {
+    for await (const event of items) yield { seq: event.seq, event: event.event, data: JSON.parse(event.json) as unknown };
+  })();
 }

@@ -1,7 +1,9 @@
 import { definePlugin } from "@antler/kernel";
 import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { z } from "zod";
+import { agUiRoutes } from "./ag-ui/route.js";
 import { aiSdkRoutes } from "./ai-sdk/route.js";
+import { langGraphRoutes } from "./langgraph/routes.js";
 
 export const PROTOCOLS_PLUGIN_NAME = "@antler/plugin-protocols";
 
@@ -15,6 +17,21 @@ export const protocolsConfigSchema = z.strictObject({
     .strictObject({
       enabled: z.boolean().default(true).describe("Serve the AI SDK UI message stream (useChat's DefaultChatTransport)."),
       prefix: prefixSchema.default("/ai-sdk").describe("Where its routes live: the chat endpoint is <prefix>/chat."),
+    })
+    .prefault({}),
+  langgraph: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe("Serve the LangGraph Agent Server API (@langchain/langgraph-sdk's Client and useStream)."),
+      prefix: prefixSchema.default("/langgraph").describe("Where its routes live: the SDK's apiUrl is <gateway>/<prefix>."),
+    })
+    .prefault({}),
+  ag_ui: z
+    .strictObject({
+      enabled: z.boolean().default(true).describe("Serve AG-UI (@ag-ui/client's HttpAgent)."),
+      prefix: prefixSchema.default("/ag-ui").describe("Where its routes live: HttpAgent's url is <gateway>/<prefix>."),
     })
     .prefault({}),
   keepalive_seconds: z.number().positive().max(300).default(15).describe("A comment line this often on a quiet stream."),
@@ -36,7 +53,11 @@ export default definePlugin({
     const config = ctx.config;
     const keepAliveMs = config.keepalive_seconds * 1000;
     provideGatewayRoutes(ctx, {
-      routes: config.ai_sdk.enabled ? aiSdkRoutes({ prefix: config.ai_sdk.prefix, keepAliveMs }) : [],
+      routes: [
+        ...(config.ai_sdk.enabled ? aiSdkRoutes({ prefix: config.ai_sdk.prefix, keepAliveMs }) : []),
+        ...(config.langgraph.enabled ? langGraphRoutes({ prefix: config.langgraph.prefix, keepAliveMs }) : []),
+        ...(config.ag_ui.enabled ? agUiRoutes({ prefix: config.ag_ui.prefix, keepAliveMs }) : []),
+      ],
     });
   },
 });
