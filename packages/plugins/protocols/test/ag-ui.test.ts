@@ -381,13 +381,14 @@ describe("AG-UI bad input: coded errors in the gateway's shape, each with X-Trac
   }
 
   it("answers 400 naming the field for a body that does not validate", async () => {
-    expect((await expectError(await post({ threadId: "agui-bad", runId: "r" }), 400, /^ANTLER_ERR_/)).message).toMatch(/^messages: /);
-    const badThread = await expectError(await post(input("no spaces please", [user("hi")])), 400, /^ANTLER_ERR_/);
+    const invalid = "ANTLER_ERR_GATEWAY_INVALID_REQUEST";
+    expect((await expectError(await post({ threadId: "agui-bad", runId: "r" }), 400, invalid)).message).toMatch(/^messages: /);
+    const badThread = await expectError(await post(input("no spaces please", [user("hi")])), 400, invalid);
     expect(badThread.message).toMatch(/^threadId: /);
     const badProp = await expectError(
       await post(input("agui-bad", [user("hi")], { forwardedProps: { thinking_enabled: "yes" } })),
       400,
-      /^ANTLER_ERR_/,
+      invalid,
     );
     expect(badProp.message).toMatch(/^forwardedProps\.thinking_enabled: /);
   });
@@ -448,6 +449,6 @@ describe("AG-UI bad input: coded errors in the gateway's shape, each with X-Trac
   });
 
   it("answers 413 for a body over the gateway's max_json_bytes", async () => {
-    await expectError(await post(input("agui-big", [user("x".repeat(300 * 1024))])), 413, /^ANTLER_ERR_/);
+    await expectError(await post(input("agui-big", [user("x".repeat(300 * 1024))])), 413, "ANTLER_ERR_GATEWAY_PAYLOAD_TOO_LARGE");
   });
 });
