@@ -326,6 +326,30 @@ describe("AG-UI at POST /ag-ui", () => {
     );
   });
 
+  it("ends a run cancelled by someone else (a cancel call) with RUN_FINISHED's cancelled outcome, not an error", async () => {
+    const chat = agent("agui-cancelled");
+    say(chat, "wait for it");
+    let runId: string | undefined;
+    const events: BaseEvent[] = [];
+    const running = chat.runAgent(
+      {},
+      {
+        onEvent: ({ event }) => {
+          events.push(event);
+        },
+        onRunStartedEvent: ({ event }) => {
+          runId = event.runId;
+        },
+      },
+    );
+    await vi.waitFor(() => expect(runId).toBeDefined(), { timeout: 10_000, interval: 20 });
+    await client.cancelRun("agui-cancelled", runId as string, { userId: "alice" });
+    await running;
+    expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", runId, outcome: { type: "cancelled" } });
+    expect(events.map((e) => e.type)).not.toContain("RUN_ERROR");
+    expect((await client.getRun("agui-cancelled", runId as string, { userId: "alice" })).status).toBe("cancelled");
+  });
+
   it("continues the thread on a second turn with only the last user message as new input, under the client's run id", async () => {
     const chat = agent("agui-two");
     say(chat, "first");
