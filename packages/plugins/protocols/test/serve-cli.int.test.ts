@@ -150,7 +150,7 @@ describe.skipIf(!built)("the protocols under `antler serve` (compiled CLI in a c
     agent.addMessage({ id: "u1", role: "user", content: "please look up antler" });
     const events: BaseEvent[] = [];
     await agent.runAgent({}, { onEvent: ({ event }) => void events.push(event) });
-    const types = events.map((e) => e.type);
+    const types: string[] = events.map((e) => e.type);
     expect(types[0]).toBe("RUN_STARTED");
     expect(types.at(-1)).toBe("RUN_FINISHED");
     for (const type of ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT"])
