@@ -1,4 +1,5 @@
 import type { GatewayRoute } from "@antler/plugin-gateway/routes";
+import { runRoutes } from "./runs.js";
 
 export interface LangGraphRouteOptions {
   /** Where the routes live, e.g. `/langgraph`: the SDK's `apiUrl` is the gateway's origin plus this prefix. */
@@ -8,6 +9,6 @@ export interface LangGraphRouteOptions {
 }
 
 /** The LangGraph Agent Server API under `prefix`. (Skeleton: filled in by the LangGraph slices.) */
-export function langGraphRoutes(_options: LangGraphRouteOptions): GatewayRoute[] {
-  return [];
+export function langGraphRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
+  return [...runRoutes(options)];
 }
