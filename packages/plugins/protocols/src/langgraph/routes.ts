@@ -1,4 +1,6 @@
 import type { GatewayRoute } from "@antler/plugin-gateway/routes";
+import { assistantRoutes } from "./assistants.js";
+import { threadRoutes } from "./threads.js";
 
 export interface LangGraphRouteOptions {
   /** Where the routes live, e.g. `/langgraph`: the SDK's `apiUrl` is the gateway's origin plus this prefix. */
@@ -7,7 +9,11 @@ export interface LangGraphRouteOptions {
   keepAliveMs: number;
 }
 
-/** The LangGraph Agent Server API under `prefix`. (Skeleton: filled in by the LangGraph slices.) */
-export function langGraphRoutes(_options: LangGraphRouteOptions): GatewayRoute[] {
-  return [];
+/** The LangGraph Agent Server API under `prefix`: assistants, threads and (from the runs slice) runs. */
+export function langGraphRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
+  return [
+    ...assistantRoutes(options),
+    ...threadRoutes(options),
+    // ---- runs: `/threads/{id}/runs/*` and the stateless `/runs/*` (src/langgraph/runs*.ts) are added here.
+  ];
 }
