@@ -36,6 +36,7 @@ const script = (messages: BaseMessage[]) => {
       ],
     };
   }
+  if (text.includes("wait")) return { text: "too late", delayMs: 60_000 };
   return { text: `You said: ${text}` };
 };
 
@@ -228,7 +229,7 @@ describe("LangGraph threads", () => {
     const red = await alice.threads.search({ metadata: { team: "red" }, sortBy: "thread_id", sortOrder: "asc" });
     expect(red.map((t) => t.thread_id)).toEqual(["s-1", "s-2"]);
     // A search carries the last message as a preview, never the whole thread.
-    expect((red[0]?.values as { messages: unknown[] }).messages).toHaveLength(1);
+    expect((red[0]?.values as { messages?: unknown[] } | undefined)?.messages).toHaveLength(1);
     expect(
       (await alice.threads.search({ metadata: { team: "red" }, sortBy: "thread_id", sortOrder: "asc", limit: 1, offset: 1 })).map(
         (t) => t.thread_id,
@@ -253,6 +254,25 @@ describe("LangGraph threads", () => {
       { id: "call-ask", value: expect.objectContaining({ question: "Which city?", options: ["Oslo", "Rome"], kind: "choice" }) },
     ]);
     expect((await alice.threads.search({ status: "interrupted" })).map((t) => t.thread_id)).toContain("t-ask");
+  });
+
+  it("reports a thread busy while its run runs, refuses to copy or update its state meanwhile, and idle once it is cancelled", async () => {
+    await alice.threads.create({ threadId: "t-busy" });
+    const stop = new AbortController();
+    let admitted: () => void = () => {};
+    const running = new Promise<void>((resolve) => (admitted = resolve));
+    const events = antler.stream("wait for it", { threadId: "t-busy", userId: "alice", signal: stop.signal, onAdmitted: () => admitted() });
+    const consumed = (async () => {
+      for await (const _ of events);
+    })().catch(() => undefined);
+    await running;
+    expect((await alice.threads.get("t-busy")).status).toBe("busy");
+    expect((await alice.threads.search({ status: "busy" })).map((t) => t.thread_id)).toEqual(["t-busy"]);
+    expect((await failure(alice.threads.copy("t-busy"))).body.code).toBe("ANTLER_ERR_THREAD_BUSY");
+    expect((await failure(alice.threads.updateState("t-busy", { values: { title: "x" } }))).status).toBe(409);
+    stop.abort();
+    await consumed;
+    expect((await alice.threads.get("t-busy")).status).toBe("idle");
   });
 
   it("updates metadata (merged), copies a thread with its messages, and deletes it", async () => {
