@@ -205,11 +205,12 @@ describe("LangGraph threads", () => {
   it("updates state: appends a message as a node, and the thread reads it back", async () => {
     await seeded("t-update");
     const before = await alice.threads.getState("t-update");
-    const { checkpoint } = await alice.threads.updateState("t-update", {
+    const { configurable: checkpoint } = await alice.threads.updateState("t-update", {
       values: { messages: [{ type: "ai", content: "An added note." }] },
       asNode: "model_request",
     });
-    expect(checkpoint.checkpoint_id).not.toBe(before.checkpoint.checkpoint_id);
+    expect(checkpoint?.checkpoint_id).toBeTruthy();
+    expect(checkpoint?.checkpoint_id).not.toBe(before.checkpoint.checkpoint_id);
     const thread = await alice.threads.get<{ messages: Array<{ content: string }> }>("t-update");
     expect(thread.values.messages.at(-1)?.content).toBe("An added note.");
     const [latest] = await alice.threads.getHistory("t-update", { limit: 1 });

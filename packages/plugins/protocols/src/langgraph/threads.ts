@@ -241,9 +241,9 @@ async function updateState(req: GatewayRequest): Promise<GatewayReply> {
     ...(body.as_node !== undefined ? { asNode: body.as_node } : {}),
     ...(checkpointId !== undefined ? { checkpointId } : {}),
   });
-  return {
-    body: { checkpoint: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: result.checkpoint_id, checkpoint_map: null } },
-  };
+  const checkpoint = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: result.checkpoint_id };
+  // LangGraph's servers answer `checkpoint`; the SDK's type reads `configurable`: both name the new checkpoint.
+  return { body: { checkpoint, configurable: checkpoint } };
 }
 
 async function readState(req: GatewayRequest, checkpointId: string | undefined, select: readonly string[]): Promise<GatewayReply> {
