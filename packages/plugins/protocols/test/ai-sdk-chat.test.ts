@@ -518,5 +518,5 @@ describe("backpressure at /ai-sdk/chat", () => {
     expect(tail.endsWith("data: [DONE]\n\n")).toBe(true);
     expect(floodCalls).toBe(FLOOD_ROUNDS + 1);
     expect((await client.getRun("chat-flood", runId, { userId: "alice" })).status).toBe("success");
-  });
+  }, 120_000);
 });
