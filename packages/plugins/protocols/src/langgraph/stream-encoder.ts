@@ -1,8 +1,8 @@
 import type { SerializedMessage, StreamEvent, ValuesEvent } from "@antler/plugin-runtime";
+import { isRecord } from "./http.js";
+import { type LangGraphInterrupt, pendingInterrupt } from "./interrupts.js";
 import { type LangGraphMessage, type LangGraphValues, toLangGraphMessage, toLangGraphValues } from "./messages.js";
-import { type LangGraphInterrupt, pendingInterrupt } from "./runs-interrupts.js";
 import type { StreamMode } from "./runs-request.js";
-import { isRecord } from "./runs-wire.js";
 
 /** One SSE frame of the LangGraph stream: `event:` and its JSON `data:`. */
 export interface LangGraphFrame {
