@@ -12,7 +12,7 @@ import {
 } from "@antler/plugin-runtime";
 import { z } from "zod";
 import { LangGraphError, LangGraphErrorCodes, parseRequest, unsupported } from "./errors.js";
-import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute } from "./http.js";
+import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, searchPageFields } from "./http.js";
 
 /** The lead agent's assistant id and the graph id of every assistant (one graph, configured per agent). */
 export const LEAD_ASSISTANT_ID = "agent";
@@ -118,10 +118,8 @@ const assistantFilterSchema = z.object({
 });
 
 const assistantSearchSchema = assistantFilterSchema.extend({
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
+  ...searchPageFields,
   sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).optional(),
-  sort_order: z.enum(["asc", "desc"]).optional(),
   select: z
     .array(
       z.enum(["assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at", "metadata", "version"]),

@@ -45,6 +45,13 @@ export function queryFlag(req: LangGraphRequest, name: string): boolean {
   return value === "1" || value === "true";
 }
 
+/** The paging and order fields of LangGraph's search bodies (`assistants.search`, `threads.search`). */
+export const searchPageFields = {
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_order: z.enum(["asc", "desc"]).optional(),
+};
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

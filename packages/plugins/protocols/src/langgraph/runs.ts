@@ -18,6 +18,7 @@ import {
 } from "./runs-request.js";
 import { LangGraphStreamEncoder } from "./stream-encoder.js";
 import { type FrameGroup, LANGGRAPH_SSE_HEADERS, langGraphSseBody, parseLastEventId, type ResumePoint } from "./stream-sse.js";
+import { threadValues } from "./threads.js";
 
 type Req = LangGraphRequest;
 
@@ -227,10 +228,9 @@ async function finalState(run: LaunchedRun): Promise<Record<string, unknown>> {
     for await (const event of run.items) encoder.encode(event);
   } catch (error) {
     const { code, message } = failure(error);
-    return { ...(encoder.values ?? {}), __error__: { error: code, message } };
+    return encoder.finalValues({ error: code, message });
   }
-  const interrupt = encoder.interrupt;
-  return { ...(encoder.values ?? {}), ...(interrupt ? { __interrupt__: [interrupt] } : {}) };
+  return encoder.finalValues();
 }
 
 async function waitRun(req: Req, threadId: string): Promise<GatewayReply> {
@@ -444,22 +444,7 @@ async function joinRun(req: Req): Promise<GatewayReply> {
     if (code !== "ANTLER_ERR_RUN_EVENTS_DISABLED" && code !== "ANTLER_ERR_RUN_EVENTS_EXPIRED") throw error;
     const record = await req.client.getRun(threadId, runId, { userId: req.userId });
     if (ACTIVE.has(record.status)) throw error;
-    const thread = await req.client.getThread(threadId, { userId: req.userId });
-    encoder.encode({
-      type: "values",
-      data: {
-        title: thread.title ?? null,
-        messages: thread.messages,
-        artifacts: thread.artifacts,
-        summary_text: thread.summary_text,
-        todos: thread.todos,
-        stop_reason: null,
-      },
-    });
+    encoder.encode({ type: "values", data: threadValues(await req.client.getThread(threadId, { userId: req.userId })) });
   }
-  const interrupt = encoder.interrupt;
-  return {
-    status: 200,
-    body: { ...(encoder.values ?? {}), ...(interrupt ? { __interrupt__: [interrupt] } : {}), ...(failed ? { __error__: failed } : {}) },
-  };
+  return { status: 200, body: encoder.finalValues(failed) };
 }

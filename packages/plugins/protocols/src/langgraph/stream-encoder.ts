@@ -71,6 +71,15 @@ export class LangGraphStreamEncoder {
     return this.lastValues ? toLangGraphValues(this.lastValues) : undefined;
   }
 
+  /**
+   * The run's final values as `runs.wait` and `runs.join` answer them: the last state, with `__interrupt__` when the
+   * run ended on a question and `__error__` (`{ error: <code>, message }`) when it failed.
+   */
+  finalValues(failed?: { error: string; message: string }): Record<string, unknown> {
+    const interrupt = this.interrupt;
+    return { ...(this.values ?? {}), ...(interrupt ? { __interrupt__: [interrupt] } : {}), ...(failed ? { __error__: failed } : {}) };
+  }
+
   private fromValues(data: ValuesEvent["data"]): LangGraphFrame[] {
     const before = this.lastValues;
     this.lastValues = data;

@@ -1,10 +1,10 @@
 // LangGraph threads over Antler's threads: records, metadata, state at checkpoints, history, copies. Every read
 // and write is the caller's own (`req.userId`); another user's thread answers exactly like a missing one.
 import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
-import type { AntlerClient, SerializedMessage, ThreadCheckpoint, ThreadRecord, ValuesEvent } from "@antler/plugin-runtime";
+import type { AntlerClient, SerializedMessage, ThreadCheckpoint, ThreadDetails, ThreadRecord, ValuesEvent } from "@antler/plugin-runtime";
 import { z } from "zod";
 import { invalidRequest, parseRequest, unsupported } from "./errors.js";
-import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, queryValues } from "./http.js";
+import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, queryValues, searchPageFields } from "./http.js";
 import { INTERRUPT_TAIL, type LangGraphInterrupt, pendingInterrupt } from "./interrupts.js";
 import { type LangGraphValues, toLangGraphValues } from "./messages.js";
 
@@ -82,17 +82,20 @@ export async function loadLangGraphThread(
   });
   const status = await threadStatus(client, userId, threadId, thread.messages);
   const hasState = thread.messages_total > 0 || thread.todos !== null || thread.artifacts.length > 0;
-  const values: ValuesEvent["data"] | null = hasState
-    ? {
-        title: thread.title,
-        messages: preview !== undefined ? thread.messages.slice(-preview) : thread.messages,
-        artifacts: thread.artifacts,
-        summary_text: thread.summary_text,
-        todos: thread.todos,
-        stop_reason: null,
-      }
-    : null;
+  const values = hasState ? threadValues(thread, preview !== undefined ? thread.messages.slice(-preview) : thread.messages) : null;
   return toLangGraphThread(thread, values, status);
+}
+
+/** A thread read with `client.getThread` as the run state (`values`) it holds; `messages`: the ones to put in. */
+export function threadValues(thread: ThreadDetails, messages: SerializedMessage[] = thread.messages): ValuesEvent["data"] {
+  return {
+    title: thread.title ?? null,
+    messages,
+    artifacts: thread.artifacts,
+    summary_text: thread.summary_text,
+    todos: thread.todos,
+    stop_reason: null,
+  };
 }
 
 // ------------------------------------------------------------------ routes
@@ -123,10 +126,8 @@ const searchSchema = z.object({
     .refine((v) => Object.keys(v).length === 0, "filtering by state values is not supported; filter by metadata, ids or status")
     .optional(),
   status: statusSchema.optional(),
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
+  ...searchPageFields,
   sort_by: z.enum(["thread_id", "status", "created_at", "updated_at", "state_updated_at"]).optional(),
-  sort_order: z.enum(["asc", "desc"]).optional(),
   select: z
     .array(
       z.enum([
