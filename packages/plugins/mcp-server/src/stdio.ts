@@ -17,26 +17,34 @@ export async function serveStdio(io: CliIO, config: McpServerConfig, logger: Log
   const stdin = (io.stdin ?? process.stdin) as Readable;
   const client = new AntlerClient({ kernel: io.kernel, userId: config.stdio.user });
   const server = createAntlerMcpServer({ client, config, logger, caller: { userId: config.stdio.user } });
-  const closed = new Promise<string>((resolve) => {
-    server.onclose = () => resolve("the MCP connection closed");
+  let reason = "the MCP connection closed";
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
   });
-  const stop = () => void server.close();
+  const stopOn = (why: string) => () => {
+    reason = why;
+    void server.close();
+  };
+  const onSignal = (signal: NodeJS.Signals) => stopOn(signal)();
+  const onEnd = stopOn("stdin closed");
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
-  for (const signal of signals) process.on(signal, stop);
-  stdin.once("end", stop);
-  stdin.once("close", stop);
+  for (const signal of signals) process.on(signal, onSignal);
+  stdin.once("end", onEnd);
+  stdin.once("close", onEnd);
   try {
     await server.connect(new StdioServerTransport(stdin, io.stdout as Writable));
     logger.info({ user_id: config.stdio.user }, "MCP server on stdio");
-    const reason = await closed;
-    logger.info({ reason, live_runs: client.activeRuns }, "MCP server stopping");
+    await closed;
+    const live = client.activeRuns;
     // Closing the server aborted every call in flight; wait for their runs to record the cancel.
     await client.cancelAll("the MCP client went away", CANCEL_WAIT_MS);
+    // stderr, never stdout: stdout is the protocol's.
+    io.stderr.write(`antler mcp serve: stopped (${reason}; ${live} live runs cancelled)\n`);
     return 0;
   } finally {
-    for (const signal of signals) process.off(signal, stop);
-    stdin.off("end", stop);
-    stdin.off("close", stop);
+    for (const signal of signals) process.off(signal, onSignal);
+    stdin.off("end", onEnd);
+    stdin.off("close", onEnd);
     await client.close();
   }
 }
