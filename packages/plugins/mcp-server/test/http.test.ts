@@ -83,9 +83,11 @@ interface AskResult {
   files: Array<{ uri: string; name: string; path: string }>;
 }
 
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as AskResult;
-const texts = (result: { content?: unknown }) =>
-  ((result.content ?? []) as Array<{ type: string; text?: string }>).filter((c) => c.type === "text").map((c) => c.text ?? "");
+const structured = (result: object) => (result as { structuredContent?: unknown }).structuredContent as AskResult;
+const texts = (result: object) =>
+  (((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>)
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "");
 
 describe("MCP server over streamable HTTP at /mcp", () => {
   it("lists the lead agent and the user's custom agents as ask_<agent> tools with a message/thread_id input", async () => {

@@ -26,7 +26,7 @@ interface AskResult {
   run_id: string;
   files: Array<{ uri: string }>;
 }
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as AskResult;
+const structured = (result: object) => (result as { structuredContent?: unknown }).structuredContent as AskResult;
 
 describe.skipIf(!built)("`antler mcp serve` over stdio (compiled CLI in a child process; needs a build first)", () => {
   let dir: string;
