@@ -21,10 +21,14 @@ export default definePlugin({
     ctx.commands.add({
       name: "mcp serve",
       summary: "Serve this distribution's agents as MCP tools over stdio (for Claude Desktop, Cursor, Zed or another agent).",
-      usage: "antler mcp serve [--config <file>]",
+      usage: "antler mcp serve [--config <file>] [-v]",
       async run(args: string[], io: CliIO) {
-        if (args.length > 0) {
-          io.stderr.write(`antler mcp serve: unexpected argument ${JSON.stringify(args[0])}\nUsage: antler mcp serve [--config <file>]\n`);
+        // -v/--verbose is the CLI's own (info logs, on stderr); anything else is a mistake.
+        const unexpected = args.find((a) => a !== "-v" && a !== "--verbose");
+        if (unexpected !== undefined) {
+          io.stderr.write(
+            `antler mcp serve: unexpected argument ${JSON.stringify(unexpected)}\nUsage: antler mcp serve [--config <file>] [-v]\n`,
+          );
           return 2;
         }
         const { serveStdio } = await import("./stdio.js");
