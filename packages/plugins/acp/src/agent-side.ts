@@ -13,6 +13,7 @@ import { RunEventMapper } from "@antler/plugin-protocols/run-events";
 import type { AntlerClient, StreamEvent } from "@antler/plugin-runtime";
 import { MODEL_META_KEY, TRACE_META_KEY } from "./acp-turn.js";
 import { AcpUpdateEncoder, acpStopReason, historyUpdates, planEntries, promptText } from "./agent-updates.js";
+import type { EditorBridge } from "./editor-bridge.js";
 
 /** Key of the Antler run id in a prompt response's `_meta`. */
 export const RUN_META_KEY = "antler/run_id";
@@ -33,6 +34,8 @@ export interface AcpAgentOptions {
   model?: string | undefined;
   logger: Logger;
   version: string;
+  /** Where the editor tools find this connection and its sessions' folders. */
+  editor?: EditorBridge | undefined;
 }
 
 interface Session {
@@ -48,7 +51,7 @@ interface Session {
  * the ones created or loaded on that connection, as ACP scopes them).
  */
 export function createAcpAgent(options: AcpAgentOptions): AgentApp {
-  const { client, userId, logger } = options;
+  const { client, userId, logger, editor } = options;
   const sessions = new Map<string, Session>();
 
   const session = (sessionId: string): Session => {
@@ -58,7 +61,12 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
   };
 
   return agent({ name: "antler" })
+    .onConnect((connection) => {
+      editor?.attach(connection.client);
+      void connection.closed.then(() => editor?.detach());
+    })
     .onRequest("initialize", ({ params }) => {
+      editor?.setCapabilities(params.clientCapabilities);
       logger.debug({ client: params.clientInfo?.name, protocol_version: params.protocolVersion }, "ACP client connected");
       return {
         protocolVersion: PROTOCOL_VERSION,
@@ -78,6 +86,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
         .createThread({ userId, metadata: { [CWD_METADATA_KEY]: params.cwd, source: "acp" } })
         .catch((err: unknown) => Promise.reject(toRequestError(err)));
       sessions.set(thread.thread_id, { threadId: thread.thread_id, cwd: params.cwd });
+      editor?.openSession(thread.thread_id, params.cwd);
       const hint = params._meta?.[MODEL_META_KEY];
       if (typeof hint === "string")
         logger.debug({ thread_id: thread.thread_id, hint }, "ACP model hint ignored: runs use --model or the config");
@@ -107,6 +116,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       if (plan.length > 0) await send(peer, threadId, [{ sessionUpdate: "plan", entries: plan }]);
       if (first.title) await send(peer, threadId, [{ sessionUpdate: "session_info_update", title: first.title }]);
       sessions.set(threadId, { threadId, cwd: params.cwd });
+      editor?.openSession(threadId, params.cwd);
       return {};
     })
     .onNotification("session/cancel", ({ params }) => {

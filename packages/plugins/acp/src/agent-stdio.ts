@@ -3,6 +3,7 @@ import { ndJsonStream } from "@agentclientprotocol/sdk";
 import type { CliIO, Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { createAcpAgent } from "./agent-side.js";
+import type { EditorBridge } from "./editor-bridge.js";
 
 export interface ServeAcpStdioOptions {
   io: CliIO;
@@ -12,6 +13,7 @@ export interface ServeAcpStdioOptions {
   model?: string | undefined;
   logger: Logger;
   version: string;
+  editor?: EditorBridge | undefined;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   shutdown: Promise<unknown>;
 }

@@ -87,6 +87,7 @@ export function planEntries(todos: unknown): PlanEntry[] {
 
 const KIND_BY_TOOL: Readonly<Record<string, ToolKind>> = {
   read_file: "read",
+  read_editor_file: "read",
   view_image: "read",
   ls: "search",
   glob: "search",
@@ -97,6 +98,7 @@ const KIND_BY_TOOL: Readonly<Record<string, ToolKind>> = {
   write_file: "edit",
   str_replace: "edit",
   edit_file: "edit",
+  write_editor_file: "edit",
   bash: "execute",
   execute: "execute",
   web_fetch: "fetch",

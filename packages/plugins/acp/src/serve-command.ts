@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { AntlerError, assertSafeId, type CliCommand, type CliIO, ErrorCodes, type Logger } from "@antler/kernel";
 import type { AcpServeConfig } from "./config.js";
+import type { EditorBridge } from "./editor-bridge.js";
 
 const USAGE = "antler acp [--config <file>] [--user <id>] [--agent <name>] [--model <name>]";
 
@@ -48,7 +49,7 @@ export function serveSettings(args: string[], config: AcpServeConfig): { userId:
 }
 
 /** `antler acp`: serve an Antler agent to one ACP client (an editor such as Zed) over stdio. */
-export function acpCommand(options: { config: AcpServeConfig; logger: Logger; version: string }): CliCommand {
+export function acpCommand(options: { config: AcpServeConfig; logger: Logger; version: string; editor?: EditorBridge }): CliCommand {
   return {
     name: "acp",
     summary: "Serve an Antler agent over the Agent Client Protocol on stdio (for editors such as Zed), until stdin closes or SIGTERM.",
@@ -60,7 +61,15 @@ export function acpCommand(options: { config: AcpServeConfig; logger: Logger; ve
       const shutdown = nextShutdownSignal();
       const client = new AntlerClient({ kernel: io.kernel, userId: settings.userId });
       try {
-        await serveAcpStdio({ io, client, logger: options.logger, version: options.version, shutdown: shutdown.signal, ...settings });
+        await serveAcpStdio({
+          io,
+          client,
+          logger: options.logger,
+          version: options.version,
+          editor: options.editor,
+          shutdown: shutdown.signal,
+          ...settings,
+        });
         return 0;
       } finally {
         shutdown.dispose();

@@ -2,9 +2,9 @@
 // loopback, a tool from a local plugin file), driven by the ACP SDK's client side over its stdio, and by Antler's
 // own ACP client tool (`invoke_acp_agent`): one Antler distribution calling another over ACP.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import {
@@ -48,6 +48,16 @@ function startModel(): Promise<OpenAICompatibleServer> {
           { content: "Write the answer", status: "pending" },
         ];
         return { toolCalls: [{ name: "write_todos", args: { todos } }] };
+      }
+      const editorCall = [
+        ["read the notes", "read_editor_file", { path: "notes.md" }],
+        ["write the greeting", "write_editor_file", { path: "src/hello.txt", content: "hi from antler" }],
+        ["read outside", "read_editor_file", { path: "/etc/hostname" }],
+      ].find(([phrase]) => text.includes(phrase as string));
+      if (editorCall) {
+        const result = body.messages.at(-1)?.content;
+        if (afterTool) return { text: `Tool said: ${typeof result === "string" ? result : JSON.stringify(result)}` };
+        return { toolCalls: [{ name: editorCall[1] as string, args: editorCall[2] as Record<string, unknown> }] };
       }
       if (text.includes("ask me")) {
         return {
@@ -118,8 +128,8 @@ interface AcpProcess {
   exited: Promise<number | null>;
 }
 
-/** Spawns `antler acp` and connects the ACP SDK's client side to its stdio. */
-function startAcp(dir: string, args: string[] = []): AcpProcess {
+/** Spawns `antler acp` and connects the ACP SDK's client side to its stdio (with a file system on `fsRoot`). */
+function startAcp(dir: string, args: string[] = [], fsRoot?: string): AcpProcess {
   const child = spawn(process.execPath, [bin, "acp", "--config", join(dir, "config.yaml"), ...args], {
     cwd: dir,
     env: { ...process.env, ANTLER_CONFIG: "", ANTLER_LOG_LEVEL: "info" },
@@ -136,6 +146,20 @@ function startAcp(dir: string, args: string[] = []): AcpProcess {
   const app = client({ name: "acp-test-client" }).onNotification("session/update", ({ params }) => {
     updates.push(params);
   });
+  if (fsRoot !== undefined) {
+    // An editor's file system: real files, and only under its project folder.
+    const inRoot = (path: string) => {
+      if (!path.startsWith(`${fsRoot}/`)) throw new Error(`not in the project: ${path}`);
+      return path;
+    };
+    app
+      .onRequest("fs/read_text_file", ({ params }) => ({ content: readFileSync(inRoot(params.path), "utf8") }))
+      .onRequest("fs/write_text_file", ({ params }) => {
+        mkdirSync(dirname(inRoot(params.path)), { recursive: true });
+        writeFileSync(params.path, params.content);
+        return {};
+      });
+  }
   const connection = app.connect(
     ndJsonStream(
       Writable.toWeb(child.stdin as Writable) as WritableStream<Uint8Array>,
@@ -154,10 +178,10 @@ async function stopAcp(p: AcpProcess | undefined): Promise<void> {
 const updatesOf = (p: AcpProcess, sessionId: string): SessionUpdate[] =>
   p.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update);
 
-async function initialize(p: AcpProcess) {
+async function initialize(p: AcpProcess, fs = false) {
   return p.connection.agent.request("initialize", {
     protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: fs, writeTextFile: fs }, terminal: false },
     clientInfo: { name: "acp-test-client", version: "0.0.0" },
   });
 }
@@ -408,6 +432,43 @@ describe.skipIf(!built)("`antler acp` driven by the ACP SDK's client over stdio 
       expect(code, second.stderr.text.slice(-3000)).toBe(0);
     } finally {
       await stopAcp(second);
+    }
+  }, 90_000);
+
+  it("with a client that offers fs, the agent reads and writes the project through it; never outside the session's cwd", async () => {
+    // The first process's client offered no fs: its runs never had the editor tools.
+    const toolNames = model.requests.flatMap((r) =>
+      ((r.body as { tools?: Array<{ function?: { name?: string } }> } | undefined)?.tools ?? []).map((t) => t.function?.name),
+    );
+    expect(toolNames).toContain("lookup");
+    expect(toolNames).not.toContain("read_editor_file");
+
+    const project = mkdtempSync(join(tmpdir(), "antler-acp-project-"));
+    writeFileSync(join(project, "notes.md"), "UNSAVED-EDITOR-NOTES");
+    const editor = startAcp(dir, [], project);
+    try {
+      await initialize(editor, true);
+      const { sessionId: s } = await editor.connection.agent.request("session/new", { cwd: project, mcpServers: [] });
+      const say = async (text: string) => {
+        const before = editor.updates.length;
+        await editor.connection.agent.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text }] });
+        return editor.updates
+          .slice(before)
+          .map((n) => n.update)
+          .filter((u) => u.sessionUpdate === "agent_message_chunk")
+          .map((u) => (u.content.type === "text" ? u.content.text : ""))
+          .join("");
+      };
+      expect(await say("please read the notes")).toContain("UNSAVED-EDITOR-NOTES");
+      expect(await say("please write the greeting")).toContain("Wrote");
+      expect(readFileSync(join(project, "src/hello.txt"), "utf8")).toBe("hi from antler");
+      const outside = await say("please read outside");
+      expect(outside).toContain("outside the session's folder");
+      const calls = updatesOf(editor, s).filter((u) => u.sessionUpdate === "tool_call");
+      expect(calls.map((c) => (c as { kind?: string }).kind)).toEqual(["read", "edit", "read"]);
+    } finally {
+      await stopAcp(editor);
+      rmSync(project, { recursive: true, force: true });
     }
   }, 90_000);
 
