@@ -21,6 +21,8 @@ export const RUN_META_KEY = "antler/run_id";
 export const CWD_METADATA_KEY = "acp_cwd";
 
 const THREAD_NOT_FOUND = "ANTLER_ERR_THREAD_NOT_FOUND";
+/** Threads read per `session/list` page. */
+const LIST_PAGE = 50;
 /** Messages read per page when `session/load` replays a thread, so a long thread is never held whole. */
 const HISTORY_PAGE = 200;
 
@@ -75,6 +77,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
           promptCapabilities: { image: false, audio: false, embeddedContext: true },
           // Antler runs with its own configured MCP servers; the client's are not taken (see the README).
           mcpCapabilities: { http: false, sse: false },
+          sessionCapabilities: { list: {} },
         },
         agentInfo: { name: "antler", title: "Antler", version: options.version },
         authMethods: [],
@@ -118,6 +121,21 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       sessions.set(threadId, { threadId, cwd: params.cwd });
       editor?.openSession(threadId, params.cwd);
       return {};
+    })
+    .onRequest("session/list", async ({ params }) => {
+      const offset = params.cursor ? Number(params.cursor) : 0;
+      if (!Number.isInteger(offset) || offset < 0)
+        throw RequestError.invalidParams({ cursor: params.cursor }, "unknown cursor; pass a nextCursor from session/list");
+      const page = await client
+        .listThreads({ userId, limit: LIST_PAGE, offset })
+        .catch((err: unknown) => Promise.reject(toRequestError(err)));
+      // Only threads that are ACP sessions have a cwd; a page may hold none of them and still have a next one.
+      const sessions = page.flatMap((thread) => {
+        const cwd = thread.metadata[CWD_METADATA_KEY];
+        if (typeof cwd !== "string" || (params.cwd && cwd !== params.cwd)) return [];
+        return [{ sessionId: thread.thread_id, cwd, title: thread.title, updatedAt: thread.updated_at }];
+      });
+      return { sessions, ...(page.length === LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}) };
     })
     .onNotification("session/cancel", ({ params }) => {
       const turn = sessions.get(params.sessionId)?.turn;

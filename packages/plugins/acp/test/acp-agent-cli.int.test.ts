@@ -226,6 +226,7 @@ describe.skipIf(!built)("`antler acp` driven by the ACP SDK's client over stdio 
     expect(init.agentCapabilities).toMatchObject({
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
+      sessionCapabilities: { list: {} },
     });
     expect(init.agentInfo?.name).toBe("antler");
   }, 90_000);
@@ -326,6 +327,10 @@ describe.skipIf(!built)("`antler acp` driven by the ACP SDK's client over stdio 
         timeout: 30_000,
       })
       .toBe(true);
+    // One turn per session: a second prompt meanwhile is refused, and the first goes on.
+    await expect(
+      acp.connection.agent.request("session/prompt", { sessionId: stalled, prompt: [{ type: "text", text: "and this?" }] }),
+    ).rejects.toMatchObject({ code: -32600, message: expect.stringContaining("already running") });
     await acp.connection.agent.notify("session/cancel", { sessionId: stalled });
     const response = await prompt;
     expect(response.stopReason).toBe("cancelled");
