@@ -8,7 +8,7 @@ import {
   RequestError,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
-import { isAntlerError, type Logger } from "@antler/kernel";
+import { ErrorCodes, isAntlerError, type Logger } from "@antler/kernel";
 import { RunEventMapper } from "@antler/plugin-protocols/run-events";
 import type { AntlerClient, StreamEvent } from "@antler/plugin-runtime";
 import { MODEL_META_KEY, TRACE_META_KEY } from "./acp-turn.js";
@@ -101,7 +101,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       try {
         first = await client.getThread(threadId, { userId, messages: { limit: 0 } });
       } catch (err) {
-        if (isAntlerError(err, THREAD_NOT_FOUND) || isAntlerError(err, "ANTLER_ERR_PATH_UNSAFE"))
+        if (isAntlerError(err, THREAD_NOT_FOUND) || isAntlerError(err, ErrorCodes.PATH_UNSAFE))
           throw RequestError.sessionNotFound(threadId);
         throw toRequestError(err);
       }
