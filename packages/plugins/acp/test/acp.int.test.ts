@@ -218,14 +218,15 @@ describe("invoke_acp_agent through a real AntlerClient and a real ACP agent proc
           command: process.execPath,
           args: [AGENT_SCRIPT],
           description: "Stalls.",
-          timeout_seconds: 0.5,
+          // The stalling agent never finishes; 2 s leaves a loaded machine time to start it and hear its first chunk.
+          timeout_seconds: 2,
           env: { ACP_TEST_AGENT_MODE: "stall" },
         },
       },
     });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(tool.status).toBe("error");
-    expect(tool.content).toContain("did not finish within 0.5s");
+    expect(tool.content).toContain("did not finish within 2s");
     expect(tool.content).toContain("Working on it.");
     expect(tool.content).not.toContain("SECRET-THOUGHT");
     expect(existsSync(join(workspace, "cancel.txt"))).toBe(true);
