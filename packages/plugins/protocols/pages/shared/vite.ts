@@ -19,6 +19,8 @@ export function pageConfig(pageDir: URL): UserConfig {
       modulePreload: { polyfill: false },
       sourcemap: false,
       reportCompressedSize: false,
+      // One bundle per page (React and the SDK included), loaded once: no code splitting to tune.
+      chunkSizeWarningLimit: 1024,
       rolldownOptions: {
         // The SDKs' "use client" directives mean nothing in a plain browser bundle.
         onwarn(warning, warn) {
