@@ -104,7 +104,7 @@ function Chat({ apiKey }: { apiKey: string }) {
 /** What the run asks (an ask_clarification question and its options, or any other interrupt value) and the answer. */
 function InterruptForm({ value, onAnswer }: { value: unknown; onAnswer: (answer: string) => void }) {
   const [answer, setAnswer] = useState("");
-  const asked = typeof value === "object" && value !== null ? (value as { question?: unknown; options?: unknown }) : {};
+  const asked = typeof value === "object" && value !== null ? (value as { question?: unknown; options?: unknown; context?: unknown }) : {};
   const question = typeof asked.question === "string" ? asked.question : typeof value === "string" ? value : JSON.stringify(value);
   const options = Array.isArray(asked.options) ? asked.options.filter((o): o is string => typeof o === "string") : [];
   const submit = (event: FormEvent) => {
@@ -114,6 +114,7 @@ function InterruptForm({ value, onAnswer }: { value: unknown; onAnswer: (answer:
   return (
     <section className="interrupt" data-testid="interrupt" aria-label="The assistant asks">
       <p>{question}</p>
+      {typeof asked.context === "string" ? <span className="context">{asked.context}</span> : null}
       {options.length > 0 ? (
         <div className="options">
           {options.map((option) => (
