@@ -49,7 +49,8 @@ function Chat({ apiKey }: { apiKey: string }) {
   const messages = stream.messages.filter((m) => m.type === "human" || m.type === "ai");
   // Each tool call's card shows its result: the tool message answering it, once it is in.
   const results = new Map(stream.messages.flatMap((m) => (m.type === "tool" ? [[m.tool_call_id, m] as const] : [])));
-  const interrupt = busy ? undefined : stream.interrupt;
+  // A breakpoint (an interrupt with no value) asks nothing a form could answer.
+  const interrupt = busy || stream.interrupt?.value === undefined ? undefined : stream.interrupt;
   const rejoinedRun = threadId === null ? null : sessionStorage.getItem(`lg:stream:${threadId}`);
   return (
     <main className="page">
