@@ -92,6 +92,7 @@ describeWithChromium("the useChat page (@ai-sdk/react) against a live gateway", 
     await page.getByTestId("status").getByText("ready").waitFor();
     await expect.poll(async () => (await server.client.getRun(threadOf(page), runId, { userId: "alice" })).status).toBe("cancelled");
     expect(await answer(page).textContent()).not.toContain("word60");
+    await page.getByTestId("stopped").waitFor();
     await screenshot(page, "protocols-ai-sdk-stopped");
     await page.context().close();
   });

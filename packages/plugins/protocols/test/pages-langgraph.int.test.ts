@@ -113,6 +113,7 @@ describeWithChromium("the useStream page (@langchain/langgraph-sdk/react) agains
     await status(page).getByText("idle").waitFor();
     await expect.poll(() => runStatus(threadOf(page), runId)).toBe("cancelled");
     expect(await answer(page).textContent()).not.toContain("word60");
+    await page.getByTestId("stopped").waitFor();
     await screenshot(page, "protocols-langgraph-stopped");
     await page.context().close();
   });

@@ -47,17 +47,20 @@ function Chat({ apiKey, threadId, initialMessages }: { apiKey: string; threadId:
   );
   const { messages, sendMessage, status, stop, error } = useChat({ id: threadId, messages: initialMessages, transport, resume: true });
   const [input, setInput] = useState("");
+  const [stopped, setStopped] = useState(false);
   const busy = status === "submitted" || status === "streaming";
   // Stop ends the request and asks the gateway to cancel the run by its id: a dropped connection alone (a reload)
   // must not end a run that the page can rejoin.
   const stopRun = () => {
     const runId = (messages.findLast((m) => m.role === "assistant")?.metadata as RunMetadata | undefined)?.run_id;
     void stop();
+    setStopped(true);
     if (runId !== undefined) void cancelRun(apiKey, threadId, runId);
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (input.trim() === "" || busy) return;
+    setStopped(false);
     void sendMessage({ text: input });
     setInput("");
   };
@@ -75,6 +78,11 @@ function Chat({ apiKey, threadId, initialMessages }: { apiKey: string; threadId:
         {messages.map((message) => (
           <Message key={message.id} message={message} />
         ))}
+        {stopped && !busy ? (
+          <p className="note" data-testid="stopped">
+            Stopped: the run was cancelled.
+          </p>
+        ) : null}
       </div>
       {error ? <p className="error">{error.message}</p> : null}
       <form className="composer" onSubmit={submit}>

@@ -39,10 +39,12 @@ function Chat({ apiKey }: { apiKey: string }) {
     onCreated: (run) => setRunId(run.run_id),
   });
   const [input, setInput] = useState("");
+  const [stopped, setStopped] = useState(false);
   const busy = stream.isLoading;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (input.trim() === "" || busy) return;
+    setStopped(false);
     void stream.submit({ messages: [{ type: "human", content: input }] });
     setInput("");
   };
@@ -84,6 +86,11 @@ function Chat({ apiKey }: { apiKey: string }) {
               : null}
           </article>
         ))}
+        {stopped && !busy ? (
+          <p className="note" data-testid="stopped">
+            Stopped: the run was cancelled.
+          </p>
+        ) : null}
         {interrupt ? (
           <InterruptForm value={interrupt.value} onAnswer={(answer) => void stream.submit(null, { command: { resume: answer } })} />
         ) : null}
@@ -94,7 +101,15 @@ function Chat({ apiKey }: { apiKey: string }) {
         <button type="submit" disabled={busy || input.trim() === ""}>
           Send
         </button>
-        <button type="button" className="secondary" onClick={() => void stream.stop()} disabled={!busy}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => {
+            setStopped(true);
+            void stream.stop();
+          }}
+          disabled={!busy}
+        >
           Stop
         </button>
       </form>
