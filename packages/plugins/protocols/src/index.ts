@@ -1,3 +1,15 @@
+export {
+  AG_UI_PROTOCOL_VERSION,
+  AgUiEncoder,
+  type AgUiEvent,
+  type AgUiRunIds,
+  type AgUiRunResult,
+  type AgUiState,
+  agUiState,
+} from "./ag-ui/encoder.js";
+export { diffJsonPatch, type JsonPatchOperation } from "./ag-ui/json-patch.js";
+export { type AgUiRunInput, type AgUiTurn, agUiForwardedPropsSchema, agUiRunInputSchema, agUiTurn } from "./ag-ui/request.js";
+export { AG_UI_INVALID_INPUT, type AgUiRouteOptions, agUiRoutes } from "./ag-ui/route.js";
 export { type AiSdkMessageMetadata, encodeUiMessageChunks, type UiMessageChunk } from "./ai-sdk/encoder.js";
 export { type AiSdkChatRequest, aiSdkChatRequestSchema, type ChatInput, chatInput } from "./ai-sdk/request.js";
 export { AI_SDK_INVALID_CHAT, type AiSdkRouteOptions, aiSdkRoutes, UI_MESSAGE_STREAM_HEADER } from "./ai-sdk/route.js";

@@ -24,7 +24,8 @@ export type ProtocolEvent =
   | { kind: "text-delta"; messageId: string; delta: string }
   | { kind: "text-end"; messageId: string }
   | { kind: "tool-call"; messageId: string; toolCallId: string; toolName: string; args: Record<string, unknown> }
-  | { kind: "tool-result"; toolCallId: string; toolName: string; output: string; isError: boolean; artifact?: unknown }
+  /** `messageId`: the tool message's own id, when the run event carries one. */
+  | { kind: "tool-result"; toolCallId: string; toolName: string; output: string; isError: boolean; artifact?: unknown; messageId?: string }
   /** A state key changed: `todos`, `title` or `artifacts`, with its whole new value. */
   | { kind: "state"; key: "todos" | "title" | "artifacts"; value: unknown }
   /** A custom event a tool, middleware or subagent emitted; `name` is its `type` (or `custom` when it has none). */
@@ -92,6 +93,7 @@ export class RunEventMapper {
         toolName,
         output: data.content,
         isError: data.status === "error",
+        ...(data.id !== undefined ? { messageId: data.id } : {}),
         ...(data.artifact !== undefined ? { artifact: data.artifact } : {}),
       };
       return [...this.closeText(), result];
