@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type BaseEvent, HttpAgent } from "@ag-ui/client";
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@antler/kernel/testing";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -141,5 +142,20 @@ describe.skipIf(!built)("the protocols under `antler serve` (compiled CLI in a c
     const runs = await fetch(`${url}/api/threads/${chatId}/runs`, { headers: { authorization: `Bearer ${ALICE_KEY}` } });
     const [run] = ((await runs.json()) as { runs: Array<{ run_id: string; trace_id: string; status: string }> }).runs;
     expect(run).toMatchObject({ run_id: metadata.run_id, trace_id: metadata.trace_id, status: "success" });
+  });
+
+  it("AG-UI: HttpAgent.runAgent gets a tool call with its result and the answer, in AG-UI's order", async () => {
+    const threadId = `cli-ag-ui-${Date.now()}`;
+    const agent = new HttpAgent({ url: `${url}/ag-ui`, threadId, headers: { authorization: `Bearer ${ALICE_KEY}` } });
+    agent.addMessage({ id: "u1", role: "user", content: "please look up antler" });
+    const events: BaseEvent[] = [];
+    await agent.runAgent({}, { onEvent: ({ event }) => void events.push(event) });
+    const types: string[] = events.map((e) => e.type);
+    expect(types[0]).toBe("RUN_STARTED");
+    expect(types.at(-1)).toBe("RUN_FINISHED");
+    for (const type of ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT"])
+      expect(types).toContain(type);
+    expect(types.indexOf("TOOL_CALL_RESULT")).toBeLessThan(types.indexOf("TEXT_MESSAGE_START"));
+    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "The word means: a test word." });
   });
 });
