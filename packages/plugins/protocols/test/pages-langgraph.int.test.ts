@@ -102,6 +102,23 @@ describeWithChromium("the useStream page (@langchain/langgraph-sdk/react) agains
     await page.context().close();
   });
 
+  // Skipped: the /langgraph thread state carries the pending interrupt only in its top-level `interrupts`, while
+  // useStream reads a reloaded thread's interrupt from `tasks[].interrupts` (or `values.__interrupt__`), as
+  // LangGraph's own server sends it; after a reload the form does not come back. Unskip when the state has it there.
+  it.skip("reloads while a question waits: the form is back (from the thread's state) and answering it finishes the turn", async () => {
+    const page = await openChat();
+    await send(page, "pick a colour");
+    await page.getByTestId("interrupt").getByText("Which colour should the chart use?").waitFor();
+    await page.reload();
+    const form = page.getByTestId("interrupt");
+    await form.getByText("Which colour should the chart use?").waitFor();
+    await form.getByLabel("Answer").fill("blue");
+    await form.getByRole("button", { name: "Answer" }).click();
+    await page.getByText("Painting the chart blue now.").waitFor();
+    await status(page).getByText("idle").waitFor();
+    await page.context().close();
+  });
+
   it("stops a run mid-stream: the Antler run ends cancelled and the page shows the thread as the server kept it", async () => {
     const page = await openChat();
     await send(page, "a long story please");
