@@ -1,6 +1,6 @@
 // A small chat page on `useChat` from `@ai-sdk/react`, talking to Antler's AI SDK endpoint (`POST /ai-sdk/chat`):
 // the chat id is the Antler thread id (kept in the URL), answers stream in as text and tool parts, Stop aborts the
-// request (the gateway cancels the run), and `resume: true` rejoins a run still going after a reload.
+// stream and cancels the run, and `resume: true` rejoins a run still going after a reload.
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, getToolName, isToolUIPart, type UIMessage } from "ai";
 import { type FormEvent, StrictMode, useEffect, useMemo, useState } from "react";
@@ -42,20 +42,24 @@ function App() {
 
 function Chat({ apiKey, threadId, initialMessages }: { apiKey: string; threadId: string; initialMessages: UIMessage[] }) {
   const transport = useMemo(
-    () => new DefaultChatTransport<UIMessage>({ api: `${gatewayUrl()}/ai-sdk/chat`, headers: { authorization: `Bearer ${apiKey}` } }),
+    () =>
+      new DefaultChatTransport<UIMessage>({
+        api: `${gatewayUrl()}/ai-sdk/chat`,
+        headers: { authorization: `Bearer ${apiKey}` },
+        // A dropped connection (a reload, a closed tab) leaves the run going, so the page can rejoin it.
+        body: { on_disconnect: "continue" },
+      }),
     [apiKey],
   );
   const { messages, sendMessage, status, stop, error } = useChat({ id: threadId, messages: initialMessages, transport, resume: true });
   const [input, setInput] = useState("");
   const [stopped, setStopped] = useState(false);
   const busy = status === "submitted" || status === "streaming";
-  // Stop ends the request and asks the gateway to cancel the run by its id: a dropped connection alone (a reload)
-  // must not end a run that the page can rejoin.
+  // The run outlives its request (on_disconnect "continue"), so Stop ends the stream and cancels the run itself.
   const stopRun = () => {
-    const runId = (messages.findLast((m) => m.role === "assistant")?.metadata as RunMetadata | undefined)?.run_id;
     void stop();
     setStopped(true);
-    if (runId !== undefined) void cancelRun(apiKey, threadId, runId);
+    void cancelActiveRun(apiKey, threadId);
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -98,10 +102,12 @@ function Chat({ apiKey, threadId, initialMessages }: { apiKey: string; threadId:
   );
 }
 
-async function cancelRun(apiKey: string, threadId: string, runId: string): Promise<void> {
-  const path = `/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`;
-  // A run that already ended answers 409: nothing left to stop.
-  await fetch(`${gatewayUrl()}${path}`, { method: "POST", headers: { authorization: `Bearer ${apiKey}` } }).catch(() => undefined);
+/** `DELETE /ai-sdk/chat/{id}/stream`: cancels the chat's active run (204 when none is left to stop). */
+async function cancelActiveRun(apiKey: string, threadId: string): Promise<void> {
+  await fetch(`${gatewayUrl()}/ai-sdk/chat/${encodeURIComponent(threadId)}/stream`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${apiKey}` },
+  }).catch(() => undefined);
 }
 
 function Message({ message }: { message: UIMessage }) {
