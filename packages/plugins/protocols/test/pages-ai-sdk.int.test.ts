@@ -88,7 +88,9 @@ describeWithChromium("the useChat page (@ai-sdk/react) against a live gateway", 
       .getByText(/\bword2\b/)
       .waitFor();
     const runId = await runIdOf(page);
+    const cancelled = page.waitForRequest((r) => r.method() === "DELETE" && r.url().endsWith(`/ai-sdk/chat/${threadOf(page)}/stream`));
     await page.getByRole("button", { name: "Stop" }).click();
+    await cancelled;
     await page.getByTestId("status").getByText("ready").waitFor();
     await expect.poll(async () => (await server.client.getRun(threadOf(page), runId, { userId: "alice" })).status).toBe("cancelled");
     expect(await answer(page).textContent()).not.toContain("word60");
@@ -105,7 +107,11 @@ describeWithChromium("the useChat page (@ai-sdk/react) against a live gateway", 
       .waitFor();
     const runId = await runIdOf(page);
     const thread = threadOf(page);
+    const resumed = page.waitForRequest(
+      (r) => r.method() === "GET" && new URL(r.url()).pathname === `/ai-sdk/chat/${encodeURIComponent(thread)}/stream`,
+    );
     await page.reload();
+    await resumed;
     // The same thread, the earlier user message from the thread's history, and the run's answer streaming again.
     expect(threadOf(page)).toBe(thread);
     await page.locator('article[data-role="user"]').getByText("the story again").waitFor();

@@ -93,7 +93,12 @@ describeWithChromium("the useStream page (@langchain/langgraph-sdk/react) agains
     await form.getByText("Which colour should the chart use?").waitFor();
     await status(page).getByText("waiting for you").waitFor();
     await screenshot(page, "protocols-langgraph-interrupt");
+    // The answer goes back as LangGraph's resume command, not as a new message.
+    const resumed = page.waitForRequest(
+      (r) => r.method() === "POST" && r.url().endsWith("/runs/stream") && r.postDataJSON()?.command?.resume === "green",
+    );
     await form.getByRole("button", { name: "green" }).click();
+    await resumed;
     await page.getByText("Painting the chart green now.").waitFor();
     await status(page).getByText("idle").waitFor();
     expect(await form.count()).toBe(0);
@@ -146,7 +151,9 @@ describeWithChromium("the useStream page (@langchain/langgraph-sdk/react) agains
       .waitFor();
     const runId = await runIdOf(page);
     const thread = threadOf(page);
+    const joined = page.waitForRequest((r) => r.method() === "GET" && new URL(r.url()).pathname.endsWith(`/runs/${runId}/stream`));
     await page.reload();
+    await joined;
     expect(threadOf(page)).toBe(thread);
     // The same run, joined again: the earlier message from the thread's state, the answer growing again.
     await page.locator('article[data-role="human"]').getByText("the story again").waitFor();
