@@ -23,7 +23,18 @@ export const acpMcpServerSchema = z.object({
   env: z.record(z.string(), z.string()).default({}),
 });
 
+/** `antler acp`: Antler itself as an ACP agent on stdio. Flags on the command override these. */
+export const acpServeSchema = z.object({
+  /** Every ACP session is a thread of this user. */
+  user: z.string().min(1).default("default"),
+  /** A custom agent (`antler agents list`) to serve instead of the lead agent. */
+  agent: z.string().min(1).optional(),
+  /** A `models:` name for every run; default the agent's, then the config's default model. */
+  model: z.string().min(1).optional(),
+});
+
 export const acpConfigSchema = z.object({
+  serve: acpServeSchema.default(acpServeSchema.parse({})),
   acp_agents: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), acpAgentSchema).default({}),
   /** Extra stdio MCP servers for ACP sessions only. */
   mcp_servers: z.array(acpMcpServerSchema).default([]),
@@ -37,6 +48,7 @@ export const acpConfigSchema = z.object({
 export type AcpAgentConfig = z.output<typeof acpAgentSchema>;
 export type AcpMcpServerConfig = z.output<typeof acpMcpServerSchema>;
 export type AcpConfig = z.output<typeof acpConfigSchema>;
+export type AcpServeConfig = z.output<typeof acpServeSchema>;
 
 const ENV_REF = /\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g;
 

@@ -14,22 +14,25 @@ export { type AiSdkMessageMetadata, encodeUiMessageChunks, type UiMessageChunk }
 export { type AiSdkChatRequest, aiSdkChatRequestSchema, type ChatInput, chatInput } from "./ai-sdk/request.js";
 export { AI_SDK_INVALID_CHAT, type AiSdkRouteOptions, aiSdkRoutes, UI_MESSAGE_STREAM_HEADER } from "./ai-sdk/route.js";
 export { type LangGraphAssistant, LEAD_ASSISTANT_ID, type ResolvedAssistant, resolveAssistant } from "./langgraph/assistants.js";
+export {
+  LangGraphError,
+  type LangGraphErrorBody,
+  LangGraphErrorCodes,
+  type LangGraphErrorFields,
+  langGraphErrorReply,
+  withLangGraphErrors,
+} from "./langgraph/errors.js";
+export { INTERRUPT_TAIL, type LangGraphInterrupt, pendingInterrupt, readPendingInterrupt } from "./langgraph/interrupts.js";
 export { type LangGraphMessage, type LangGraphValues, toLangGraphMessage, toLangGraphValues } from "./langgraph/messages.js";
 export { type LangGraphRouteOptions, langGraphRoutes } from "./langgraph/routes.js";
+export { type LangGraphRun, type LangGraphRunStatus, toLangGraphRun } from "./langgraph/run-json.js";
 export {
-  ASSISTANT_NOT_FOUND,
-  interruptOf,
-  LANGGRAPH_INVALID_REQUEST,
-  LANGGRAPH_UNSUPPORTED,
-  type LangGraphErrorBody,
-  type LangGraphInterrupt,
   type LangGraphThread,
   type LangGraphThreadStatus,
-  langGraphError,
   loadLangGraphThread,
-  pendingInterrupt,
+  type ThreadStatus,
   threadStatus,
   toLangGraphThread,
-} from "./langgraph/wire.js";
+} from "./langgraph/threads.js";
 export { default, PROTOCOLS_PLUGIN_NAME, type ProtocolsConfig, protocolsConfigSchema } from "./plugin.js";
 export { type ProtocolEvent, type ProtocolUsage, RunEventMapper } from "./run-events.js";

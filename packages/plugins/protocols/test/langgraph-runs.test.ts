@@ -382,6 +382,34 @@ describe("interrupts", () => {
     expect((await alice.runs.list(threadId)).map((r) => r.status)).toEqual(["success", "success"]);
   });
 
+  it("the interrupt is one and the same in the stream, runs.join, thread.interrupts, a thread search and getState", async () => {
+    const threadId = await newThread();
+    const parts = await collect(
+      alice.runs.stream(threadId, "agent", { input: human("ask me something"), streamMode: ["values", "updates"] }),
+    );
+    const runId = (parts[0]?.data as { run_id: string } | undefined)?.run_id as string;
+    const streamed = valuesOf(parts).at(-1)?.__interrupt__;
+    expect(streamed).toEqual([
+      {
+        id: "call-ask",
+        value: expect.objectContaining({ question: "Which colour?", kind: "choice", options: ["red", "blue"], text: expect.any(String) }),
+      },
+    ]);
+    const joined = (await alice.runs.join(threadId, runId)) as { __interrupt__?: unknown[] };
+    expect(joined.__interrupt__).toEqual(streamed);
+    const thread = await alice.threads.get(threadId);
+    expect(thread.status).toBe("interrupted");
+    expect(thread.interrupts).toEqual({ "call-ask": streamed });
+    const [found] = await alice.threads.search({ ids: [threadId] });
+    expect(found?.interrupts).toEqual({ "call-ask": streamed });
+    // LangGraph's servers answer a state's pending interrupts as `interrupts` too; the SDK's type has only the tasks'.
+    const state = (await alice.threads.getState(threadId)) as Awaited<ReturnType<Client["threads"]["getState"]>> & {
+      interrupts: unknown[];
+    };
+    expect(state.interrupts).toEqual(streamed);
+    for (const interrupt of state.tasks.flatMap((task) => task.interrupts)) expect([interrupt]).toEqual(streamed);
+  });
+
   it("runs.wait on a run that asks answers the values with __interrupt__", async () => {
     const threadId = await newThread();
     const values = (await alice.runs.wait(threadId, "agent", { input: human("ask me") })) as { __interrupt__?: Array<{ id: string }> };
@@ -404,7 +432,7 @@ describe("bad input: LangGraph's error shape (detail) with Antler's code, and X-
     const body = await expectError(
       await rawPost(`/threads/${threadId}/runs/stream`, { assistant_id: "agent", input: human("x"), stream_mode: ["values", "debug"] }),
       422,
-      "ANTLER_ERR_LANGGRAPH_INVALID_RUN",
+      "ANTLER_ERR_LANGGRAPH_INVALID_REQUEST",
     );
     expect(body.detail).toContain('"debug"');
     for (const mode of ["values", "updates", "messages", "messages-tuple", "custom", "events"]) expect(body.detail).toContain(mode);
@@ -460,13 +488,13 @@ describe("bad input: LangGraph's error shape (detail) with Antler's code, and X-
     const none = await expectError(
       await rawPost(`/threads/${threadId}/runs/wait`, { assistant_id: "agent", input: { messages: [{ type: "ai", content: "x" }] } }),
       422,
-      "ANTLER_ERR_LANGGRAPH_INVALID_RUN",
+      "ANTLER_ERR_LANGGRAPH_INVALID_REQUEST",
     );
     expect(none.detail).toContain("no human message");
     await expectError(
       await rawPost(`/threads/${threadId}/runs/wait`, { assistant_id: "agent", input: human("x"), command: { resume: "y" } }),
       422,
-      "ANTLER_ERR_LANGGRAPH_INVALID_RUN",
+      "ANTLER_ERR_LANGGRAPH_INVALID_REQUEST",
     );
   });
 });

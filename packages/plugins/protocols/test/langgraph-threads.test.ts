@@ -97,7 +97,7 @@ type HttpError = Error & { status: number; text: string; response: Response };
 /** The SDK's error for a call that must fail: status, LangGraph's body, and the trace id header. */
 async function failure(
   call: Promise<unknown>,
-): Promise<{ status: number; body: { detail: string; code: string; where?: string }; traceId: string | null }> {
+): Promise<{ status: number; body: { detail: string; error: { code: string; message: string; where?: string } }; traceId: string | null }> {
   const error = (await call.then(
     () => {
       throw new Error("expected the call to fail");
@@ -151,13 +151,13 @@ describe("LangGraph assistants", () => {
     ]) {
       const { status, body, traceId } = await failure(call());
       expect(status).toBe(404);
-      expect(body).toMatchObject({ code: "ANTLER_ERR_ASSISTANT_NOT_FOUND" });
+      expect(body).toMatchObject({ error: { code: "ANTLER_ERR_LANGGRAPH_ASSISTANT_NOT_FOUND" } });
       expect(body.detail).toMatch(/not found/);
       expect(traceId).toBeTruthy();
     }
     const refused = await failure(alice.assistants.create({ graphId: "agent" }));
     expect(refused.status).toBe(405);
-    expect(refused.body.code).toBe("ANTLER_ERR_LANGGRAPH_UNSUPPORTED");
+    expect(refused.body.error.code).toBe("ANTLER_ERR_LANGGRAPH_UNSUPPORTED");
   });
 });
 
@@ -218,7 +218,7 @@ describe("LangGraph threads", () => {
 
     const badKey = await failure(alice.threads.updateState("t-update", { values: { nonsense: 1 } }));
     expect(badKey.status).toBe(422);
-    expect(badKey.body.where).toBe("values.nonsense");
+    expect(badKey.body.error.where).toBe("values.nonsense");
     const badNode = await failure(alice.threads.updateState("t-update", { values: { title: "x" }, asNode: "no_such_node" }));
     expect(badNode.status).toBe(409);
   });
@@ -269,7 +269,7 @@ describe("LangGraph threads", () => {
     await running;
     expect((await alice.threads.get("t-busy")).status).toBe("busy");
     expect((await alice.threads.search({ status: "busy" })).map((t) => t.thread_id)).toEqual(["t-busy"]);
-    expect((await failure(alice.threads.copy("t-busy"))).body.code).toBe("ANTLER_ERR_THREAD_BUSY");
+    expect((await failure(alice.threads.copy("t-busy"))).body.error.code).toBe("ANTLER_ERR_THREAD_BUSY");
     expect((await failure(alice.threads.updateState("t-busy", { values: { title: "x" } }))).status).toBe(409);
     stop.abort();
     await consumed;
@@ -305,7 +305,7 @@ describe("LangGraph threads", () => {
     for (const call of calls) {
       const { status, body, traceId } = await failure(call());
       expect(status).toBe(404);
-      expect(body.code).toBe("ANTLER_ERR_THREAD_NOT_FOUND");
+      expect(body.error.code).toBe("ANTLER_ERR_THREAD_NOT_FOUND");
       expect(body.detail).toBeTruthy();
       expect(traceId).toBeTruthy();
     }
@@ -332,9 +332,8 @@ describe("LangGraph threads", () => {
       expect(response.status).toBe(422);
       expect(response.headers.get("x-trace-id")).toBeTruthy();
       expect(await response.json()).toMatchObject({
-        code: "ANTLER_ERR_LANGGRAPH_INVALID_REQUEST",
-        where,
         detail: expect.stringContaining(where),
+        error: { code: "ANTLER_ERR_LANGGRAPH_INVALID_REQUEST", where, message: expect.stringContaining(where) },
       });
     }
     // Bearer works as well as x-api-key.

@@ -1,8 +1,7 @@
 // LangGraph assistants over Antler's agents: the lead agent is the assistant `agent` (its graph id too), each
 // custom agent the user can select is an assistant whose id is its name. Assistants are read-only here: an
 // Antler agent is a SOUL.md and a config.yaml, made with `PUT /api/agents/{name}`, not a graph configuration.
-import { AntlerError } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
 import {
   type AgentSummary,
   type AntlerClient,
@@ -12,8 +11,8 @@ import {
   valuesEventSchema,
 } from "@antler/plugin-runtime";
 import { z } from "zod";
-import type { LangGraphRouteOptions } from "./routes.js";
-import { ASSISTANT_NOT_FOUND, LANGGRAPH_UNSUPPORTED, langGraphError, parseOr422, withLangGraphErrors } from "./wire.js";
+import { LangGraphError, LangGraphErrorCodes, parseRequest, unsupported } from "./errors.js";
+import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, searchPageFields } from "./http.js";
 
 /** The lead agent's assistant id and the graph id of every assistant (one graph, configured per agent). */
 export const LEAD_ASSISTANT_ID = "agent";
@@ -83,16 +82,25 @@ function customAssistant(agent: AgentSummary): LangGraphAssistant {
 
 /**
  * The assistant an id names for this user: `agent` (or `lead_agent`) is the lead agent; any other id is a custom
- * agent's name (another user's agent is unknown). Throws ASSISTANT_NOT_FOUND. The runs routes use it to turn a
- * run's `assistant_id` into `RunCallOptions.agent`.
+ * agent's name (another user's agent is unknown). Throws the 404 `ASSISTANT_NOT_FOUND` (`where`, when given, names
+ * the request field that held the id). The runs routes use it to turn a run's `assistant_id` into
+ * `RunCallOptions.agent`.
  */
-export async function resolveAssistant(client: AntlerClient, userId: string, assistantId: string): Promise<ResolvedAssistant> {
+export async function resolveAssistant(
+  client: AntlerClient,
+  userId: string,
+  assistantId: string,
+  where?: string,
+): Promise<ResolvedAssistant> {
   if (LEAD_ALIASES.has(assistantId)) return { assistant: { ...leadAssistant(), assistant_id: assistantId }, agent: undefined };
   const agents = (await client.listAgents({ userId })).agents;
   const agent = agents.find((a) => a.name === assistantId);
   if (!agent) {
-    throw new AntlerError(ASSISTANT_NOT_FOUND, `Assistant ${JSON.stringify(assistantId)} not found`, {
+    throw new LangGraphError(404, {
+      code: LangGraphErrorCodes.ASSISTANT_NOT_FOUND,
+      message: `Assistant ${JSON.stringify(assistantId.slice(0, 80))} not found`,
       hint: `Use "${LEAD_ASSISTANT_ID}" for the lead agent or a custom agent's name (POST <prefix>/assistants/search lists them).`,
+      ...(where !== undefined ? { where } : {}),
     });
   }
   return { assistant: customAssistant(agent), agent: agent.name };
@@ -110,10 +118,8 @@ const assistantFilterSchema = z.object({
 });
 
 const assistantSearchSchema = assistantFilterSchema.extend({
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
+  ...searchPageFields,
   sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).optional(),
-  sort_order: z.enum(["asc", "desc"]).optional(),
   select: z
     .array(
       z.enum(["assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at", "metadata", "version"]),
@@ -130,10 +136,8 @@ function matches(assistant: LangGraphAssistant, filter: z.output<typeof assistan
   return true;
 }
 
-async function searchAssistants(req: GatewayRequest): Promise<GatewayReply> {
-  const parsed = parseOr422(assistantSearchSchema, req.body ?? {});
-  if (!parsed.ok) return parsed.reply;
-  const query = parsed.value;
+async function searchAssistants(req: LangGraphRequest): Promise<GatewayReply> {
+  const query = parseRequest(assistantSearchSchema, req.body ?? {});
   const found = (await allAssistants(req.client, req.userId)).filter((a) => matches(a, query));
   if (query.sort_by) {
     const key = query.sort_by;
@@ -185,45 +189,33 @@ const graphQuerySchema = z.object({
 /** `/assistants/*` under `options.prefix`. */
 export function assistantRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
   const p = `${options.prefix}/assistants`;
-  const route = (
-    method: "GET" | "POST" | "PATCH" | "DELETE",
-    path: string,
-    summary: string,
-    handle: (req: GatewayRequest) => Promise<GatewayReply>,
-  ) =>
-    defineGatewayRoute({
-      method,
-      path,
-      mount: "root",
-      summary: `LangGraph: ${summary}`,
-      // Any JSON: the handler validates it, so a mismatch is LangGraph's 422 rather than the gateway's 400.
-      ...(method === "POST" || method === "PATCH" ? { body: z.unknown() } : {}),
-      handler: (req) => withLangGraphErrors(() => handle(req as GatewayRequest)),
-    });
-  const readOnly = async () =>
-    langGraphError(405, LANGGRAPH_UNSUPPORTED, "Assistants are Antler's lead agent and custom agents, and are read-only here", {
-      hint: "Create, change or delete a custom agent with PUT or DELETE /api/agents/{name} (a SOUL.md and its config); it then appears as an assistant.",
-    });
+  const route = langGraphRoute;
+  const readOnly = async (): Promise<GatewayReply> => {
+    throw unsupported(
+      "Assistants are Antler's lead agent and custom agents, and are read-only here",
+      "Create, change or delete a custom agent with PUT or DELETE /api/agents/{name} (a SOUL.md and its config); it then appears as an assistant.",
+    );
+  };
+  const unversioned = async (): Promise<GatewayReply> => {
+    throw unsupported("Antler's agents have no version history", "Each assistant has one version, the agent's current files.");
+  };
   return [
     route("POST", `${p}/search`, "assistants (the lead agent and the user's custom agents)", searchAssistants),
     route("POST", `${p}/count`, "how many assistants match", async (req) => {
-      const parsed = parseOr422(assistantFilterSchema, req.body ?? {});
-      if (!parsed.ok) return parsed.reply;
-      const filter = parsed.value;
+      const filter = parseRequest(assistantFilterSchema, req.body ?? {});
       return { body: (await allAssistants(req.client, req.userId)).filter((a) => matches(a, filter)).length };
     }),
     route("GET", `${p}/:id`, "one assistant", async (req) => ({
       body: (await resolveAssistant(req.client, req.userId, req.params.id ?? "")).assistant,
     })),
     route("GET", `${p}/:id/graph`, "the agent's graph (nodes and edges)", async (req) => {
-      const query = parseOr422(graphQuerySchema, req.query ?? {}, "query");
-      if (!query.ok) return query.reply;
+      const query = parseRequest(graphQuerySchema, req.query ?? {}, "query");
       const { agent } = await resolveAssistant(req.client, req.userId, req.params.id ?? "");
       return {
         body: await req.client.getAgentGraph({
           userId: req.userId,
           ...(agent !== undefined ? { agent } : {}),
-          ...(query.value.xray !== undefined ? { xray: query.value.xray } : {}),
+          ...(query.xray !== undefined ? { xray: query.xray } : {}),
         }),
       };
     }),
@@ -244,15 +236,7 @@ export function assistantRoutes(options: LangGraphRouteOptions): GatewayRoute[] 
     route("POST", p, "create an assistant (refused: read-only)", readOnly),
     route("PATCH", `${p}/:id`, "update an assistant (refused: read-only)", readOnly),
     route("DELETE", `${p}/:id`, "delete an assistant (refused: read-only)", readOnly),
-    route("POST", `${p}/:id/versions`, "assistant versions (refused: agents are not versioned)", async () =>
-      langGraphError(405, LANGGRAPH_UNSUPPORTED, "Antler's agents have no version history", {
-        hint: "Each assistant has one version, the agent's current files.",
-      }),
-    ),
-    route("POST", `${p}/:id/latest`, "set an assistant's version (refused: agents are not versioned)", async () =>
-      langGraphError(405, LANGGRAPH_UNSUPPORTED, "Antler's agents have no version history", {
-        hint: "Each assistant has one version, the agent's current files.",
-      }),
-    ),
+    route("POST", `${p}/:id/versions`, "assistant versions (refused: agents are not versioned)", unversioned),
+    route("POST", `${p}/:id/latest`, "set an assistant's version (refused: agents are not versioned)", unversioned),
   ];
 }

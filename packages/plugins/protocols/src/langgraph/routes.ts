@@ -1,14 +1,10 @@
 import type { GatewayRoute } from "@antler/plugin-gateway/routes";
 import { assistantRoutes } from "./assistants.js";
+import type { LangGraphRouteOptions } from "./http.js";
 import { runRoutes } from "./runs.js";
 import { threadRoutes } from "./threads.js";
 
-export interface LangGraphRouteOptions {
-  /** Where the routes live, e.g. `/langgraph`: the SDK's `apiUrl` is the gateway's origin plus this prefix. */
-  prefix: string;
-  /** A comment line this often keeps proxies from closing a quiet stream. */
-  keepAliveMs: number;
-}
+export type { LangGraphRouteOptions } from "./http.js";
 
 /** The LangGraph Agent Server API under `prefix`: assistants, threads and runs. */
 export function langGraphRoutes(options: LangGraphRouteOptions): GatewayRoute[] {

@@ -1,28 +1,19 @@
+// A LangGraph run request (the body of runs.stream / create / wait) → Antler's run options, validated.
 import { findCallerDataViolation } from "@antler/plugin-gateway/caller-data";
-import type { GatewayRequest } from "@antler/plugin-gateway/routes";
 import type { RunCallOptions } from "@antler/plugin-runtime";
 import { z } from "zod";
-import { resumeText } from "./runs-interrupts.js";
-import {
-  errorCode,
-  invalidRun,
-  isRecord,
-  LangGraphRunError,
-  LangGraphRunErrorCodes,
-  LEAD_AGENT_ASSISTANT_ID,
-  RUN_METADATA_KEY,
-} from "./runs-wire.js";
+import { invalidRequest, LangGraphError, parseRequest } from "./errors.js";
+import { isRecord, type LangGraphRequest } from "./http.js";
+import { resumeText } from "./interrupts.js";
+import { RUN_METADATA_KEY } from "./run-json.js";
 
 /** Stream modes the runs routes serve; anything else is a 422 naming these. */
 export const SUPPORTED_STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "events"] as const;
 export type StreamMode = (typeof SUPPORTED_STREAM_MODES)[number];
 
-// The body the SDK's runs.stream / create / wait send. The gateway reads it with this loose schema (its size
-// and depth limits apply); the fields are checked here, so a wrong one is a LangGraph-shaped 422.
-export const langGraphRunBodySchema = z.looseObject({});
-
 const callerObject = z.record(z.string(), z.unknown());
 
+// The body the SDK's runs.stream / create / wait send; unknown fields are let through (the SDK's versions differ).
 const runBodySchema = z.looseObject({
   assistant_id: z.string().min(1).max(200),
   input: z.union([z.looseObject({ messages: z.array(z.unknown()).max(10_000).optional() }), z.null()]).optional(),
@@ -69,7 +60,7 @@ function oneOf<T extends string>(
   if (value === null || value === undefined) return fallback;
   if ((allowed as readonly string[]).includes(value)) return value as T;
   const reason = why?.[value];
-  throw invalidRun(
+  throw invalidRequest(
     reason ?? `${where} ${JSON.stringify(value.slice(0, 40))} is not supported; use one of: ${allowed.join(", ")}`,
     where,
     reason ? `Use one of: ${allowed.join(", ")}.` : undefined,
@@ -80,24 +71,19 @@ const ROLLBACK_REFUSAL =
   'multitask_strategy "rollback" is not supported: Antler does not delete a cancelled run or undo what it wrote to the thread';
 
 /** The LangGraph run request → Antler run options, validated; assistant and thread checks are the route's. */
-export function prepareLangGraphRun(req: GatewayRequest<unknown>): PreparedLangGraphRun {
-  const parsed = runBodySchema.safeParse(req.body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.map(String).join(".") || "(body)";
-    throw invalidRun(`${where}: ${issue?.message ?? "invalid"}`, where, "See the LangGraph runs section of the protocols README.");
-  }
-  const body = parsed.data;
+export function prepareLangGraphRun(req: LangGraphRequest): PreparedLangGraphRun {
+  const body = parseRequest(runBodySchema, req.body, "", "See the LangGraph runs section of the protocols README.");
   for (const field of ["interrupt_before", "interrupt_after", "checkpoint", "checkpoint_id", "webhook"] as const) {
     if (body[field] !== undefined && body[field] !== null) {
-      throw invalidRun(
+      throw invalidRequest(
         `${field} is not supported: Antler's agent has no graph nodes to stop at, checkpoints to fork from, or webhooks`,
         field,
         `Leave ${field} out.`,
       );
     }
   }
-  if (body.after_seconds) throw invalidRun("after_seconds is not supported: Antler starts a run at once", "after_seconds", "Leave it out.");
+  if (body.after_seconds)
+    throw invalidRequest("after_seconds is not supported: Antler starts a run at once", "after_seconds", "Leave it out.");
   const streamModes = parseStreamModes(body.stream_mode);
   const multitaskStrategy = oneOf(body.multitask_strategy, ["reject", "enqueue", "interrupt"] as const, "reject", "multitask_strategy", {
     rollback: ROLLBACK_REFUSAL,
@@ -105,14 +91,14 @@ export function prepareLangGraphRun(req: GatewayRequest<unknown>): PreparedLangG
   const resume = body.command?.resume;
   const hasInput = body.input !== undefined && body.input !== null;
   if (body.command && Object.keys(body.command).some((key) => key !== "resume")) {
-    throw invalidRun(
+    throw invalidRequest(
       "command supports only resume (goto and update have no counterpart in Antler's agent)",
       "command",
       "Send command: { resume }.",
     );
   }
   if (resume !== undefined && hasInput) {
-    throw invalidRun("send either input or command.resume, not both", "input", "A resume's answer is the user's next message.");
+    throw invalidRequest("send either input or command.resume, not both", "input", "A resume's answer is the user's next message.");
   }
   const message = resume !== undefined ? resumeText(resume) : inputText(body.input);
   const context: Record<string, unknown> = { ...(body.config?.configurable ?? {}), ...(body.context ?? {}) };
@@ -122,7 +108,7 @@ export function prepareLangGraphRun(req: GatewayRequest<unknown>): PreparedLangG
     ["metadata (config.metadata and metadata together)", metadata],
   ] as const) {
     const violation = findCallerDataViolation(field, value);
-    if (violation) throw new LangGraphRunError(400, { code: "ANTLER_ERR_LIMIT_EXCEEDED", message: violation.message, where: field });
+    if (violation) throw new LangGraphError(400, { code: "ANTLER_ERR_LIMIT_EXCEEDED", message: violation.message, where: field });
   }
   return {
     message,
@@ -149,12 +135,13 @@ export function prepareLangGraphRun(req: GatewayRequest<unknown>): PreparedLangG
   };
 }
 
-function parseStreamModes(raw: string | string[] | null | undefined): StreamMode[] {
+/** The stream modes asked for (default `values`), or the 422 naming the supported ones. */
+export function parseStreamModes(raw: string | string[] | null | undefined): StreamMode[] {
   const modes = raw === null || raw === undefined ? ["values"] : Array.isArray(raw) ? raw : [raw];
   const supported = SUPPORTED_STREAM_MODES as readonly string[];
   const unsupported = modes.filter((mode) => !supported.includes(mode));
   if (unsupported.length > 0) {
-    throw invalidRun(
+    throw invalidRequest(
       `stream_mode ${unsupported.map((m) => JSON.stringify(m.slice(0, 40))).join(", ")} is not supported; supported stream modes: ${SUPPORTED_STREAM_MODES.join(", ")}`,
       "stream_mode",
       "debug, tasks and checkpoints describe LangGraph's graph steps, which Antler's runs do not expose.",
@@ -172,18 +159,19 @@ function deerFlowContext(raw: Record<string, unknown>): Pick<RunCallOptions, "mo
   const out: Pick<RunCallOptions, "model" | "agent" | "thinking" | "bootstrap" | "context"> = {};
   const model = context.model_name ?? context.model;
   if (model !== undefined) {
-    if (typeof model !== "string") throw invalidRun("context.model_name must be a model name", "context.model_name");
+    if (typeof model !== "string") throw invalidRequest("context.model_name must be a model name", "context.model_name");
     out.model = model;
   }
   delete context.model_name;
   delete context.model;
   if (context.thinking_enabled !== undefined) {
     if (typeof context.thinking_enabled !== "boolean")
-      throw invalidRun("context.thinking_enabled must be true or false", "context.thinking_enabled");
+      throw invalidRequest("context.thinking_enabled must be true or false", "context.thinking_enabled");
     out.thinking = context.thinking_enabled;
   }
   if (context.is_plan_mode !== undefined) {
-    if (typeof context.is_plan_mode !== "boolean") throw invalidRun("context.is_plan_mode must be true or false", "context.is_plan_mode");
+    if (typeof context.is_plan_mode !== "boolean")
+      throw invalidRequest("context.is_plan_mode must be true or false", "context.is_plan_mode");
     context.plan_mode = context.is_plan_mode;
   }
   if (typeof context.agent_name === "string" && context.agent_name !== "") out.agent = context.agent_name;
@@ -196,7 +184,7 @@ function deerFlowContext(raw: Record<string, unknown>): Pick<RunCallOptions, "mo
 export function inputText(input: unknown): string {
   const messages = isRecord(input) && Array.isArray(input.messages) ? input.messages : undefined;
   if (!messages || messages.length === 0) {
-    throw invalidRun(
+    throw invalidRequest(
       "input.messages must hold the user's new message",
       "input.messages",
       'Send input: { messages: [{ type: "human", content: "..." }] }, or command: { resume } to answer an interrupt.',
@@ -209,10 +197,10 @@ export function inputText(input: unknown): string {
     if (kind !== "human" && kind !== "user") continue;
     const text = contentText(m.content);
     if (text.trim() === "")
-      throw invalidRun("the last human message has no text", `input.messages[${i}].content`, "Send its text as content.");
+      throw invalidRequest("the last human message has no text", `input.messages[${i}].content`, "Send its text as content.");
     return text;
   }
-  throw invalidRun("input.messages has no human message", "input.messages", 'Add the user\'s message ({ type: "human", content }).');
+  throw invalidRequest("input.messages has no human message", "input.messages", 'Add the user\'s message ({ type: "human", content }).');
 }
 
 function contentText(content: unknown): string {
@@ -224,25 +212,4 @@ function contentText(content: unknown): string {
     )
     .filter((text) => text !== "")
     .join("\n");
-}
-
-/**
- * The custom agent an assistant id names (undefined: the lead agent). The lead agent is `agent` (also
- * `lead_agent`, DeerFlow's graph name); any other id must be one of the caller's custom agents, else a 404.
- */
-export async function resolveAssistant(req: GatewayRequest<unknown>, assistantId: string): Promise<string | undefined> {
-  if (assistantId === LEAD_AGENT_ASSISTANT_ID || assistantId === "lead_agent") return undefined;
-  try {
-    await req.client.getAgent(assistantId, { userId: req.userId });
-    return assistantId;
-  } catch (error) {
-    const code = errorCode(error);
-    if (code !== "ANTLER_ERR_AGENT_NOT_FOUND" && code !== "ANTLER_ERR_AGENT_INVALID") throw error;
-    throw new LangGraphRunError(404, {
-      code: LangGraphRunErrorCodes.ASSISTANT_NOT_FOUND,
-      message: `no assistant ${JSON.stringify(assistantId.slice(0, 80))}`,
-      hint: `Use "${LEAD_AGENT_ASSISTANT_ID}" (the lead agent) or one of your custom agents' names (GET /assistants/search).`,
-      where: "assistant_id",
-    });
-  }
 }

@@ -1,37 +1,26 @@
+// The runs half of the LangGraph Agent Server API: every run is an Antler run (`client.stream`), so it has an
+// Antler run record and lands in the gateway's run event log (joins and resumes work from any instance).
 import { randomUUID } from "node:crypto";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { StreamEvent } from "@antler/plugin-runtime";
 import { z } from "zod";
-import { pendingInterrupt } from "./runs-interrupts.js";
+import { resolveAssistant } from "./assistants.js";
+import { errorCode, invalidRequest, LangGraphError, LangGraphErrorCodes, parseRequest, unsupported } from "./errors.js";
+import { isRecord, type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, queryFlag, queryValues } from "./http.js";
+import { readPendingInterrupt } from "./interrupts.js";
+import { RUN_METADATA_KEY, toLangGraphRun } from "./run-json.js";
 import {
-  langGraphRunBodySchema,
   type PreparedLangGraphRun,
+  parseStreamModes,
   prepareLangGraphRun,
-  resolveAssistant,
   type StreamMode,
   SUPPORTED_STREAM_MODES,
 } from "./runs-request.js";
-import {
-  errorCode,
-  handleLangGraphErrors,
-  invalidRun,
-  isRecord,
-  LangGraphRunError,
-  LangGraphRunErrorCodes,
-  RUN_METADATA_KEY,
-  toLangGraphRun,
-} from "./runs-wire.js";
 import { LangGraphStreamEncoder } from "./stream-encoder.js";
 import { type FrameGroup, LANGGRAPH_SSE_HEADERS, langGraphSseBody, parseLastEventId, type ResumePoint } from "./stream-sse.js";
+import { threadValues } from "./threads.js";
 
-export interface RunRouteOptions {
-  /** Where the LangGraph routes live, e.g. `/langgraph`. */
-  prefix: string;
-  /** A comment line this often keeps proxies from closing a quiet stream. */
-  keepAliveMs: number;
-}
-
-type Req = GatewayRequest<unknown, Record<string, string>>;
+type Req = LangGraphRequest;
 
 const listQuerySchema = z.looseObject({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
@@ -39,56 +28,35 @@ const listQuerySchema = z.looseObject({
   status: z.string().optional(),
 });
 
-/** The runs half of the LangGraph Agent Server API under `prefix`: every run is an Antler run (`client.stream`). */
-export function runRoutes(options: RunRouteOptions): GatewayRoute[] {
+/** `/threads/{id}/runs/*` and the stateless `/runs/*` under `options.prefix`. */
+export function runRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
   const p = options.prefix;
   const { keepAliveMs } = options;
-  const route = (
-    method: "GET" | "POST" | "DELETE",
-    path: string,
-    summary: string,
-    handler: (req: Req) => Promise<GatewayReply>,
-    body = false,
-  ) =>
-    defineGatewayRoute({
-      method,
-      path: `${p}${path}`,
-      mount: "root",
-      summary: `LangGraph: ${summary}`,
-      ...(body ? { body: langGraphRunBodySchema } : {}),
-      handler: (req) => handleLangGraphErrors(() => handler(req as Req)),
-    });
+  const route = (method: "GET" | "POST" | "DELETE", path: string, summary: string, handler: (req: Req) => Promise<GatewayReply>) =>
+    langGraphRoute(method, `${p}${path}`, summary, handler);
   return [
-    route(
-      "POST",
-      "/threads/:id/runs/stream",
-      "start a run on the thread and stream it",
-      (req) => streamRun(req, req.params.id as string, keepAliveMs),
-      true,
+    route("POST", "/threads/:id/runs/stream", "start a run on the thread and stream it", (req) =>
+      streamRun(req, req.params.id as string, keepAliveMs),
     ),
-    route(
-      "POST",
-      "/threads/:id/runs/wait",
-      "start a run on the thread and answer its final state",
-      (req) => waitRun(req, req.params.id as string),
-      true,
+    route("POST", "/threads/:id/runs/wait", "start a run on the thread and answer its final state", (req) =>
+      waitRun(req, req.params.id as string),
     ),
-    route("POST", "/threads/:id/runs", "start a background run on the thread", (req) => backgroundRun(req, req.params.id as string), true),
+    route("POST", "/threads/:id/runs", "start a background run on the thread", (req) => backgroundRun(req, req.params.id as string)),
     route("GET", "/threads/:id/runs", "the thread's runs, newest first", (req) => listRuns(req)),
     route("GET", "/threads/:id/runs/:run", "one run", (req) => getRun(req)),
     route("DELETE", "/threads/:id/runs/:run", "deleting one run (refused: Antler keeps runs with their thread)", async () => {
-      throw new LangGraphRunError(422, {
-        code: LangGraphRunErrorCodes.UNSUPPORTED,
-        message: "deleting a single run is not supported: Antler keeps a thread's run records until the thread is deleted",
-        hint: "Delete the thread (DELETE /threads/{id}) to remove its runs.",
-      });
+      throw unsupported(
+        "deleting a single run is not supported: Antler keeps a thread's run records until the thread is deleted",
+        "Delete the thread (DELETE /threads/{id}) to remove its runs.",
+        422,
+      );
     }),
     route("POST", "/threads/:id/runs/:run/cancel", "cancel a run", (req) => cancelRun(req)),
     route("GET", "/threads/:id/runs/:run/join", "wait for a run to end and answer the thread's final state", (req) => joinRun(req)),
     route("GET", "/threads/:id/runs/:run/stream", "join a run's stream (Last-Event-ID resumes)", (req) => joinStream(req, keepAliveMs)),
-    route("POST", "/runs/stream", "a stateless run (temporary thread) streamed", (req) => statelessStream(req, keepAliveMs), true),
-    route("POST", "/runs/wait", "a stateless run (temporary thread), its final state", (req) => statelessWait(req), true),
-    route("POST", "/runs", "a stateless background run (temporary thread)", (req) => statelessBackground(req), true),
+    route("POST", "/runs/stream", "a stateless run (temporary thread) streamed", (req) => statelessStream(req, keepAliveMs)),
+    route("POST", "/runs/wait", "a stateless run (temporary thread), its final state", (req) => statelessWait(req)),
+    route("POST", "/runs", "a stateless background run (temporary thread)", (req) => statelessBackground(req)),
   ];
 }
 
@@ -115,11 +83,8 @@ async function ensureThread(req: Req, threadId: string, ifNotExists: "create" | 
   }
 }
 
-/** The interrupt the thread waits on, from its last page of messages (bounded: never the whole thread). */
-async function threadInterrupt(req: Req, threadId: string) {
-  const thread = await req.client.getThread(threadId, { userId: req.userId, messages: { limit: 20 } });
-  return pendingInterrupt(thread.messages);
-}
+/** The interrupt the thread waits on (a bounded read of its last messages). */
+const threadInterrupt = (req: Req, threadId: string) => readPendingInterrupt(req.client, req.userId, threadId);
 
 /**
  * Starts the run through the embedded client (so the gateway's run event log records it) and waits until it is
@@ -127,10 +92,10 @@ async function threadInterrupt(req: Req, threadId: string) {
  * `followRequest`: the request going away cancels the run (on_disconnect cancel).
  */
 async function launch(req: Req, threadId: string, prepared: PreparedLangGraphRun, followRequest: boolean): Promise<LaunchedRun> {
-  const agent = await resolveAssistant(req, prepared.assistantId);
+  const { agent } = await resolveAssistant(req.client, req.userId, prepared.assistantId, "assistant_id");
   if (prepared.resume && !(await threadInterrupt(req, threadId))) {
-    throw new LangGraphRunError(409, {
-      code: LangGraphRunErrorCodes.NOT_INTERRUPTED,
+    throw new LangGraphError(409, {
+      code: LangGraphErrorCodes.NOT_INTERRUPTED,
       message: `thread ${threadId} is not interrupted: there is no question to answer`,
       hint: "Send the message as input ({ messages: [...] }) instead of command.resume.",
       where: "command.resume",
@@ -140,7 +105,7 @@ async function launch(req: Req, threadId: string, prepared: PreparedLangGraphRun
     try {
       req.client.kernel.modelConfig(prepared.options.model);
     } catch (error) {
-      throw invalidRun(
+      throw invalidRequest(
         error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error),
         "context.model_name",
         "Use a model from GET /api/models.",
@@ -263,10 +228,9 @@ async function finalState(run: LaunchedRun): Promise<Record<string, unknown>> {
     for await (const event of run.items) encoder.encode(event);
   } catch (error) {
     const { code, message } = failure(error);
-    return { ...(encoder.values ?? {}), __error__: { error: code, message } };
+    return encoder.finalValues({ error: code, message });
   }
-  const interrupt = encoder.interrupt;
-  return { ...(encoder.values ?? {}), ...(interrupt ? { __interrupt__: [interrupt] } : {}) };
+  return encoder.finalValues();
 }
 
 async function waitRun(req: Req, threadId: string): Promise<GatewayReply> {
@@ -304,7 +268,7 @@ async function backgroundRun(req: Req, threadId: string): Promise<GatewayReply> 
 async function statelessRun(req: Req, followRequest: boolean): Promise<{ run: LaunchedRun; cleanUp: () => Promise<void> }> {
   const prepared = prepareLangGraphRun(req);
   if (prepared.resume)
-    throw invalidRun("a stateless run has no interrupt to resume", "command.resume", "Resume on the thread the question was asked on.");
+    throw invalidRequest("a stateless run has no interrupt to resume", "command.resume", "Resume on the thread the question was asked on.");
   const thread = await req.client.createThread({ userId: req.userId, metadata: { langgraph_stateless: true } });
   const cleanUp = async () => {
     if (prepared.onCompletion === "delete") await req.client.deleteThread(thread.thread_id, { userId: req.userId }).catch(() => undefined);
@@ -342,9 +306,7 @@ async function statelessBackground(req: Req): Promise<GatewayReply> {
 
 async function listRuns(req: Req): Promise<GatewayReply> {
   const threadId = req.params.id as string;
-  const query = listQuerySchema.safeParse(req.query);
-  if (!query.success) throw invalidRun(`query: ${query.error.issues[0]?.message ?? "invalid"}`, "query");
-  const { limit = 10, offset = 0, status } = query.data;
+  const { limit = 10, offset = 0, status } = parseRequest(listQuerySchema, req.query, "query");
   const records = await req.client.listRuns(threadId, { userId: req.userId, limit, offset });
   // Only the thread's newest run can be the one that left it waiting on a question.
   const newestInterrupted = offset === 0 && records[0]?.status === "success" && (await threadInterrupt(req, threadId)) !== null;
@@ -371,14 +333,15 @@ async function cancelRun(req: Req): Promise<GatewayReply> {
   const runId = req.params.run as string;
   const action = req.query.action ?? "interrupt";
   if (action === "rollback") {
-    throw invalidRun(
+    throw invalidRequest(
       'action "rollback" is not supported: Antler does not delete a cancelled run or undo what it wrote to the thread',
       "action",
       'Use action "interrupt" (the default): the run stops and the thread keeps what it wrote so far.',
     );
   }
-  if (action !== "interrupt") throw invalidRun(`action ${JSON.stringify(action.slice(0, 40))} is not supported; use interrupt`, "action");
-  const wait = req.query.wait === "1" || req.query.wait === "true";
+  if (action !== "interrupt")
+    throw invalidRequest(`action ${JSON.stringify(action.slice(0, 40))} is not supported; use interrupt`, "action");
+  const wait = queryFlag(req, "wait");
   await req.client.cancelRun(threadId, runId, { userId: req.userId });
   if (wait) {
     // Another instance holding the run honours the cancel at its next heartbeat.
@@ -401,22 +364,13 @@ function loggedGroup(encoder: LangGraphStreamEncoder, event: { seq: number; even
 }
 
 async function runStreamModes(req: Req, threadId: string, runId: string): Promise<{ modes: StreamMode[]; subgraphs: boolean }> {
-  const asked = new URL(req.request.url).searchParams.getAll("stream_mode");
+  const asked = queryValues(req, "stream_mode");
   const record = await req.client.getRun(threadId, runId, { userId: req.userId });
   const stamp =
     isRecord(record.kwargs.metadata) && isRecord(record.kwargs.metadata[RUN_METADATA_KEY]) ? record.kwargs.metadata[RUN_METADATA_KEY] : {};
   const subgraphs = stamp.stream_subgraphs === true;
   const supported = SUPPORTED_STREAM_MODES as readonly string[];
-  if (asked.length > 0) {
-    const unsupported = asked.filter((mode) => !supported.includes(mode));
-    if (unsupported.length > 0) {
-      throw invalidRun(
-        `stream_mode ${unsupported.join(", ")} is not supported; supported stream modes: ${SUPPORTED_STREAM_MODES.join(", ")}`,
-        "stream_mode",
-      );
-    }
-    return { modes: [...new Set(asked)] as StreamMode[], subgraphs };
-  }
+  if (asked.length > 0) return { modes: parseStreamModes(asked), subgraphs };
   const stored = Array.isArray(stamp.stream_mode)
     ? stamp.stream_mode.filter((m): m is StreamMode => typeof m === "string" && supported.includes(m))
     : [];
@@ -433,7 +387,7 @@ async function joinStream(req: Req, keepAliveMs: number): Promise<GatewayReply> 
   const runId = req.params.run as string;
   const resume = parseLastEventId(req.request.headers.get("last-event-id"));
   if (resume === "invalid") {
-    throw invalidRun(
+    throw invalidRequest(
       "Last-Event-ID is not an event id of this run's stream",
       "Last-Event-ID",
       "Send the id: of the last frame received, or none.",
@@ -450,7 +404,7 @@ async function joinStream(req: Req, keepAliveMs: number): Promise<GatewayReply> 
       yield loggedGroup(encoder, event);
     }
   })();
-  const cancelOnDisconnect = req.query.cancel_on_disconnect === "1" || req.query.cancel_on_disconnect === "true";
+  const cancelOnDisconnect = queryFlag(req, "cancel_on_disconnect");
   const body = langGraphSseBody({
     groups,
     resume: resume satisfies ResumePoint | null,
@@ -490,22 +444,7 @@ async function joinRun(req: Req): Promise<GatewayReply> {
     if (code !== "ANTLER_ERR_RUN_EVENTS_DISABLED" && code !== "ANTLER_ERR_RUN_EVENTS_EXPIRED") throw error;
     const record = await req.client.getRun(threadId, runId, { userId: req.userId });
     if (ACTIVE.has(record.status)) throw error;
-    const thread = await req.client.getThread(threadId, { userId: req.userId });
-    encoder.encode({
-      type: "values",
-      data: {
-        title: thread.title ?? null,
-        messages: thread.messages,
-        artifacts: thread.artifacts,
-        summary_text: thread.summary_text,
-        todos: thread.todos,
-        stop_reason: null,
-      },
-    });
+    encoder.encode({ type: "values", data: threadValues(await req.client.getThread(threadId, { userId: req.userId })) });
   }
-  const interrupt = encoder.interrupt;
-  return {
-    status: 200,
-    body: { ...(encoder.values ?? {}), ...(interrupt ? { __interrupt__: [interrupt] } : {}), ...(failed ? { __error__: failed } : {}) },
-  };
+  return { status: 200, body: encoder.finalValues(failed) };
 }

@@ -1,8 +1,8 @@
 import type { SerializedMessage, StreamEvent, ValuesEvent } from "@antler/plugin-runtime";
+import { isRecord } from "./http.js";
+import { type LangGraphInterrupt, pendingInterrupt } from "./interrupts.js";
 import { type LangGraphMessage, type LangGraphValues, toLangGraphMessage, toLangGraphValues } from "./messages.js";
-import { type LangGraphInterrupt, pendingInterrupt } from "./runs-interrupts.js";
 import type { StreamMode } from "./runs-request.js";
-import { isRecord } from "./runs-wire.js";
 
 /** One SSE frame of the LangGraph stream: `event:` and its JSON `data:`. */
 export interface LangGraphFrame {
@@ -69,6 +69,15 @@ export class LangGraphStreamEncoder {
 
   get values(): LangGraphValues | undefined {
     return this.lastValues ? toLangGraphValues(this.lastValues) : undefined;
+  }
+
+  /**
+   * The run's final values as `runs.wait` and `runs.join` answer them: the last state, with `__interrupt__` when the
+   * run ended on a question and `__error__` (`{ error: <code>, message }`) when it failed.
+   */
+  finalValues(failed?: { error: string; message: string }): Record<string, unknown> {
+    const interrupt = this.interrupt;
+    return { ...(this.values ?? {}), ...(interrupt ? { __interrupt__: [interrupt] } : {}), ...(failed ? { __error__: failed } : {}) };
   }
 
   private fromValues(data: ValuesEvent["data"]): LangGraphFrame[] {

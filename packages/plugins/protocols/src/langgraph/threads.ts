@@ -1,22 +1,104 @@
 // LangGraph threads over Antler's threads: records, metadata, state at checkpoints, history, copies. Every read
 // and write is the caller's own (`req.userId`); another user's thread answers exactly like a missing one.
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
-import type { AntlerClient, ThreadCheckpoint, ThreadRecord } from "@antler/plugin-runtime";
+import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
+import type { AntlerClient, SerializedMessage, ThreadCheckpoint, ThreadDetails, ThreadRecord, ValuesEvent } from "@antler/plugin-runtime";
 import { z } from "zod";
-import { toLangGraphValues } from "./messages.js";
-import type { LangGraphRouteOptions } from "./routes.js";
-import {
-  interruptOf,
-  LANGGRAPH_UNSUPPORTED,
-  type LangGraphThread,
-  type LangGraphThreadStatus,
-  langGraphError,
-  loadLangGraphThread,
-  parseOr422,
-  queryValues,
-  threadStatus,
-  withLangGraphErrors,
-} from "./wire.js";
+import { invalidRequest, parseRequest, unsupported } from "./errors.js";
+import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, queryValues, searchPageFields } from "./http.js";
+import { INTERRUPT_TAIL, type LangGraphInterrupt, pendingInterrupt } from "./interrupts.js";
+import { type LangGraphValues, toLangGraphValues } from "./messages.js";
+
+// ------------------------------------------------------------------ status and thread JSON
+
+export type LangGraphThreadStatus = "idle" | "busy" | "interrupted" | "error";
+
+/** A thread's LangGraph status, and the interrupt it waits on when it is `interrupted`. */
+export interface ThreadStatus {
+  status: LangGraphThreadStatus;
+  interrupt: LangGraphInterrupt | null;
+}
+
+/**
+ * The thread's LangGraph status from its runs: `busy` while a run is running or queued, `error` when the last
+ * run failed, `interrupted` when it ended on a question (`pendingInterrupt`), else `idle`. A cancelled run leaves
+ * the thread idle. `tail`: the thread's last messages when the caller has them (all of them, or at least
+ * `INTERRUPT_TAIL`); otherwise that many are read.
+ */
+export async function threadStatus(
+  client: AntlerClient,
+  userId: string,
+  threadId: string,
+  tail?: readonly SerializedMessage[],
+): Promise<ThreadStatus> {
+  const [latest] = await client.listRuns(threadId, { userId, limit: 1 });
+  if (latest?.status === "running" || latest?.status === "pending") return { status: "busy", interrupt: null };
+  if (latest?.status === "error") return { status: "error", interrupt: null };
+  const messages = tail ?? (await client.getThread(threadId, { userId, messages: { limit: INTERRUPT_TAIL } })).messages;
+  const interrupt = pendingInterrupt(messages);
+  return { status: interrupt ? "interrupted" : "idle", interrupt };
+}
+
+/** A thread as LangGraph's SDK reads it (`Thread` in `@langchain/langgraph-sdk`). */
+export interface LangGraphThread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: Record<string, unknown>;
+  status: LangGraphThreadStatus;
+  values: LangGraphValues | Record<string, never>;
+  interrupts: Record<string, LangGraphInterrupt[]>;
+}
+
+/** The LangGraph thread for an Antler record, its values (or `{}` for a thread never run) and status. */
+export function toLangGraphThread(record: ThreadRecord, values: ValuesEvent["data"] | null, status: ThreadStatus): LangGraphThread {
+  return {
+    thread_id: record.thread_id,
+    created_at: record.created_at,
+    updated_at: record.updated_at,
+    // Antler bumps `updated_at` whenever a run or an update writes the thread's state.
+    state_updated_at: record.updated_at,
+    metadata: record.metadata,
+    status: status.status,
+    values: values ? toLangGraphValues(values) : {},
+    interrupts: status.interrupt ? { [status.interrupt.id]: [status.interrupt] } : {},
+  };
+}
+
+/**
+ * The whole LangGraph thread: record, state and status. `messages: { limit }` puts only the last `limit`
+ * messages in `values` (a preview for lists; at most `INTERRUPT_TAIL` are read); without it they are all read.
+ */
+export async function loadLangGraphThread(
+  client: AntlerClient,
+  userId: string,
+  threadId: string,
+  options: { messages?: { limit: number } } = {},
+): Promise<LangGraphThread> {
+  const preview = options.messages?.limit;
+  const thread = await client.getThread(threadId, {
+    userId,
+    ...(preview !== undefined ? { messages: { limit: Math.max(preview, INTERRUPT_TAIL) } } : {}),
+  });
+  const status = await threadStatus(client, userId, threadId, thread.messages);
+  const hasState = thread.messages_total > 0 || thread.todos !== null || thread.artifacts.length > 0;
+  const values = hasState ? threadValues(thread, preview !== undefined ? thread.messages.slice(-preview) : thread.messages) : null;
+  return toLangGraphThread(thread, values, status);
+}
+
+/** A thread read with `client.getThread` as the run state (`values`) it holds; `messages`: the ones to put in. */
+export function threadValues(thread: ThreadDetails, messages: SerializedMessage[] = thread.messages): ValuesEvent["data"] {
+  return {
+    title: thread.title ?? null,
+    messages,
+    artifacts: thread.artifacts,
+    summary_text: thread.summary_text,
+    todos: thread.todos,
+    stop_reason: null,
+  };
+}
+
+// ------------------------------------------------------------------ routes
 
 const metadataSchema = z.record(z.string(), z.unknown());
 const statusSchema = z.enum(["idle", "busy", "interrupted", "error"]);
@@ -44,10 +126,8 @@ const searchSchema = z.object({
     .refine((v) => Object.keys(v).length === 0, "filtering by state values is not supported; filter by metadata, ids or status")
     .optional(),
   status: statusSchema.optional(),
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
+  ...searchPageFields,
   sort_by: z.enum(["thread_id", "status", "created_at", "updated_at", "state_updated_at"]).optional(),
-  sort_order: z.enum(["asc", "desc"]).optional(),
   select: z
     .array(
       z.enum([
@@ -104,9 +184,8 @@ const historySchema = z.object({
 
 const stateKeys = new Set(["title", "messages", "artifacts", "todos", "summary_text", "stop_reason"]);
 
-/** A checkpoint as LangGraph's `ThreadState`. */
-function toThreadState(threadId: string, checkpoint: ThreadCheckpoint, last: boolean, status?: LangGraphThreadStatus) {
-  const interrupt = last && status === "interrupted" ? interruptOf(checkpoint.values.messages.at(-1)) : null;
+/** A checkpoint as LangGraph's `ThreadState`; `interrupt`: what the thread waits on (its latest checkpoint only). */
+function toThreadState(threadId: string, checkpoint: ThreadCheckpoint, interrupt: LangGraphInterrupt | null = null) {
   const ref = (id: string | null) =>
     id === null ? null : { thread_id: threadId, checkpoint_ns: "", checkpoint_id: id, checkpoint_map: null };
   return {
@@ -174,16 +253,14 @@ async function matchingThreads(
       out.push({ record });
       continue;
     }
-    const status = await threadStatus(client, userId, record.thread_id);
+    const { status } = await threadStatus(client, userId, record.thread_id);
     if (filter.status === undefined || status === filter.status) out.push({ record, status });
   }
   return out;
 }
 
-async function searchThreads(req: GatewayRequest): Promise<GatewayReply> {
-  const parsed = parseOr422(searchSchema, req.body ?? {});
-  if (!parsed.ok) return parsed.reply;
-  const query = parsed.value;
+async function searchThreads(req: LangGraphRequest): Promise<GatewayReply> {
+  const query = parseRequest(searchSchema, req.body ?? {});
   const found = await matchingThreads(req.client, req.userId, query, query.sort_by === "status");
   if (query.sort_by) {
     const key = query.sort_by === "state_updated_at" ? "updated_at" : query.sort_by;
@@ -202,10 +279,8 @@ async function searchThreads(req: GatewayRequest): Promise<GatewayReply> {
   return { body: threads.map((t) => selectFields(t as unknown as Record<string, unknown>, select)) };
 }
 
-async function createThread(req: GatewayRequest): Promise<GatewayReply> {
-  const parsed = parseOr422(createSchema, req.body ?? {});
-  if (!parsed.ok) return parsed.reply;
-  const { thread_id, metadata, if_exists } = parsed.value;
+async function createThread(req: LangGraphRequest): Promise<GatewayReply> {
+  const { thread_id, metadata, if_exists } = parseRequest(createSchema, req.body ?? {});
   const record = await req.client.createThread({
     userId: req.userId,
     ...(thread_id !== undefined ? { threadId: thread_id } : {}),
@@ -215,24 +290,24 @@ async function createThread(req: GatewayRequest): Promise<GatewayReply> {
   return { body: await loadLangGraphThread(req.client, req.userId, record.thread_id) };
 }
 
-async function updateState(req: GatewayRequest): Promise<GatewayReply> {
-  const parsed = parseOr422(updateStateSchema, req.body ?? {});
-  if (!parsed.ok) return parsed.reply;
-  const body = parsed.value;
+async function updateState(req: LangGraphRequest): Promise<GatewayReply> {
+  const body = parseRequest(updateStateSchema, req.body ?? {});
   const threadId = req.params.id ?? "";
   const values = Array.isArray(body.values) ? body.values[0] : body.values;
   if (!values || Object.keys(values).length === 0) {
-    return langGraphError(422, LANGGRAPH_UNSUPPORTED, "values: an update without values is not supported", {
-      where: "values",
-      hint: `Send the state keys to write: ${[...stateKeys].join(", ")}.`,
-    });
+    throw invalidRequest(
+      "values: an update without values is not supported",
+      "values",
+      `Send the state keys to write: ${[...stateKeys].join(", ")}.`,
+    );
   }
   const unknown = Object.keys(values).find((key) => !stateKeys.has(key));
   if (unknown !== undefined) {
-    return langGraphError(422, "ANTLER_ERR_LANGGRAPH_INVALID_REQUEST", `values.${unknown}: the thread's state has no such key`, {
-      where: `values.${unknown}`,
-      hint: `The state keys are ${[...stateKeys].join(", ")}.`,
-    });
+    throw invalidRequest(
+      `values.${unknown}: the thread's state has no such key`,
+      `values.${unknown}`,
+      `The state keys are ${[...stateKeys].join(", ")}.`,
+    );
   }
   const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id;
   const result = await req.client.updateThreadState(threadId, {
@@ -246,24 +321,20 @@ async function updateState(req: GatewayRequest): Promise<GatewayReply> {
   return { body: { checkpoint, configurable: checkpoint } };
 }
 
-async function readState(req: GatewayRequest, checkpointId: string | undefined, select: readonly string[]): Promise<GatewayReply> {
+async function readState(req: LangGraphRequest, checkpointId: string | undefined, select: readonly string[]): Promise<GatewayReply> {
   const threadId = req.params.id ?? "";
   const checkpoint = await req.client.getThreadState(threadId, { userId: req.userId, ...(checkpointId ? { checkpointId } : {}) });
   // Only the latest checkpoint can be waiting on the user.
-  const status = checkpointId ? undefined : await threadStatus(req.client, req.userId, threadId, checkpoint.values.messages.at(-1) ?? null);
-  return { body: selectFields(toThreadState(threadId, checkpoint, !checkpointId, status), select) };
+  const interrupt = checkpointId ? null : (await threadStatus(req.client, req.userId, threadId, checkpoint.values.messages)).interrupt;
+  return { body: selectFields(toThreadState(threadId, checkpoint, interrupt), select) };
 }
 
-async function history(req: GatewayRequest, raw: unknown): Promise<GatewayReply> {
-  const parsed = parseOr422(historySchema, raw ?? {});
-  if (!parsed.ok) return parsed.reply;
-  const query = parsed.value;
+async function history(req: LangGraphRequest, raw: unknown): Promise<GatewayReply> {
+  const query = parseRequest(historySchema, raw ?? {});
   const threadId = req.params.id ?? "";
   const before = typeof query.before === "string" ? query.before : query.before?.configurable?.checkpoint_id;
   if (query.checkpoint?.checkpoint_ns) {
-    return langGraphError(422, LANGGRAPH_UNSUPPORTED, "checkpoint.checkpoint_ns: Antler's threads have only the root namespace", {
-      where: "checkpoint.checkpoint_ns",
-    });
+    throw invalidRequest("checkpoint.checkpoint_ns: Antler's threads have only the root namespace", "checkpoint.checkpoint_ns");
   }
   const checkpoints = await req.client.getThreadHistory(threadId, {
     userId: req.userId,
@@ -272,7 +343,7 @@ async function history(req: GatewayRequest, raw: unknown): Promise<GatewayReply>
     ...(query.metadata ? { metadata: query.metadata } : {}),
   });
   const select = query.select ?? [];
-  return { body: checkpoints.map((c) => selectFields(toThreadState(threadId, c, false), select)) };
+  return { body: checkpoints.map((c) => selectFields(toThreadState(threadId, c), select)) };
 }
 
 const historyQuerySchema = z.object({
@@ -283,37 +354,21 @@ const historyQuerySchema = z.object({
 /** `/threads/*` under `options.prefix` (the runs routes add `/threads/{id}/runs/*`). */
 export function threadRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
   const p = `${options.prefix}/threads`;
-  const route = (
-    method: "GET" | "POST" | "PATCH" | "DELETE",
-    path: string,
-    summary: string,
-    handle: (req: GatewayRequest) => Promise<GatewayReply>,
-  ) =>
-    defineGatewayRoute({
-      method,
-      path,
-      mount: "root",
-      summary: `LangGraph: ${summary}`,
-      // Any JSON: the handler validates it, so a mismatch is LangGraph's 422 rather than the gateway's 400.
-      ...(method === "POST" || method === "PATCH" ? { body: z.unknown() } : {}),
-      handler: (req) => withLangGraphErrors(() => handle(req as GatewayRequest)),
-    });
+  const route = langGraphRoute;
   return [
     route("POST", p, "create a thread (thread_id, metadata, if_exists)", createThread),
     route("POST", `${p}/search`, "the user's threads by metadata, ids and status (values hold the last message)", searchThreads),
     route("POST", `${p}/count`, "how many threads match", async (req) => {
-      const parsed = parseOr422(countSchema, req.body ?? {});
-      if (!parsed.ok) return parsed.reply;
-      return { body: (await matchingThreads(req.client, req.userId, parsed.value, false)).length };
+      const filter = parseRequest(countSchema, req.body ?? {});
+      return { body: (await matchingThreads(req.client, req.userId, filter, false)).length };
     }),
     route("GET", `${p}/:id`, "one thread with its state, status and interrupts", async (req) => ({
       body: await loadLangGraphThread(req.client, req.userId, req.params.id ?? ""),
     })),
     route("PATCH", `${p}/:id`, "merge metadata into a thread's", async (req) => {
-      const parsed = parseOr422(updateSchema, req.body ?? {});
-      if (!parsed.ok) return parsed.reply;
+      const { metadata } = parseRequest(updateSchema, req.body ?? {});
       const threadId = req.params.id ?? "";
-      if (parsed.value.metadata) await req.client.updateThread(threadId, { userId: req.userId, metadata: parsed.value.metadata });
+      if (metadata) await req.client.updateThread(threadId, { userId: req.userId, metadata });
       if (req.request.headers.get("prefer") === "return=minimal") {
         await req.client.getThreadRecord(threadId, { userId: req.userId });
         return { status: 204 };
@@ -330,24 +385,22 @@ export function threadRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
     }),
     route("GET", `${p}/:id/state`, "the thread's current state", (req) => readState(req, undefined, queryValues(req, "select"))),
     route("POST", `${p}/:id/state`, "write state (values through the reducers, as_node)", updateState),
-    route("PATCH", `${p}/:id/state`, "patch a checkpoint's metadata (refused)", async () =>
-      langGraphError(405, LANGGRAPH_UNSUPPORTED, "Checkpoint metadata is written by the runtime and cannot be patched", {
-        hint: "Keep your own data in the thread's metadata (PATCH /threads/{id}).",
-      }),
-    ),
+    route("PATCH", `${p}/:id/state`, "patch a checkpoint's metadata (refused)", async () => {
+      throw unsupported(
+        "Checkpoint metadata is written by the runtime and cannot be patched",
+        "Keep your own data in the thread's metadata (PATCH /threads/{id}).",
+      );
+    }),
     route("GET", `${p}/:id/state/:checkpoint`, "the thread's state at a checkpoint", (req) =>
       readState(req, req.params.checkpoint, queryValues(req, "select")),
     ),
     route("POST", `${p}/:id/state/checkpoint`, "the thread's state at a checkpoint (by config)", async (req) => {
-      const parsed = parseOr422(z.object({ checkpoint: checkpointSchema, select: z.array(z.string()).optional() }), req.body ?? {});
-      if (!parsed.ok) return parsed.reply;
-      return readState(req, parsed.value.checkpoint.checkpoint_id, parsed.value.select ?? []);
+      const body = parseRequest(z.object({ checkpoint: checkpointSchema, select: z.array(z.string()).optional() }), req.body ?? {});
+      return readState(req, body.checkpoint.checkpoint_id, body.select ?? []);
     }),
     route("POST", `${p}/:id/history`, "the thread's checkpoints, newest first", (req) => history(req, req.body)),
     route("GET", `${p}/:id/history`, "the thread's checkpoints, newest first", async (req) => {
-      const parsed = parseOr422(historyQuerySchema, req.query ?? {}, "query");
-      if (!parsed.ok) return parsed.reply;
-      return history(req, parsed.value);
+      return history(req, parseRequest(historyQuerySchema, req.query ?? {}, "query"));
     }),
   ];
 }

@@ -1,0 +1,57 @@
+import { type CliIO, definePlugin } from "@antler/kernel";
+import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { mcpServerConfigSchema } from "./config.js";
+import type { McpHttpSessions } from "./http.js";
+import { PLUGIN_NAME, PLUGIN_VERSION } from "./version.js";
+
+/**
+ * `@antler/plugin-mcp-server`: Antler as an MCP server. `antler mcp serve` speaks stdio; with the gateway, the
+ * same server answers streamable HTTP at `http.path` (default `/mcp`) behind the gateway's API keys. The SDK and
+ * the runtime load when a command runs or the first request arrives, never with the plugin.
+ */
+export default definePlugin({
+  name: PLUGIN_NAME,
+  version: PLUGIN_VERSION,
+  kernel: "^0.1.0",
+  description: "Antler as an MCP server: agents as ask_<agent> tools, thread artifacts as resources; stdio and streamable HTTP (/mcp).",
+  configSchema: mcpServerConfigSchema,
+  setup(ctx) {
+    const config = ctx.config;
+    const logger = ctx.logger;
+    ctx.commands.add({
+      name: "mcp serve",
+      summary: "Serve this distribution's agents as MCP tools over stdio (for Claude Desktop, Cursor, Zed or another agent).",
+      usage: "antler mcp serve [--config <file>] [-v]",
+      async run(args: string[], io: CliIO) {
+        // -v/--verbose is the CLI's own (info logs, on stderr); anything else is a mistake.
+        const unexpected = args.find((a) => a !== "-v" && a !== "--verbose");
+        if (unexpected !== undefined) {
+          io.stderr.write(
+            `antler mcp serve: unexpected argument ${JSON.stringify(unexpected)}\nUsage: antler mcp serve [--config <file>] [-v]\n`,
+          );
+          return 2;
+        }
+        const { serveStdio } = await import("./stdio.js");
+        return serveStdio(io, config, logger);
+      },
+    });
+    if (!config.http.enabled) return;
+    let sessions: Promise<McpHttpSessions> | undefined;
+    const sessionsOf = () => (sessions ??= import("./http.js").then((m) => new m.McpHttpSessions({ config, logger })));
+    const path = config.http.path;
+    provideGatewayRoutes(ctx, {
+      routes: (["POST", "GET", "DELETE"] as const).map((method) =>
+        defineGatewayRoute({
+          method,
+          path,
+          mount: "root",
+          summary: `MCP streamable HTTP (${method === "POST" ? "JSON-RPC requests" : method === "GET" ? "server stream" : "end a session"}): agents as tools, artifacts as resources.`,
+          handler: async (req) => (await sessionsOf()).handle(req),
+        }),
+      ),
+      onServe: () => async () => {
+        if (sessions) await (await sessions).closeAll();
+      },
+    });
+  },
+});
