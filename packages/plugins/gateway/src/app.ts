@@ -90,8 +90,10 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         origin: origins.includes("*") ? "*" : origins,
         allowHeaders: ["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID", TRACE_ID_HEADER],
         allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-        // Not CORS-safelisted, so browsers hide it from scripts unless it is exposed.
-        exposeHeaders: [TRACE_ID_HEADER, "X-Run-Id"],
+        // Not CORS-safelisted, so browsers hide them from scripts unless they are exposed. `Content-Location` and
+        // `Location` name a started run (LangGraph's SDK rejoins and cancels by them), `X-Pagination-Next` pages a
+        // search, and the AI SDK's stream header marks a UI message stream.
+        exposeHeaders: [TRACE_ID_HEADER, "X-Run-Id", "Content-Location", "Location", "X-Pagination-Next", "X-Vercel-AI-UI-Message-Stream"],
         maxAge: 600,
       }),
     );

@@ -180,7 +180,9 @@ describe("trace middleware", () => {
     expect(preflight.headers.get("x-trace-id")).toBe("preflight-id");
     const response = await gw.call("/api/models", { headers: { Origin: "http://app.example" } });
     expect(response.headers.get("access-control-allow-origin")).toBe("http://app.example");
-    expect(response.headers.get("access-control-expose-headers")?.toLowerCase().split(/,\s*/)).toContain("x-trace-id");
+    const exposed = response.headers.get("access-control-expose-headers")?.toLowerCase().split(/,\s*/);
+    // What cross-origin front ends read: the trace id, a run's id and place (LangGraph's SDK rejoins by it).
+    for (const header of ["x-trace-id", "x-run-id", "content-location", "location", "x-pagination-next"]) expect(exposed).toContain(header);
     expect(response.headers.get("x-trace-id")).toMatch(FRESH_ID);
     const other = await gw.call("/api/models", { headers: { Origin: "http://evil.example" } });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();

@@ -107,10 +107,7 @@ describeWithChromium("the useStream page (@langchain/langgraph-sdk/react) agains
     await page.context().close();
   });
 
-  // Skipped: the /langgraph thread state carries the pending interrupt only in its top-level `interrupts`, while
-  // useStream reads a reloaded thread's interrupt from `tasks[].interrupts` (or `values.__interrupt__`), as
-  // LangGraph's own server sends it; after a reload the form does not come back. Unskip when the state has it there.
-  it.skip("reloads while a question waits: the form is back (from the thread's state) and answering it finishes the turn", async () => {
+  it("reloads while a question waits: the form is back (from the thread's state) and answering it finishes the turn", async () => {
     const page = await openChat();
     await send(page, "pick a colour");
     await page.getByTestId("interrupt").getByText("Which colour should the chart use?").waitFor();

@@ -191,7 +191,25 @@ function toThreadState(threadId: string, checkpoint: ThreadCheckpoint, interrupt
   return {
     values: checkpoint.checkpoint_id === "" ? {} : toLangGraphValues(checkpoint.values),
     next: checkpoint.next,
-    tasks: checkpoint.tasks.map((task) => ({ ...task, interrupts: [], checkpoint: null, state: null })),
+    // A pending question is also the last task's interrupt, where LangGraph's server puts a paused node's
+    // interrupts (and where useStream looks after a reload); the ask_clarification call is that task.
+    tasks: [
+      ...checkpoint.tasks.map((task) => ({ ...task, interrupts: [], checkpoint: null, state: null })),
+      ...(interrupt
+        ? [
+            {
+              id: interrupt.id,
+              name: "ask_clarification",
+              path: [],
+              error: null,
+              interrupts: [interrupt],
+              checkpoint: null,
+              state: null,
+              result: null,
+            },
+          ]
+        : []),
+    ],
     checkpoint: ref(checkpoint.checkpoint_id || null) ?? {
       thread_id: threadId,
       checkpoint_ns: "",
@@ -343,7 +361,11 @@ async function history(req: LangGraphRequest, raw: unknown): Promise<GatewayRepl
     ...(query.metadata ? { metadata: query.metadata } : {}),
   });
   const select = query.select ?? [];
-  return { body: checkpoints.map((c) => selectFields(toThreadState(threadId, c), select)) };
+  // Unfiltered and from the top, the first entry is the latest checkpoint: the one that can wait on the user
+  // (useStream reads a reloaded thread's interrupt from it).
+  const latest = !before && !query.metadata ? checkpoints[0] : undefined;
+  const interrupt = latest ? (await threadStatus(req.client, req.userId, threadId, latest.values.messages)).interrupt : null;
+  return { body: checkpoints.map((c) => selectFields(toThreadState(threadId, c, c === latest ? interrupt : null), select)) };
 }
 
 const historyQuerySchema = z.object({
