@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BaseEvent, HttpAgent } from "@ag-ui/client";
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@antler/kernel/testing";
+import { Client } from "@langchain/langgraph-sdk";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -157,5 +158,39 @@ describe.skipIf(!built)("the protocols under `antler serve` (compiled CLI in a c
       expect(types).toContain(type);
     expect(types.indexOf("TOOL_CALL_RESULT")).toBeLessThan(types.indexOf("TEXT_MESSAGE_START"));
     expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "The word means: a test word." });
+  });
+
+  it("LangGraph: the SDK's Client creates a thread, streams a run with a tool call, waits for one, and reads the state", async () => {
+    const sdk = new Client({ apiUrl: `${url}/langgraph`, apiKey: ALICE_KEY, callerOptions: { maxRetries: 0 } });
+    const [assistant] = await sdk.assistants.search({ graphId: "agent" });
+    expect(assistant?.assistant_id).toBe("agent");
+    const thread = await sdk.threads.create({ metadata: { source: "cli-test" } });
+    const events: string[] = [];
+    const tuples: string[] = [];
+    for await (const part of sdk.runs.stream(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "please look up antler" }] },
+      streamMode: ["values", "messages-tuple"],
+    })) {
+      events.push(part.event);
+      if (part.event === "messages") {
+        const [chunk] = part.data as [{ type: string; content: string; tool_calls?: Array<{ name: string }> }];
+        if (chunk.tool_calls?.length) tuples.push(`call:${chunk.tool_calls[0]?.name}`);
+        else if (chunk.type === "tool") tuples.push("tool-result");
+        else if (chunk.content) tuples.push("text");
+      }
+    }
+    expect(events[0]).toBe("metadata");
+    expect(events).toContain("values");
+    expect(tuples.indexOf("call:lookup")).toBeLessThan(tuples.indexOf("tool-result"));
+    expect(tuples.lastIndexOf("text")).toBeGreaterThan(tuples.indexOf("tool-result"));
+    const waited = (await sdk.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "hello" }] },
+    })) as { messages: Array<{ type: string; content: string }> };
+    expect(waited.messages.at(-1)).toMatchObject({ type: "ai", content: "You said: hello" });
+    const state = await sdk.threads.getState<{ messages: Array<{ type: string }> }>(thread.thread_id);
+    expect(state.values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "human", "ai"]);
+    const runs = await sdk.runs.list(thread.thread_id);
+    expect(runs.map((r) => r.status)).toEqual(["success", "success"]);
+    expect((await sdk.threads.get(thread.thread_id)).status).toBe("idle");
   });
 });
