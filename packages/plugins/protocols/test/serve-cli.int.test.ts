@@ -173,7 +173,7 @@ describe.skipIf(!built)("the protocols under `antler serve` (compiled CLI in a c
     })) {
       events.push(part.event);
       if (part.event === "messages") {
-        const [chunk] = part.data as [{ type: string; content: string; tool_calls?: Array<{ name: string }> }];
+        const [chunk] = part.data as unknown as [{ type: string; content: string; tool_calls?: Array<{ name: string }> }];
         if (chunk.tool_calls?.length) tuples.push(`call:${chunk.tool_calls[0]?.name}`);
         else if (chunk.type === "tool") tuples.push("tool-result");
         else if (chunk.content) tuples.push("text");
