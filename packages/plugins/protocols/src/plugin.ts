@@ -41,14 +41,14 @@ export type ProtocolsConfig = z.output<typeof protocolsConfigSchema>;
 
 /**
  * `@antler/plugin-protocols`: front-end protocols on the gateway, mapped from Antler's own runs, threads and auth
- * (no second runtime): the AI SDK UI message stream under `ai_sdk.prefix`, the LangGraph Agent Server API under
- * `langgraph.prefix`.
+ * (no second runtime): the LangGraph Agent Server API under `langgraph.prefix`, the AI SDK UI message stream under
+ * `ai_sdk.prefix` and AG-UI under `ag_ui.prefix`.
  */
 export default definePlugin({
   name: PROTOCOLS_PLUGIN_NAME,
   version: "0.1.0",
   kernel: "^0.1.0",
-  description: "Open front-end protocols on the gateway: the AI SDK UI message stream for useChat, the LangGraph Agent Server API.",
+  description: "Open front-end protocols on the gateway: the LangGraph Agent Server API, the AI SDK UI message stream and AG-UI.",
   configSchema: protocolsConfigSchema,
   setup(ctx) {
     const config = ctx.config;
