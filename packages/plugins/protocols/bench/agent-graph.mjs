@@ -23,7 +23,6 @@ export const agent = createAgent({
     model: "scripted-model",
     apiKey: "not-used-by-the-loopback-model",
     configuration: { baseURL: process.env.BENCH_MODEL_URL },
-    maxRetries: 0,
     streamUsage: true,
   }),
   tools: [add],

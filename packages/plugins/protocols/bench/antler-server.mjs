@@ -36,7 +36,7 @@ const baseDir = mkdtempSync(join(tmpdir(), "antler-protocols-bench-"));
 const client = await AntlerClient.create({
   config: {
     base_dir: baseDir,
-    models: [{ name: "m", provider: "openai", model: "scripted-model", base_url: process.env.BENCH_MODEL_URL, max_retries: 0 }],
+    models: [{ name: "m", provider: "openai", model: "scripted-model", base_url: process.env.BENCH_MODEL_URL }],
     storage: { backend: "sqlite" },
     title: { enabled: false },
     logging: { level: "warn" },

@@ -1,7 +1,8 @@
-// The loopback model both servers call (the kit's OpenAI-compatible server, in the benchmark's own process): the
-// first call of a run asks for the `add` tool, the call after the tool result streams TOKENS words, each stamped
-// with the moment the server wrote it (`⟦<index>@<epoch ms>⟧`), so a client in another process can tell each
-// event's latency from the text alone, whatever protocol carried it.
+// The loopback model both servers call (the kit's OpenAI-compatible server, in the benchmark's own process): with
+// `tool` (default) the first call of a run asks for the `add` tool and the call after the tool result answers;
+// without, the first call answers. The answer is `tokens` words, each stamped with the moment the server wrote it
+// (`⟦<index>@<epoch ms>⟧`), so a client in another process can tell each event's latency from the text alone,
+// whatever protocol carried it.
 //
 // A gate can hold first calls (streams open, runs waiting at the model) until a round has all its streams open,
 // then let them go one at a time over a spread: streams that are open together but busy at different moments.
@@ -11,20 +12,21 @@ import { startOpenAICompatibleServer } from "@antler/kernel/testing";
 const now = () => performance.timeOrigin + performance.now();
 export const STAMP = /⟦(\d+)@(\d+\.\d+)⟧/g;
 
-export async function startBenchModel({ tokens = 16 } = {}) {
+export async function startBenchModel({ tokens = 16, tool = true } = {}) {
   const held = [];
   let holding = false;
   let calls = 0;
   const server = await startOpenAICompatibleServer({
     handler: async (body) => {
       calls += 1;
-      const last = body.messages.at(-1);
-      if (last?.role === "tool") {
+      const afterTool = body.messages.at(-1)?.role === "tool";
+      // Only a run's first call waits at the gate.
+      if (holding && !afterTool) await new Promise((resolve) => held.push(resolve));
+      if (afterTool || !tool) {
         const at = now().toFixed(3);
         const words = Array.from({ length: tokens }, (_, i) => `⟦${i}@${at}⟧`);
         return { text: words.join(" "), usage: { input_tokens: 20, output_tokens: tokens } };
       }
-      if (holding) await new Promise((resolve) => held.push(resolve));
       return { toolCalls: [{ name: "add", args: { a: 1, b: 2 } }], usage: { input_tokens: 10, output_tokens: 3 } };
     },
   });

@@ -9,11 +9,13 @@
 // modes messages-tuple + values). Each run: a new thread, then a streaming run that calls `add` and answers.
 //
 // Per round, for each concurrency level (50, 200) and each target (the order rotates each round): `concurrency`
-// workers each do BENCH_RUNS_PER_WORKER runs back to back. Figures: runs/s (runs / wall time), time to first
-// token (the stream request to the first messages event, i.e. the model's first output), server CPU per run
+// workers each do BENCH_RUNS_PER_WORKER (1) runs back to back. Figures: runs/s (runs / wall time), time to first
+// token (the stream request to the first messages event, i.e. the model's first output), the run's time (the
+// stream request to its end), server CPU per run
 // (the server process's own process.cpuUsage over the phase / runs, idle work included), stream bytes per run,
-// and heap per open stream (HOLD streams held open at the model; server heap after GC minus before, per stream).
-// Medians of rounds for runs/s, CPU and heap; TTFT percentiles over every run of every round.
+// and heap per open stream (HOLD streams held open at the model; server heap after GC minus before, per stream;
+// once per target after the rounds). Medians of rounds for runs/s and CPU; time percentiles over every run of
+// every round.
 //
 // Run after a build: `pnpm bench` (this package) or `node bench/langgraph-api.bench.mjs`. Env: BENCH_ROUNDS,
 // BENCH_LEVELS (e.g. 50,200), BENCH_RUNS_PER_WORKER, BENCH_HOLD. BENCH_SMOKE=1: 5 concurrent runs, one round, no warm-up (seconds; the figures mean nothing).
@@ -26,9 +28,9 @@ import { startServerProcess } from "./server-process.mjs";
 const SMOKE = process.env.BENCH_SMOKE === "1";
 const LEVELS = (process.env.BENCH_LEVELS ?? (SMOKE ? "5" : "50,200")).split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 2));
-const RUNS_PER_WORKER = Number(process.env.BENCH_RUNS_PER_WORKER ?? (SMOKE ? 1 : 2));
+const RUNS_PER_WORKER = Number(process.env.BENCH_RUNS_PER_WORKER ?? 1);
 const HOLD = Number(process.env.BENCH_HOLD ?? Math.max(...LEVELS));
-const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 60_000);
+const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 120_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
 
 const watchdog = setTimeout(() => {
@@ -79,7 +81,9 @@ try {
   ];
   for (const t of targets)
     Object.assign(t, {
-      levels: Object.fromEntries(LEVELS.map((c) => [c, { rps: [], cpu: [], bytes: [], ttft: [], failed: 0 }])),
+      levels: Object.fromEntries(
+        LEVELS.map((c) => [c, { rps: [], cpu: [], bytes: [], ttft: [], runMs: [], failed: 0, errors: [], resets: 0 }]),
+      ),
       heap: [],
     });
 
@@ -96,7 +100,10 @@ try {
       record.cpu.push(cpuMs / Math.max(1, done));
       record.bytes.push(result.bytes / Math.max(1, done));
       record.ttft.push(...result.runs.map((r) => r.ttft));
+      record.runMs.push(...result.runs.map((r) => r.ms));
       record.failed += result.failed;
+      record.errors.push(...result.errors);
+      record.resets += result.resets;
     }
   }
 
@@ -125,8 +132,9 @@ try {
       const order = targets.map((_, i) => targets[(i + r) % targets.length]);
       for (const t of order) await throughput(t, level, RUNS_PER_WORKER, t.levels[level]);
     }
-    for (const t of r % 2 === 0 ? targets : [...targets].reverse()) t.heap.push(await heapPerOpenStream(t));
   }
+  // Heap once per target, after the rounds (after a GC it varies little; each measurement costs a round).
+  for (const t of targets) t.heap.push(await heapPerOpenStream(t));
 
   const f = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : "n/a");
   const x = (a, b) => `${f(a / b)}x`;
@@ -135,20 +143,21 @@ try {
       `OpenAI-compatible model, ${ROUNDS} interleaved rounds, ${RUNS_PER_WORKER} runs per worker, each server in its own process, clients in a third, Node ${process.version}`,
   );
   console.log(
-    "| target | concurrent runs | runs/s | TTFT p50 (ms) | TTFT p99 (ms) | server CPU per run (ms) | stream bytes per run | failed |",
+    "| target | concurrent runs | runs/s | TTFT p50 (ms) | TTFT p99 (ms) | run p50 (ms) | server CPU per run (ms) | stream bytes per run | failed |",
   );
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const level of LEVELS) {
     for (const t of targets) {
       const l = t.levels[level];
       console.log(
-        `| ${t.name} | ${level} | ${f(median(l.rps), 1)} | ${f(pct(l.ttft, 50), 1)} | ${f(pct(l.ttft, 99), 1)} | ${f(median(l.cpu))} | ${f(median(l.bytes), 0)} | ${l.failed} |`,
+        `| ${t.name} | ${level} | ${f(median(l.rps), 1)} | ${f(pct(l.ttft, 50), 1)} | ${f(pct(l.ttft, 99), 1)} | ${f(pct(l.runMs, 50), 0)} | ${f(median(l.cpu))} | ${f(median(l.bytes), 0)} | ${l.failed} |`,
       );
     }
   }
-  console.log(
-    `| heap per open stream (${HOLD} held open, KiB) | ${targets.map((t) => `${t.name}: ${f(median(t.heap) / 1024, 1)}`).join("; ")} | | | | | | |`,
-  );
+  const resets = targets.map((t) => `${t.name}: ${LEVELS.reduce((n, l) => n + t.levels[l].resets, 0)}`).join("; ");
+  console.log(`Connection resets seen by the clients (retried: by the SDK's own retry, once by the fetch client): ${resets}`);
+  console.log(`\nHeap per open stream (${HOLD} runs held open at the model; server heap after GC, KiB):`);
+  for (const t of targets) console.log(`  ${t.name}: ${f(median(t.heap) / 1024, 1)}`);
   console.log("\nRatios against langgraph-api (Antler / langgraph-api):");
   console.log(
     "| target | concurrent runs | runs/s | TTFT p50 | TTFT p99 | CPU per run | stream bytes | heap per open stream | targets (LangGraph route: >= 1.3x runs/s, <= 0.8x CPU) |",
@@ -178,7 +187,10 @@ try {
   );
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s measuring)`);
   const failed = targets.reduce((n, t) => n + LEVELS.reduce((m, l) => m + t.levels[l].failed, 0), 0);
-  if (failed > 0) throw new Error(`${failed} runs failed`);
+  if (failed > 0) {
+    const errors = targets.flatMap((t) => LEVELS.flatMap((l) => t.levels[l].errors.map((e) => `${t.name}: ${e}`)));
+    throw new Error(`${failed} runs failed, e.g.\n  ${errors.slice(0, 5).join("\n  ")}`);
+  }
 } finally {
   for (const server of servers) await server.close();
   await model.close();

@@ -1,7 +1,7 @@
 // The client side of the protocol benchmarks, in a process of its own (as real clients are, and so its CPU does
 // not count as the server's). `node load-client.mjs '<job json>'` prints one JSON result on stdout.
 //
-// latency job { mode: "latency", protocol, url, streams, tag }: opens one stream per thread at once and notes,
+// latency job { mode: "latency", protocol, url, streams, tokens, tag }: opens one stream per thread at once and notes,
 // for each text-delta event of the protocol, when it was parsed and the model's stamps in its text.
 // throughput job { mode: "throughput", target, url, concurrency, runsPerWorker, tag }: `concurrency` workers each
 // start `runsPerWorker` runs one after another (a new thread, then a streaming run); per run, the time to the
@@ -18,8 +18,14 @@ const json = { "content-type": "application/json" };
 // Every response body is counted as it is read (stream bytes, the same way for every client and server).
 let bytes = 0;
 const plainFetch = globalThis.fetch;
+// Connection resets before any answer (seen on a starved machine when a pooled keep-alive socket is reused just
+// as the server times it out) are counted; the SDK's client retries them itself, and post() below retries once.
+let resets = 0;
 globalThis.fetch = async (...args) => {
-  const response = await plainFetch(...args);
+  const response = await plainFetch(...args).catch((error) => {
+    if (error?.cause?.code === "ECONNRESET") resets += 1;
+    throw error;
+  });
   if (!response.body) return response;
   const counted = response.body.pipeThrough(
     new TransformStream({
@@ -33,7 +39,11 @@ globalThis.fetch = async (...args) => {
 };
 
 async function post(url, body) {
-  const response = await fetch(url, { method: "POST", headers: json, body: JSON.stringify(body) });
+  const send = () => fetch(url, { method: "POST", headers: json, body: JSON.stringify(body) });
+  const response = await send().catch((error) => {
+    if (error?.cause?.code !== "ECONNRESET") throw error;
+    return send();
+  });
   if (!response.ok) throw new Error(`POST ${url}: HTTP ${response.status} ${await response.text()}`);
   return response;
 }
@@ -108,7 +118,10 @@ async function latencyStream(protocol, thread) {
   const response = await protocol.open(job.url, thread);
   const pairs = [];
   const seen = new Set();
+  const last = [];
   await readSse(response, (event, raw) => {
+    last.push(`${event}: ${raw.slice(0, 300)}`);
+    if (last.length > 3) last.shift();
     if (!raw.includes("⟦")) return;
     const at = now();
     let data;
@@ -124,15 +137,19 @@ async function latencyStream(protocol, thread) {
       pairs.push([Number(stamp), at]);
     }
   });
+  if (pairs.length < job.tokens) problems.push(`${thread}: ${pairs.length} of ${job.tokens} tokens; last frames ${last.join(" | ")}`);
   return pairs;
 }
 
+const problems = [];
 async function latencyJob() {
   const protocol = protocols[job.protocol];
   const threads = Array.from({ length: job.streams }, (_, i) => `${job.tag}-${i}`);
-  if (protocol.prepare) for (const thread of threads) await protocol.prepare(job.url, thread);
+  if (protocol.prepare) {
+    for (let i = 0; i < threads.length; i += 20) await Promise.all(threads.slice(i, i + 20).map((t) => protocol.prepare(job.url, t)));
+  }
   const streams = await Promise.all(threads.map((thread) => latencyStream(protocol, thread)));
-  return { pairs: streams.flat(), bytes };
+  return { pairs: streams.flat(), bytes, problems, resets };
 }
 
 /** One run against Antler's native API (its own REST/SSE shape, raw fetch). */
@@ -178,12 +195,12 @@ async function throughputJob() {
         try {
           runs.push(client ? await sdkRun(client) : await nativeRun(`${job.tag}-${worker}-${i}`));
         } catch (error) {
-          errors.push(String(error?.message ?? error));
+          errors.push(`${error?.message ?? error}${error?.cause ? ` (${error.cause.code ?? error.cause.message})` : ""}`);
         }
       }
     }),
   );
-  return { seconds: (now() - started) / 1000, runs, errors: errors.slice(0, 5), failed: errors.length, bytes };
+  return { seconds: (now() - started) / 1000, runs, errors: errors.slice(0, 5), failed: errors.length, bytes, resets };
 }
 
 const result = job.mode === "latency" ? await latencyJob() : await throughputJob();

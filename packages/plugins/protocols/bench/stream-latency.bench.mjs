@@ -21,9 +21,10 @@ const SMOKE = process.env.BENCH_SMOKE === "1";
 const STREAMS = Number(process.env.BENCH_STREAMS ?? (SMOKE ? 10 : 200));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 3));
 const SPREAD_MS = Number(process.env.BENCH_SPREAD_MS ?? (SMOKE ? 200 : 3000));
-const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 60_000);
+const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 120_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
 const TARGET_P99 = 1.05;
+const TOKENS = 16;
 
 const watchdog = setTimeout(() => {
   console.error(`stream-latency.bench: no result after ${TIMEOUT_MS / 1000} s (BENCH_TIMEOUT_MS); giving up.`);
@@ -31,7 +32,7 @@ const watchdog = setTimeout(() => {
 }, TIMEOUT_MS);
 watchdog.unref();
 
-const model = await startBenchModel();
+const model = await startBenchModel({ tokens: TOKENS, tool: false });
 const antler = await startServerProcess(fileURLToPath(new URL("./antler-server.mjs", import.meta.url)), { BENCH_MODEL_URL: model.url });
 
 /** Whether the gateway serves a protocol's route: anything but a 404 from an empty POST. */
@@ -53,10 +54,19 @@ const missing = Object.keys(available).filter((p) => !available[p]);
 let tags = 0;
 async function round(protocol, streams, latencies) {
   model.hold();
-  const result = runLoadClient({ mode: "latency", protocol, url: antler.url, streams, tag: `${protocol}-${process.pid}-${++tags}` });
+  const result = runLoadClient({
+    mode: "latency",
+    protocol,
+    url: antler.url,
+    streams,
+    tokens: TOKENS,
+    tag: `${protocol}-${process.pid}-${++tags}`,
+  });
   const open = await whenWaiting(model, streams, OPEN_TIMEOUT_MS, result);
   await model.release(SPREAD_MS);
-  const { pairs } = await result;
+  const { pairs, problems, resets } = await result;
+  if (resets > 0) console.error(`  note: ${protocol}: ${resets} connection resets (retried once)`);
+  if (problems.length > 0) console.error(`  note: ${protocol}: ${problems.length} streams fell short, e.g. ${problems[0]}`);
   if (open < streams) console.error(`  note: ${protocol}: only ${open} of ${streams} streams were open at once`);
   for (const [stamp, at] of pairs) latencies.push(at - stamp);
   return pairs.length;
@@ -99,7 +109,7 @@ try {
   }
   if (missing.length > 0) console.log(`Not measured (the built gateway has no route yet): ${missing.join(", ")}.`);
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  const expected = STREAMS * ROUNDS * 16;
+  const expected = STREAMS * ROUNDS * TOKENS;
   for (const r of results)
     if (r.events !== expected) throw new Error(`${r.protocol}: ${r.events} token events, expected ${expected}; some streams failed`);
 } finally {
