@@ -12,6 +12,11 @@ export interface CompleteAssistantMessage {
   readonly content: MessageContent;
   readonly toolCalls: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown>; readonly id: string }>;
   readonly usage?: UsageMetadata | undefined;
+  /**
+   * A thinking model's reasoning, before the answer. It travels as `additional_kwargs.reasoning_content`, the form
+   * DeepSeek, Qwen and other OpenAI-compatible servers give it.
+   */
+  readonly reasoning?: string | undefined;
 }
 
 /**
@@ -28,17 +33,21 @@ export function toAIMessage(message: CompleteAssistantMessage): AIMessage {
     content: message.content,
     tool_calls: message.toolCalls.map((call) => ({ type: "tool_call" as const, name: call.name, args: { ...call.args }, id: call.id })),
     usage_metadata: message.usage,
+    ...(message.reasoning ? { additional_kwargs: { reasoning_content: message.reasoning } } : {}),
   });
 }
 
 /**
- * The chunks a streaming provider would send for `message`: text deltas, then each tool call as
+ * The chunks a streaming provider would send for `message`: reasoning deltas, text deltas, then each tool call as
  * tool_call_chunks (name and id first, arguments in two pieces), and usage only on the last chunk. Every chunk
  * carries the same message id, so consumers that group deltas by id see one message.
  */
 export function toMessageChunks(message: CompleteAssistantMessage): AIMessageChunk[] {
   const chunks: AIMessageChunk[] = [];
   const id = message.id;
+  for (const delta of splitTextDeltas(message.reasoning ?? "")) {
+    chunks.push(new AIMessageChunk({ id, content: "", additional_kwargs: { reasoning_content: delta } }));
+  }
   if (typeof message.content === "string") {
     for (const delta of splitTextDeltas(message.content)) chunks.push(new AIMessageChunk({ id, content: delta }));
   } else if (message.content.length > 0) {

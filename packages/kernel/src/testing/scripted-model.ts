@@ -18,6 +18,8 @@ export interface ScriptedToolCall {
 /** One scripted model turn. Shared with the loopback OpenAI-compatible server. */
 export interface ScriptedStep {
   text?: string;
+  /** Reasoning streamed before the text, as a thinking model sends it (`additional_kwargs.reasoning_content`); the scripted model only (the loopback OpenAI-compatible server does not send it). */
+  reasoning?: string;
   toolCalls?: ScriptedToolCall[];
   usage?: { input_tokens: number; output_tokens: number };
   /** Wait this long (timer, off-CPU) before answering; the call's abort signal cuts it short. */
@@ -123,6 +125,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
         id: call.id ?? scriptedToolCallId(callIndex, i),
       })),
       usage: usageFrom(step.usage),
+      ...(step.reasoning ? { reasoning: step.reasoning } : {}),
     };
   }
 

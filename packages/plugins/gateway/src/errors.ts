@@ -47,6 +47,7 @@ const NOT_FOUND = new Set<string>([
   RuntimeErrorCodes.THREAD_NOT_FOUND,
   RuntimeErrorCodes.ARTIFACT_NOT_FOUND,
   RuntimeErrorCodes.RUN_NOT_FOUND,
+  RuntimeErrorCodes.CHECKPOINT_NOT_FOUND,
   ErrorCodes.TOOL_NOT_FOUND,
   RuntimeErrorCodes.AGENT_NOT_FOUND,
 ]);

@@ -41,13 +41,14 @@ export type ProtocolsConfig = z.output<typeof protocolsConfigSchema>;
 
 /**
  * `@antler/plugin-protocols`: front-end protocols on the gateway, mapped from Antler's own runs, threads and auth
- * (no second runtime). This slice serves the AI SDK UI message stream under `ai_sdk.prefix`.
+ * (no second runtime): the AI SDK UI message stream under `ai_sdk.prefix`, the LangGraph Agent Server API under
+ * `langgraph.prefix`.
  */
 export default definePlugin({
   name: PROTOCOLS_PLUGIN_NAME,
   version: "0.1.0",
   kernel: "^0.1.0",
-  description: "Open front-end protocols on the gateway: the AI SDK UI message stream for useChat.",
+  description: "Open front-end protocols on the gateway: the AI SDK UI message stream for useChat, the LangGraph Agent Server API.",
   configSchema: protocolsConfigSchema,
   setup(ctx) {
     const config = ctx.config;

@@ -12,8 +12,10 @@ export interface ProtocolUsage {
  * AG-UI, LangGraph) translates to its wire format. It is derived from Antler's run events (`StreamEvent`), so any
  * source of them (a live run, the run event log) feeds every protocol the same way.
  *
- * Order guarantees: `step-start` precedes the text and tool calls of each model turn; `text-start` precedes a
- * message's deltas and `text-end` follows them before anything else of the run; `tool-result` follows its
+ * Order guarantees: `step-start` precedes the reasoning, text and tool calls of each model turn; `text-start`
+ * precedes a message's deltas and `text-end` follows them before anything else of the run (`reasoning-start`,
+ * `-delta`, `-end` likewise); `tool-input-start` precedes a call's `tool-input-delta`s, which precede its
+ * `tool-call` (a model that does not stream tool calls sends the `tool-call` alone); `tool-result` follows its
  * `tool-call`; `run-finished` or `run-error` is last.
  */
 export type ProtocolEvent =
@@ -23,8 +25,16 @@ export type ProtocolEvent =
   | { kind: "text-start"; messageId: string }
   | { kind: "text-delta"; messageId: string; delta: string }
   | { kind: "text-end"; messageId: string }
+  /** A thinking model's reasoning, streamed like text and kept apart from it. */
+  | { kind: "reasoning-start"; messageId: string }
+  | { kind: "reasoning-delta"; messageId: string; delta: string }
+  | { kind: "reasoning-end"; messageId: string }
+  /** A tool call as the model streams it: its name first, then its JSON arguments text in pieces. */
+  | { kind: "tool-input-start"; messageId: string; toolCallId: string; toolName: string }
+  | { kind: "tool-input-delta"; toolCallId: string; delta: string }
   | { kind: "tool-call"; messageId: string; toolCallId: string; toolName: string; args: Record<string, unknown> }
-  | { kind: "tool-result"; toolCallId: string; toolName: string; output: string; isError: boolean; artifact?: unknown }
+  /** `messageId`: the tool message's own id, when the run event carries one. */
+  | { kind: "tool-result"; toolCallId: string; toolName: string; output: string; isError: boolean; artifact?: unknown; messageId?: string }
   /** A state key changed: `todos`, `title` or `artifacts`, with its whole new value. */
   | { kind: "state"; key: "todos" | "title" | "artifacts"; value: unknown }
   /** A custom event a tool, middleware or subagent emitted; `name` is its `type` (or `custom` when it has none). */
@@ -42,6 +52,9 @@ const STATE_KEYS = ["todos", "title", "artifacts"] as const;
 export class RunEventMapper {
   private step: string | undefined;
   private text: string | undefined;
+  private reasoning: string | undefined;
+  /** The streaming tool calls of the current model turn, by their index in the message. */
+  private readonly streamingCalls = new Map<number, string>();
   private readonly toolNames = new Map<string, string>();
   private readonly lastState = new Map<string, string>();
 
@@ -59,7 +72,7 @@ export class RunEventMapper {
         return this.fromValues(event.data);
       case "custom": {
         const name = typeof event.data.type === "string" && event.data.type !== "" ? event.data.type : "custom";
-        return [...this.closeText(), { kind: "custom", name, data: event.data }];
+        return [...this.closeParts(), { kind: "custom", name, data: event.data }];
       }
       case "end":
         return [
@@ -92,25 +105,56 @@ export class RunEventMapper {
         toolName,
         output: data.content,
         isError: data.status === "error",
+        ...(data.id !== undefined ? { messageId: data.id } : {}),
         ...(data.artifact !== undefined ? { artifact: data.artifact } : {}),
       };
-      return [...this.closeText(), result];
+      return [...this.closeParts(), result];
     }
     const out = this.enterStep(data.id);
     if ("tool_calls" in data) {
-      out.push(...this.closeText());
+      out.push(...this.closeParts());
       for (const call of data.tool_calls) {
         this.toolNames.set(call.id, call.name);
         out.push({ kind: "tool-call", messageId: data.id, toolCallId: call.id, toolName: call.name, args: call.args });
       }
       return out;
     }
+    if ("tool_call_chunks" in data) {
+      out.push(...this.closeParts());
+      for (const piece of data.tool_call_chunks) out.push(...this.toolInput(data.id, piece));
+      return out;
+    }
+    if ("reasoning" in data) {
+      if (data.reasoning === "") return out;
+      if (this.reasoning !== data.id) {
+        out.push(...this.closeParts(), { kind: "reasoning-start", messageId: data.id });
+        this.reasoning = data.id;
+      }
+      out.push({ kind: "reasoning-delta", messageId: data.id, delta: data.reasoning });
+      return out;
+    }
     if (data.content === "") return out;
     if (this.text !== data.id) {
-      out.push(...this.closeText(), { kind: "text-start", messageId: data.id });
+      out.push(...this.closeParts(), { kind: "text-start", messageId: data.id });
       this.text = data.id;
     }
     out.push({ kind: "text-delta", messageId: data.id, delta: data.content });
+    return out;
+  }
+
+  /** A streamed piece of a tool call: a call is announced by its first piece with an id and a name. */
+  private toolInput(messageId: string, piece: { index: number; id?: string; name?: string; args: string }): ProtocolEvent[] {
+    const out: ProtocolEvent[] = [];
+    let toolCallId = this.streamingCalls.get(piece.index);
+    if (piece.id !== undefined && piece.id !== toolCallId) {
+      if (piece.name === undefined) return out;
+      toolCallId = piece.id;
+      this.streamingCalls.set(piece.index, toolCallId);
+      this.toolNames.set(toolCallId, piece.name);
+      out.push({ kind: "tool-input-start", messageId, toolCallId, toolName: piece.name });
+    }
+    // Pieces of a call whose start was never seen (a provider that sends no id) wait for the whole call.
+    if (toolCallId !== undefined && piece.args !== "") out.push({ kind: "tool-input-delta", toolCallId, delta: piece.args });
     return out;
   }
 
@@ -132,19 +176,23 @@ export class RunEventMapper {
     if (this.step === messageId) return [];
     const out = this.closeStep();
     this.step = messageId;
+    this.streamingCalls.clear();
     out.push({ kind: "step-start", messageId });
     return out;
   }
 
-  private closeText(): ProtocolEvent[] {
-    if (this.text === undefined) return [];
-    const messageId = this.text;
+  /** Ends the open reasoning and text, if any. */
+  private closeParts(): ProtocolEvent[] {
+    const out: ProtocolEvent[] = [];
+    if (this.reasoning !== undefined) out.push({ kind: "reasoning-end", messageId: this.reasoning });
+    if (this.text !== undefined) out.push({ kind: "text-end", messageId: this.text });
+    this.reasoning = undefined;
     this.text = undefined;
-    return [{ kind: "text-end", messageId }];
+    return out;
   }
 
   private closeStep(): ProtocolEvent[] {
-    const out = this.closeText();
+    const out = this.closeParts();
     if (this.step !== undefined) out.push({ kind: "step-end", messageId: this.step });
     this.step = undefined;
     return out;

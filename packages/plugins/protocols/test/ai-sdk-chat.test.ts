@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { definePlugin, emitCustomEvent } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
@@ -37,6 +38,37 @@ const lookupTools = definePlugin({
   },
 });
 
+/** Holds of the `hold` tool by key: a run waits in the tool until the test releases it. */
+const holds = new Map<string, { released: Promise<void>; release: () => void }>();
+function hold(key: string): () => void {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  holds.set(key, { released, release });
+  return release;
+}
+
+const holdTool = definePlugin({
+  name: "hold-tool",
+  version: "1.0.0",
+  kernel: "^0.1.0",
+  setup(ctx) {
+    ctx.tools.add(defineTool({ name: "tick", description: "Does nothing.", schema: z.object({ n: z.number() }), run: async () => "ok" }));
+    ctx.tools.add(
+      defineTool({
+        name: "hold",
+        description: "Waits until the test releases it.",
+        schema: z.object({ key: z.string() }),
+        run: async ({ key }) => {
+          await holds.get(key)?.released;
+          return "released";
+        },
+      }),
+    );
+  },
+});
+
 /** A middleware that fails the run before the agent starts when the user asks for it: a run that ends in error. */
 const failingMiddleware = definePlugin({
   name: "failing-middleware",
@@ -59,18 +91,42 @@ const failingMiddleware = definePlugin({
   },
 });
 
+function lastHumanText(messages: BaseMessage[]): string {
+  const human = messages.findLast((m) => m.getType() === "human");
+  return typeof human?.content === "string" ? human.content : "";
+}
+
 function lastText(messages: BaseMessage[]): string {
   const last = messages[messages.length - 1];
   return typeof last?.content === "string" ? last.content : "";
 }
 
-/** Answers by what it was sent: a tool call for "look up", a long wait for "wait", text otherwise. */
+/**
+ * Answers by what it was sent: a tool call for "look up", a held tool call for "hold <key>", reasoning then text for
+ * "think", a long wait for "wait", text otherwise.
+ */
+/** "flood": this many model turns of FLOOD_TEXT each, a `tick` call between them; `floodCalls` counts the turns. */
+const FLOOD_ROUNDS = 8;
+const FLOOD_TEXT = `${"w".repeat(999)} `.repeat(500);
+let floodCalls = 0;
+
 const script = (messages: BaseMessage[]) => {
   const last = messages[messages.length - 1];
+  if (lastHumanText(messages) === "flood") {
+    floodCalls += 1;
+    const ticks = messages.filter((m) => m instanceof ToolMessage && m.name === "tick").length;
+    return ticks < FLOOD_ROUNDS
+      ? { text: FLOOD_TEXT, toolCalls: [{ id: `call-tick-${ticks}`, name: "tick", args: { n: ticks } }] }
+      : { text: "Flood over." };
+  }
+  if (last instanceof ToolMessage && last.name === "hold") return { text: "Released after the hold." };
   if (last instanceof ToolMessage) return { text: "The word means: a test word.", usage: { input_tokens: 7, output_tokens: 5 } };
   if (last instanceof AIMessage) return { text: "?" };
   const text = lastText(messages);
   if (text.includes("look up")) return { toolCalls: [{ id: "call-lookup", name: "lookup", args: { word: "antler" } }] };
+  const held = /hold (\S+)/.exec(text);
+  if (held) return { toolCalls: [{ id: `call-hold-${held[1]}`, name: "hold", args: { key: held[1] } }] };
+  if (text.includes("think")) return { reasoning: "The user wants thought. Let me think it over.", text: "Thought it through." };
   if (text.includes("wait")) return { text: "too late", delayMs: 60_000 };
   return { text: `You said: ${text}` };
 };
@@ -89,7 +145,7 @@ beforeAll(async () => {
       title: { enabled: false },
       logging: { level: "warn" },
     },
-    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, failingMiddleware, protocols],
+    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, holdTool, failingMiddleware, protocols],
     cwd: dir,
     env: {},
     discover: false,
@@ -111,6 +167,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const { release } of holds.values()) release();
   await gateway?.close();
   await client?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -121,10 +178,11 @@ function userMessage(id: string, text: string): UIMessage {
 }
 
 /** The transport useChat uses by default, pointed at the gateway with a key; `seen` gets each HTTP response. */
-function transport(key: string, seen: Response[] = []) {
+function transport(key: string, seen: Response[] = [], body?: Record<string, unknown>) {
   return new DefaultChatTransport<UIMessage>({
     api: `${gateway.url}/ai-sdk/chat`,
     headers: { authorization: `Bearer ${key}` },
+    ...(body ? { body } : {}),
     fetch: async (input, init) => {
       const response = await fetch(input, init);
       seen.push(response);
@@ -133,8 +191,12 @@ function transport(key: string, seen: Response[] = []) {
   });
 }
 
-async function send(chatId: string, messages: UIMessage[], options: { key?: string; signal?: AbortSignal; seen?: Response[] } = {}) {
-  return transport(options.key ?? ALICE, options.seen).sendMessages({
+async function send(
+  chatId: string,
+  messages: UIMessage[],
+  options: { key?: string; signal?: AbortSignal; seen?: Response[]; body?: Record<string, unknown> } = {},
+) {
+  return transport(options.key ?? ALICE, options.seen, options.body).sendMessages({
     trigger: "submit-message",
     chatId,
     messageId: undefined,
@@ -169,6 +231,13 @@ describe("the AI SDK UI message stream at /ai-sdk/chat", () => {
     expect(types.at(-1)).toBe("finish");
     expect(types).toContain("text-delta");
     expect(types.indexOf("tool-input-available")).toBeLessThan(types.indexOf("tool-output-available"));
+    // The call's input streams first: its name, then its JSON arguments text in pieces.
+    expect(types.indexOf("tool-input-start")).toBeGreaterThan(-1);
+    expect(types.indexOf("tool-input-start")).toBeLessThan(types.indexOf("tool-input-delta"));
+    expect(types.lastIndexOf("tool-input-delta")).toBeLessThan(types.indexOf("tool-input-available"));
+    expect(chunks.find((c) => c.type === "tool-input-start")).toMatchObject({ toolCallId: "call-lookup", toolName: "lookup" });
+    const inputText = chunks.flatMap((c) => (c.type === "tool-input-delta" ? [c.inputTextDelta] : [])).join("");
+    expect(JSON.parse(inputText)).toEqual({ word: "antler" });
 
     const tool = message?.parts.find((p) => p.type === "tool-lookup");
     expect(tool).toMatchObject({
@@ -276,4 +345,178 @@ describe("the AI SDK UI message stream at /ai-sdk/chat", () => {
     expect(noText.status).toBe(400);
     expect(await noText.json()).toMatchObject({ error: { code: AI_SDK_INVALID_CHAT, where: "messages[0].parts" } });
   });
+
+  it("streams a thinking model's reasoning as a reasoning part before the answer's text", async () => {
+    const { chunks, message } = await collect(await send("chat-think", [userMessage("u1", "think about it")]));
+    const types = chunks.map((c) => c.type);
+    expect(types.indexOf("reasoning-start")).toBeGreaterThan(-1);
+    expect(types.indexOf("reasoning-start")).toBeLessThan(types.indexOf("reasoning-delta"));
+    expect(types.lastIndexOf("reasoning-delta")).toBeLessThan(types.indexOf("reasoning-end"));
+    expect(types.indexOf("reasoning-end")).toBeLessThan(types.indexOf("text-start"));
+    const parts = message?.parts.filter((p) => p.type !== "step-start");
+    expect(parts?.[0]).toMatchObject({ type: "reasoning", text: "The user wants thought. Let me think it over.", state: "done" });
+    expect(parts?.[1]).toMatchObject({ type: "text", text: "Thought it through.", state: "done" });
+    // The reasoning stays out of the answer's text everywhere else: the thread's message holds the text alone.
+    const thread = await client.getThread("chat-think", { userId: "alice" });
+    expect(thread.messages.filter((m) => m.type === "ai").map((m) => m.content)).toEqual(["Thought it through."]);
+  });
+});
+
+/** Reads chunks until one of `type` arrives; returns those read. */
+async function readUntil(reader: ReadableStreamDefaultReader<UIMessageChunk>, type: string): Promise<UIMessageChunk[]> {
+  const seen: UIMessageChunk[] = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before a ${type} chunk: ${JSON.stringify(seen.map((c) => c.type))}`);
+    seen.push(value);
+    if (value.type === type) return seen;
+  }
+}
+
+function raw(method: string, path: string, key: string, init: RequestInit = {}) {
+  return fetch(`${gateway.url}${path}`, {
+    ...init,
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(init.headers as Record<string, string>) },
+  });
+}
+
+describe("resumable streams at /ai-sdk/chat/:id/stream", () => {
+  it("rejoins a run after the page went away (on_disconnect continue) and replays its whole message, then follows it live", async () => {
+    const release = hold("resume");
+    const reload = new AbortController();
+    const first = await send("chat-resume", [userMessage("u1", "hold resume")], {
+      signal: reload.signal,
+      body: { on_disconnect: "continue" },
+    });
+    const before = await readUntil(first.getReader(), "tool-input-available");
+    const runId = (before[0] as Extract<UIMessageChunk, { type: "start" }>).messageId;
+    reload.abort();
+
+    const resumed = await transport(ALICE).reconnectToStream({ chatId: "chat-resume" });
+    expect(resumed).not.toBeNull();
+    release();
+    const { chunks, message } = await collect(resumed as ReadableStream<UIMessageChunk>);
+    // The replay starts at the run's start, so the client rebuilds the same assistant message (id = run id).
+    expect(chunks[0]).toMatchObject({ type: "start", messageId: runId });
+    expect(chunks.at(-1)?.type).toBe("finish");
+    expect(message?.id).toBe(runId);
+    expect(message?.parts.find((p) => p.type === "tool-hold")).toMatchObject({ state: "output-available", input: { key: "resume" } });
+    expect(message?.parts.filter((p) => p.type === "text")).toMatchObject([{ text: "Released after the hold." }]);
+    expect((await client.getRun("chat-resume", runId as string, { userId: "alice" })).status).toBe("success");
+  });
+
+  it("answers 204 (reconnectToStream gives null) for a chat with no active run, and 404 for an unknown or another user's chat", async () => {
+    await collect(await send("chat-idle", [userMessage("u1", "hello")]));
+    expect(await transport(ALICE).reconnectToStream({ chatId: "chat-idle" })).toBeNull();
+    for (const [key, chatId] of [
+      [ALICE, "chat-nobody"],
+      [BOB, "chat-idle"],
+    ] as const) {
+      const response = await raw("GET", `/ai-sdk/chat/${chatId}/stream`, key);
+      expect(response.status).toBe(404);
+      expect(response.headers.get("x-trace-id")).toBeTruthy();
+      expect(await response.json()).toMatchObject({ error: { code: "ANTLER_ERR_THREAD_NOT_FOUND" } });
+    }
+    await expect(transport(BOB).reconnectToStream({ chatId: "chat-idle" })).rejects.toThrow(/THREAD_NOT_FOUND/);
+  });
+
+  it("cancels the chat's active run on DELETE, which its open stream reports as its error", async () => {
+    hold("stop");
+    const first = await send("chat-delete", [userMessage("u1", "hold stop")], { body: { on_disconnect: "continue" } });
+    const reader = first.getReader();
+    const runId = ((await readUntil(reader, "tool-input-available"))[0] as Extract<UIMessageChunk, { type: "start" }>).messageId as string;
+    expect((await raw("DELETE", "/ai-sdk/chat/chat-delete/stream", BOB)).status).toBe(404);
+    const stopped = await raw("DELETE", "/ai-sdk/chat/chat-delete/stream", ALICE);
+    expect(stopped.status).toBe(200);
+    expect(await stopped.json()).toMatchObject({ run_id: runId, thread_id: "chat-delete" });
+    const rest: UIMessageChunk[] = [];
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest.push(value);
+    }
+    expect(rest.at(-1)).toMatchObject({ type: "error", errorText: expect.stringContaining("ANTLER_ERR_RUN_CANCELLED") });
+    expect((await client.getRun("chat-delete", runId, { userId: "alice" })).status).toBe("cancelled");
+    expect((await raw("DELETE", "/ai-sdk/chat/chat-delete/stream", ALICE)).status).toBe(204);
+    expect((await raw("GET", "/ai-sdk/chat/chat-delete/stream", ALICE)).status).toBe(204);
+  });
+});
+
+describe("bad input at /ai-sdk/chat", () => {
+  it("answers 409 ANTLER_ERR_THREAD_BUSY for a message to a chat whose run is still going", async () => {
+    const release = hold("busy");
+    const first = await send("chat-busy", [userMessage("u1", "hold busy")]);
+    const reader = first.getReader();
+    await readUntil(reader, "tool-input-available");
+    const history = [userMessage("u1", "hold busy"), { id: "a1", role: "assistant", parts: [] }, userMessage("u2", "and now?")];
+    const busy = await raw("POST", "/ai-sdk/chat", ALICE, { body: JSON.stringify({ id: "chat-busy", messages: history }) });
+    expect(busy.status).toBe(409);
+    expect(busy.headers.get("x-trace-id")).toBeTruthy();
+    expect(await busy.json()).toMatchObject({ error: { code: "ANTLER_ERR_THREAD_BUSY" } });
+    await expect(send("chat-busy", history as UIMessage[])).rejects.toThrow(/THREAD_BUSY/);
+    release();
+    for (;;) if ((await reader.read()).done) break;
+  });
+
+  it("names the field of a body that does not validate", async () => {
+    const response = await raw("POST", "/ai-sdk/chat", ALICE, {
+      body: JSON.stringify({ id: "chat-field", messages: [userMessage("u1", "hi")], on_disconnect: "sometimes" }),
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("x-trace-id")).toBeTruthy();
+    expect(JSON.stringify(await response.json())).toContain("on_disconnect");
+  });
+
+  it("answers 413 for a body over the gateway's JSON limit, with or without a Content-Length", async () => {
+    const big = JSON.stringify({ id: "chat-big", messages: [userMessage("u1", "x".repeat(1024 * 1024 + 10))] });
+    const declared = await raw("POST", "/ai-sdk/chat", ALICE, { body: big });
+    expect(declared.status).toBe(413);
+    expect(declared.headers.get("x-trace-id")).toBeTruthy();
+    expect(await declared.json()).toMatchObject({ error: { code: "ANTLER_ERR_GATEWAY_PAYLOAD_TOO_LARGE" } });
+    const bytes = new TextEncoder().encode(big);
+    const chunked = await raw("POST", "/ai-sdk/chat", ALICE, {
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024) controller.enqueue(bytes.slice(at, at + 64 * 1024));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(await chunked.json()).toMatchObject({ error: { code: "ANTLER_ERR_GATEWAY_PAYLOAD_TOO_LARGE" } });
+    expect(await client.listThreads({ userId: "alice" }).then((t) => t.some((x) => x.thread_id === "chat-big"))).toBe(false);
+  });
+});
+
+describe("backpressure at /ai-sdk/chat", () => {
+  it("holds the run back while the reader stalls, instead of buffering its stream, and finishes once it reads again", async () => {
+    floodCalls = 0;
+    const response = await raw("POST", "/ai-sdk/chat", ALICE, {
+      body: JSON.stringify({ id: "chat-flood", messages: [userMessage("u1", "flood")] }),
+    });
+    expect(response.status).toBe(200);
+    const runId = response.headers.get("x-run-id") as string;
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    // Stall until the run stops moving (no new model turn for a while).
+    let seen = -1;
+    for (let quiet = 0; quiet < 15; ) {
+      await sleep(100);
+      quiet = floodCalls === seen ? quiet + 1 : 0;
+      seen = floodCalls;
+    }
+    // The run's last events wait for the reader: its end is not reached (a body that buffered would have let the
+    // run finish meanwhile; the few megabytes are more than the socket buffers hold).
+    expect(floodCalls).toBeGreaterThan(0);
+    expect((await client.getRun("chat-flood", runId, { userId: "alice" })).status).toBe("running");
+    const decoder = new TextDecoder();
+    let tail = "";
+    for (let step = await reader.read(); !step.done; step = await reader.read()) tail = (tail + decoder.decode(step.value)).slice(-4096);
+    expect(tail).toContain('"type":"finish"');
+    expect(tail.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(floodCalls).toBe(FLOOD_ROUNDS + 1);
+    expect((await client.getRun("chat-flood", runId, { userId: "alice" })).status).toBe("success");
+  }, 120_000);
 });

@@ -58,6 +58,50 @@ describe("RunEventMapper", () => {
     ]);
     expect(chunks[6]).toEqual({ type: "tool-output-error", toolCallId: "c1", errorText: "boom" });
   });
+
+  it("streams reasoning and a tool call's input as parts of their own, closed before what follows", () => {
+    const mapper = new RunEventMapper(run);
+    const events: StreamEvent[] = [
+      { type: "messages-tuple", data: { type: "ai", id: "m1", content: "", reasoning: "Hmm. " } },
+      { type: "messages-tuple", data: { type: "ai", id: "m1", content: "", reasoning: "Yes." } },
+      { type: "messages-tuple", data: { type: "ai", id: "m1", content: "On it." } },
+      {
+        type: "messages-tuple",
+        data: { type: "ai", id: "m1", content: "", tool_call_chunks: [{ index: 0, id: "c1", name: "ls", args: '{"p' }] },
+      },
+      { type: "messages-tuple", data: { type: "ai", id: "m1", content: "", tool_call_chunks: [{ index: 0, args: '":1}' }] } },
+      // A provider whose pieces carry no id: nothing streams, the whole call still arrives.
+      { type: "messages-tuple", data: { type: "ai", id: "m1", content: "", tool_call_chunks: [{ index: 1, args: "{}" }] } },
+      {
+        type: "messages-tuple",
+        data: {
+          type: "ai",
+          id: "m1",
+          content: "",
+          tool_calls: [
+            { id: "c1", name: "ls", args: { p: 1 } },
+            { id: "c2", name: "pwd", args: {} },
+          ],
+        },
+      },
+    ];
+    const chunks = events.flatMap((e) => mapper.map(e)).flatMap(encodeUiMessageChunks);
+    expect(chunks).toEqual([
+      { type: "start-step" },
+      { type: "reasoning-start", id: "m1" },
+      { type: "reasoning-delta", id: "m1", delta: "Hmm. " },
+      { type: "reasoning-delta", id: "m1", delta: "Yes." },
+      { type: "reasoning-end", id: "m1" },
+      { type: "text-start", id: "m1" },
+      { type: "text-delta", id: "m1", delta: "On it." },
+      { type: "text-end", id: "m1" },
+      { type: "tool-input-start", toolCallId: "c1", toolName: "ls" },
+      { type: "tool-input-delta", toolCallId: "c1", inputTextDelta: '{"p' },
+      { type: "tool-input-delta", toolCallId: "c1", inputTextDelta: '":1}' },
+      { type: "tool-input-available", toolCallId: "c1", toolName: "ls", input: { p: 1 } },
+      { type: "tool-input-available", toolCallId: "c2", toolName: "pwd", input: {} },
+    ]);
+  });
 });
 
 describe("the protocols config", () => {

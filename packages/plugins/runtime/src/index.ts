@@ -40,9 +40,11 @@ export {
   type CustomEvent,
   type EndEvent,
   type MessagesTupleEvent,
+  messageReasoning,
   messageText,
   type SerializedMessage,
   type SerializedToolCall,
+  type SerializedToolCallChunk,
   type StreamEvent,
   StreamTranslator,
   serializeMessage,
@@ -52,6 +54,7 @@ export {
 export { DEFAULT_SYSTEM_PROMPT } from "./client/lead-agent.js";
 export type { MessagePageRequest } from "./client/message-page.js";
 export * from "./client/schemas.js";
+export type { ThreadCheckpoint, ThreadHistoryOptions, UpdateThreadStateOptions } from "./client/thread-state.js";
 export { type RuntimeConfig, runtimeConfig, runtimeConfigSections } from "./config.js";
 export { loadConfigTools } from "./config-tools.js";
 export { type RunContextValues, runContextSchema } from "./context.js";

@@ -118,6 +118,8 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
     case "metadata":
       return { view, run: { ...run, runId: String(d.run_id ?? ""), traceId: String(d.trace_id ?? "") } };
     case "messages-tuple": {
+      // Reasoning and tool call pieces are not the answer's text; the finished tool call arrives as `tool_calls`.
+      if (d.type === "ai" && ("reasoning" in d || "tool_call_chunks" in d)) return { view, run };
       if (d.type === "ai") {
         const id = String(d.id);
         const calls = d.tool_calls as ToolCallView[] | undefined;

@@ -11,6 +11,11 @@ export type UiMessageChunk =
   | { type: "text-start"; id: string }
   | { type: "text-delta"; id: string; delta: string }
   | { type: "text-end"; id: string }
+  | { type: "reasoning-start"; id: string }
+  | { type: "reasoning-delta"; id: string; delta: string }
+  | { type: "reasoning-end"; id: string }
+  | { type: "tool-input-start"; toolCallId: string; toolName: string }
+  | { type: "tool-input-delta"; toolCallId: string; inputTextDelta: string }
   | { type: "tool-input-available"; toolCallId: string; toolName: string; input: unknown }
   | { type: "tool-output-available"; toolCallId: string; output: unknown }
   | { type: "tool-output-error"; toolCallId: string; errorText: string }
@@ -54,6 +59,16 @@ export function encodeUiMessageChunks(event: ProtocolEvent): UiMessageChunk[] {
       return [{ type: "text-delta", id: event.messageId, delta: event.delta }];
     case "text-end":
       return [{ type: "text-end", id: event.messageId }];
+    case "reasoning-start":
+      return [{ type: "reasoning-start", id: event.messageId }];
+    case "reasoning-delta":
+      return [{ type: "reasoning-delta", id: event.messageId, delta: event.delta }];
+    case "reasoning-end":
+      return [{ type: "reasoning-end", id: event.messageId }];
+    case "tool-input-start":
+      return [{ type: "tool-input-start", toolCallId: event.toolCallId, toolName: event.toolName }];
+    case "tool-input-delta":
+      return [{ type: "tool-input-delta", toolCallId: event.toolCallId, inputTextDelta: event.delta }];
     case "tool-call":
       return [{ type: "tool-input-available", toolCallId: event.toolCallId, toolName: event.toolName, input: event.args }];
     case "tool-result":

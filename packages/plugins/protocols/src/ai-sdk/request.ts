@@ -16,6 +16,12 @@ export const aiSdkChatRequestSchema = z.looseObject({
   messages: z.array(uiMessageSchema).min(1).max(100_000),
   trigger: z.enum(["submit-message", "regenerate-message"]).optional(),
   messageId: z.string().optional(),
+  on_disconnect: z
+    .enum(["cancel", "continue"])
+    .optional()
+    .describe(
+      'What a hang-up does to the run: "cancel" (default: stop() in useChat stops it) or "continue" (it runs on, for resume: true; stop it with DELETE <prefix>/chat/:id/stream). Sent through the transport\'s `body`.',
+    ),
 });
 
 export type AiSdkChatRequest = z.output<typeof aiSdkChatRequestSchema>;

@@ -1,16 +1,20 @@
 import { isAntlerError } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayRequest, type GatewayRoute, gatewayErrorReply } from "@antler/plugin-gateway/routes";
-import type { StreamEvent } from "@antler/plugin-runtime";
-import { RunEventMapper } from "../run-events.js";
-import { encodeUiMessageChunks } from "./encoder.js";
+import {
+  defineGatewayRoute,
+  type FollowedRunEvent,
+  type GatewayRequest,
+  type GatewayRoute,
+  gatewayErrorReply,
+} from "@antler/plugin-gateway/routes";
+import type { RunRecord, StreamEvent } from "@antler/plugin-runtime";
 import { type AiSdkChatRequest, aiSdkChatRequestSchema, chatInput } from "./request.js";
+import { drain, RunEndedError, uiMessageStreamResponse } from "./stream.js";
 
-/** The header the AI SDK's transport checks to know it reads a UI message stream, and its version. */
-export const UI_MESSAGE_STREAM_HEADER = "x-vercel-ai-ui-message-stream";
+export { UI_MESSAGE_STREAM_HEADER } from "./stream.js";
+
 /** The code of a 400 for a chat request Antler cannot take (wrong last message, no text, regenerate). */
 export const AI_SDK_INVALID_CHAT = "ANTLER_ERR_AI_SDK_INVALID_CHAT";
 const THREAD_NOT_FOUND = "ANTLER_ERR_THREAD_NOT_FOUND";
-const RUN_CANCELLED = "ANTLER_ERR_RUN_CANCELLED";
 
 export interface AiSdkRouteOptions {
   /** Where the routes live, e.g. `/ai-sdk`: the chat endpoint is `<prefix>/chat`. */
@@ -19,16 +23,35 @@ export interface AiSdkRouteOptions {
   keepAliveMs: number;
 }
 
-/** `POST <prefix>/chat`: `useChat`'s `DefaultChatTransport` endpoint, one Antler run per request. */
+/**
+ * `useChat`'s `DefaultChatTransport` endpoints: `POST <prefix>/chat` starts one Antler run per request, `GET
+ * <prefix>/chat/:id/stream` rejoins the chat's active run (`resume: true`), `DELETE <prefix>/chat/:id/stream`
+ * cancels it.
+ */
 export function aiSdkRoutes(options: AiSdkRouteOptions): GatewayRoute[] {
+  const { prefix, keepAliveMs } = options;
   return [
     defineGatewayRoute({
       method: "POST",
-      path: `${options.prefix}/chat`,
+      path: `${prefix}/chat`,
       mount: "root",
       summary: "AI SDK UI message stream: the chat id is the thread, the last user message starts a run (useChat's DefaultChatTransport).",
       body: aiSdkChatRequestSchema,
-      handler: (req) => startChat(req, options.keepAliveMs),
+      handler: (req) => startChat(req, keepAliveMs),
+    }),
+    defineGatewayRoute({
+      method: "GET",
+      path: `${prefix}/chat/:id/stream`,
+      mount: "root",
+      summary: "AI SDK resumable stream: the chat's active run replayed from its start and followed live; 204 when none.",
+      handler: (req) => resumeChat(req, keepAliveMs),
+    }),
+    defineGatewayRoute({
+      method: "DELETE",
+      path: `${prefix}/chat/:id/stream`,
+      mount: "root",
+      summary: "Cancels the chat's active run (stop for a resumed stream); 204 when none.",
+      handler: (req) => stopChat(req),
     }),
   ];
 }
@@ -45,6 +68,7 @@ async function startChat(req: GatewayRequest<AiSdkChatRequest>, keepAliveMs: num
     await req.client.createThread({ threadId, userId: req.userId });
   }
   const runId = crypto.randomUUID();
+  const keepRunning = req.body.on_disconnect === "continue";
   const hangUp = new AbortController();
   let admitted: () => void = () => {};
   const admission = new Promise<void>((resolve) => {
@@ -56,91 +80,85 @@ async function startChat(req: GatewayRequest<AiSdkChatRequest>, keepAliveMs: num
     userId: req.userId,
     ...(req.principal.role !== undefined ? { userRole: req.principal.role } : {}),
     traceId: req.traceId,
-    // Stop in useChat aborts the fetch: the request's signal (or the body's cancel) cancels the run.
-    signal: AbortSignal.any([req.signal, hangUp.signal]),
+    // Stop in useChat aborts the fetch: the request's signal (or the body's cancel) cancels the run, unless the
+    // chat asked for the run to go on without it (`on_disconnect: "continue"`, for `resume: true`).
+    signal: keepRunning ? hangUp.signal : AbortSignal.any([req.signal, hangUp.signal]),
     onAdmitted: () => admitted(),
   });
   // Pull until the run is admitted, so a refusal (a busy thread, capacity) is a coded HTTP error, not a stream error.
   const firstStep = events.next();
   firstStep.catch(() => undefined);
   await Promise.race([admission, firstStep]);
-  const mapper = new RunEventMapper({ runId, threadId, traceId: req.traceId });
   const items = (async function* (): AsyncGenerator<StreamEvent> {
     const step = await firstStep;
     if (step.done) return;
     yield step.value;
     yield* events;
   })();
-  const body = uiMessageStreamBody({
-    start: mapper.start().flatMap(encodeUiMessageChunks),
-    items,
-    encode: (event) => mapper.map(event).flatMap(encodeUiMessageChunks),
-    fail: (error) => {
-      const code = isAntlerError(error) ? error.code : "ANTLER_ERR_INTERNAL";
-      const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
-      return mapper.fail(code, message).flatMap(encodeUiMessageChunks);
-    },
-    cancel: () => {
+  return uiMessageStreamResponse({
+    run: { runId, threadId, traceId: req.traceId },
+    events: items,
+    onCancel: (frames) => {
+      // Nobody reads it any more; a run that goes on is read to its end, so its events still reach the log.
+      if (keepRunning) return drain(frames);
+      // An async generator cannot be closed while a step is pending: the signal is what reaches the model call.
       hangUp.abort("client disconnected");
       void events.return(undefined).catch(() => undefined);
     },
     keepAliveMs,
   });
-  return new Response(body, {
-    status: 200,
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-      [UI_MESSAGE_STREAM_HEADER]: "v1",
-      "x-run-id": runId,
+}
+
+/**
+ * `reconnectToStream`: the thread's active run from the gateway's run event log (any instance), replayed from its
+ * start, as the transport expects by default (`resumeStreamIsReplay`): the client rebuilds the whole assistant
+ * message. Hanging up only stops following; the run goes on.
+ */
+async function resumeChat(req: GatewayRequest, keepAliveMs: number) {
+  const threadId = req.params.id ?? "";
+  const run = await activeRun(req, threadId);
+  if (!run) return { status: 204 };
+  const hangUp = new AbortController();
+  const followed = await req.followRun(threadId, run.run_id, { afterSeq: 0, signal: AbortSignal.any([req.signal, hangUp.signal]) });
+  // The run ended between the two reads and left nothing to replay.
+  if (followed === null) return { status: 204 };
+  return uiMessageStreamResponse({
+    run: { runId: run.run_id, threadId, traceId: run.trace_id },
+    events: streamEvents(followed),
+    onCancel: () => {
+      hangUp.abort("client disconnected");
     },
+    keepAliveMs,
   });
 }
 
-interface StreamBodyOptions {
-  start: unknown[];
-  items: AsyncGenerator<StreamEvent>;
-  encode(event: StreamEvent): unknown[];
-  fail(error: unknown): unknown[];
-  cancel(): void;
-  keepAliveMs: number;
+async function stopChat(req: GatewayRequest) {
+  const threadId = req.params.id ?? "";
+  const run = await activeRun(req, threadId);
+  if (!run) return { status: 204 };
+  return { status: 200, body: await req.client.cancelRun(threadId, run.run_id, { userId: req.userId }) };
 }
 
-const encoder = new TextEncoder();
-const frame = (chunk: unknown) => encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`);
+/**
+ * The run that holds the user's thread (or waits for it), newest first: THREAD_NOT_FOUND (404) for a thread the
+ * user does not own.
+ */
+async function activeRun(req: GatewayRequest, threadId: string): Promise<RunRecord | undefined> {
+  const runs = await req.client.listRuns(threadId, { userId: req.userId, limit: 20 });
+  return runs.find((run) => run.status === "running") ?? runs.find((run) => run.status === "pending");
+}
 
-/** The SSE body: `data: <chunk>` per UI message chunk, `data: [DONE]` last, comment lines while quiet. */
-function uiMessageStreamBody(options: StreamBodyOptions): ReadableStream<Uint8Array> {
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let closed = false;
-  return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (chunks: unknown[]) => {
-        if (!closed) for (const chunk of chunks) controller.enqueue(frame(chunk));
-      };
-      timer = setInterval(() => {
-        if (!closed) controller.enqueue(encoder.encode(": keep-alive\n\n"));
-      }, options.keepAliveMs);
-      send(options.start);
-      try {
-        for await (const event of options.items) send(options.encode(event));
-      } catch (error) {
-        // A cancel the client asked for (it hung up) has nobody left to tell.
-        if (!(closed && isAntlerError(error, RUN_CANCELLED))) send(options.fail(error));
-      } finally {
-        clearInterval(timer);
-      }
-      if (closed) return;
-      closed = true;
-      controller.enqueue(encoder.encode("data: [DONE]\n\n"));
-      controller.close();
-    },
-    cancel() {
-      closed = true;
-      clearInterval(timer);
-      options.cancel();
-    },
-  });
+/** A followed run's logged events as the run's own stream gives them: its `error` event becomes the error it ended with. */
+async function* streamEvents(followed: AsyncGenerator<FollowedRunEvent>): AsyncGenerator<StreamEvent> {
+  for await (const { event, data } of followed) {
+    if (event === "metadata") continue;
+    if (event === "error") {
+      const error = (data ?? {}) as { code?: unknown; message?: unknown };
+      throw new RunEndedError(
+        typeof error.code === "string" ? error.code : "ANTLER_ERR_INTERNAL",
+        typeof error.message === "string" ? error.message : "the run failed",
+      );
+    }
+    yield { type: event, data } as StreamEvent;
+  }
 }

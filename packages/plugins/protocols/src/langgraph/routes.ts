@@ -1,4 +1,7 @@
 import type { GatewayRoute } from "@antler/plugin-gateway/routes";
+import { assistantRoutes } from "./assistants.js";
+import { runRoutes } from "./runs.js";
+import { threadRoutes } from "./threads.js";
 
 export interface LangGraphRouteOptions {
   /** Where the routes live, e.g. `/langgraph`: the SDK's `apiUrl` is the gateway's origin plus this prefix. */
@@ -7,7 +10,7 @@ export interface LangGraphRouteOptions {
   keepAliveMs: number;
 }
 
-/** The LangGraph Agent Server API under `prefix`. (Skeleton: filled in by the LangGraph slices.) */
-export function langGraphRoutes(_options: LangGraphRouteOptions): GatewayRoute[] {
-  return [];
+/** The LangGraph Agent Server API under `prefix`: assistants, threads and runs. */
+export function langGraphRoutes(options: LangGraphRouteOptions): GatewayRoute[] {
+  return [...assistantRoutes(options), ...threadRoutes(options), ...runRoutes(options)];
 }

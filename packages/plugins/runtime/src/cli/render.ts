@@ -37,6 +37,8 @@ export class TurnRenderer {
       const d = event.data;
       if (d.type === "ai" && "tool_calls" in d) {
         for (const call of d.tool_calls) this.startTool(call.id, call.name, call.args);
+      } else if (d.type === "ai" && ("reasoning" in d || "tool_call_chunks" in d)) {
+        // Reasoning and tool call pieces are not part of the answer; the finished tool call is shown when it arrives.
       } else if (d.type === "ai") {
         this.clearSpinnerLine();
         this.out.write(d.content);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { rm } from "node:fs/promises";
+import { cp, rm } from "node:fs/promises";
 import {
   type AntlerDatabase,
   AntlerError,
@@ -47,6 +47,7 @@ import {
   type RunStatus,
   type RunStore,
   runRecordMigrations,
+  threadBusyError,
 } from "../stores/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
@@ -61,6 +62,7 @@ import {
 } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
 import { type MessagePageRequest, readMessagePage } from "./message-page.js";
+import { type ThreadCheckpoint, type ThreadHistoryOptions, toThreadCheckpoint, type UpdateThreadStateOptions } from "./thread-state.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
 
 export interface AntlerClientOptions {
@@ -722,6 +724,165 @@ export class AntlerClient {
     return { thread_id: threadId, deleted: true };
   }
 
+  /**
+   * Merges `metadata` into the thread's (a key set to null is removed) and returns the record. Trace ids are never
+   * kept in thread metadata.
+   */
+  async updateThread(threadId: string, options: { userId?: string; metadata: Record<string, unknown> }): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    const record = await threads.require(userId, assertSafeId("thread", threadId));
+    const metadata = { ...record.metadata };
+    for (const [key, value] of Object.entries(options.metadata)) {
+      if (TRACE_KEYS.has(key)) continue;
+      if (value === null) delete metadata[key];
+      else metadata[key] = value;
+    }
+    return threads.touch(userId, threadId, { metadata });
+  }
+
+  /**
+   * Copies a thread to a new one of the same user: its record's metadata and title, its latest checkpoint (the
+   * messages and the rest of the state; written as a `fork`, so the copy continues from there with no history
+   * before it), and its files (uploads, outputs). A busy thread is THREAD_BUSY: its latest checkpoint is mid-turn.
+   */
+  async copyThread(threadId: string, options: { userId?: string; newThreadId?: string } = {}): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const newThreadId = assertSafeId("thread", options.newThreadId ?? randomUUID());
+    const { threads, runs, saver } = await this.openStorage();
+    const source = await threads.require(userId, assertSafeId("thread", threadId));
+    const active = await runs.listActive(userId, threadId);
+    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    if (await threads.get(userId, newThreadId)) {
+      throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(newThreadId)} already exists`, {
+        hint: "Copy to a new thread id (or leave it out for a fresh one).",
+      });
+    }
+    const tuple = await saver.getTuple({ configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } });
+    if (tuple) {
+      await saver.put(
+        { configurable: { thread_id: checkpointThreadId(userId, newThreadId), checkpoint_ns: "" } },
+        tuple.checkpoint,
+        { ...tuple.metadata, source: "fork", step: tuple.metadata?.step ?? -1, parents: {} },
+        tuple.checkpoint.channel_versions,
+      );
+    }
+    const from = threadPaths(this.kernel.paths.baseDir, userId, threadId).threadDir;
+    const to = threadPaths(this.kernel.paths.baseDir, userId, newThreadId).threadDir;
+    await cp(from, to, { recursive: true, errorOnExist: false, force: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+    return threads.touch(userId, newThreadId, { metadata: source.metadata, title: source.title });
+  }
+
+  /**
+   * The thread's checkpoints, newest first (what `storage.checkpoint.keep` retained). Each carries the whole state
+   * at that point, so ask for a few at a time.
+   */
+  async getThreadHistory(threadId: string, options: ThreadHistoryOptions = {}): Promise<ThreadCheckpoint[]> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    const graph = await this.threadGraph(userId);
+    const limit = Math.min(1000, Math.max(1, Math.trunc(options.limit ?? 10)));
+    const out: ThreadCheckpoint[] = [];
+    const config = { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } };
+    for await (const snapshot of graph.getStateHistory(config, {
+      limit,
+      ...(options.before ? { before: { configurable: { checkpoint_id: options.before } } } : {}),
+      ...(options.metadata ? { filter: options.metadata } : {}),
+    })) {
+      out.push(toThreadCheckpoint(snapshot));
+    }
+    return out;
+  }
+
+  /**
+   * The thread's state at a checkpoint (default its latest), with the nodes due next. A thread without
+   * checkpoints answers an empty state with `checkpoint_id` "". A checkpoint the thread does not have (or no
+   * longer keeps) is CHECKPOINT_NOT_FOUND.
+   */
+  async getThreadState(threadId: string, options: { userId?: string; checkpointId?: string } = {}): Promise<ThreadCheckpoint> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, saver } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    const config = {
+      configurable: {
+        thread_id: checkpointThreadId(userId, threadId),
+        checkpoint_ns: "",
+        ...(options.checkpointId ? { checkpoint_id: options.checkpointId } : {}),
+      },
+    };
+    if (options.checkpointId && !(await saver.getTuple(config))) throw checkpointNotFound(threadId, options.checkpointId);
+    const graph = await this.threadGraph(userId);
+    return toThreadCheckpoint(await graph.getState(config));
+  }
+
+  /**
+   * Writes a new checkpoint on the thread (LangGraph's `updateState`), through the graph's reducers, outside any
+   * run; the next run continues from it. A busy thread is THREAD_BUSY; a `values` key or `asNode` the graph does
+   * not have is STATE_CONFLICT naming it. Answers the new checkpoint's id.
+   */
+  async updateThreadState(threadId: string, options: UpdateThreadStateOptions): Promise<{ checkpoint_id: string }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads, runs, saver } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    const active = await runs.listActive(userId, threadId);
+    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    const config = {
+      configurable: {
+        thread_id: checkpointThreadId(userId, threadId),
+        checkpoint_ns: "",
+        ...(options.checkpointId ? { checkpoint_id: options.checkpointId } : {}),
+      },
+    };
+    if (options.checkpointId && !(await saver.getTuple(config))) throw checkpointNotFound(threadId, options.checkpointId);
+    const graph = await this.threadGraph(userId);
+    let next: { configurable?: Record<string, unknown> };
+    try {
+      next = await graph.updateState(config, options.values, options.asNode);
+    } catch (error) {
+      // LangGraph's refusals (an unknown node, a key no channel holds, an ambiguous writer) are the caller's to fix.
+      if (error instanceof Error && /InvalidUpdate|not found|Ambiguous|Unknown|does not exist/i.test(`${error.name} ${error.message}`)) {
+        throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `the state update was refused: ${error.message.split("\n")[0]}`, {
+          where: options.asNode !== undefined ? "as_node" : "values",
+          hint: "Write keys the thread's state has (messages, title, todos, ...) as one of the graph's nodes.",
+        });
+      }
+      throw error;
+    }
+    await threads.touch(userId, threadId);
+    return { checkpoint_id: String(next.configurable?.checkpoint_id ?? "") };
+  }
+
+  /**
+   * The lead agent's graph (nodes and edges, LangGraph's JSON drawing), as built for this user with the default
+   * model or the custom agent's; `xray` also draws subgraphs.
+   */
+  async getAgentGraph(options: { userId?: string; agent?: string; xray?: boolean | number } = {}): Promise<Record<string, unknown>> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const graph = await this.threadGraph(userId, options.agent);
+    const drawn = await graph.getGraphAsync({ ...(options.xray !== undefined ? { xray: options.xray } : {}) });
+    return drawn.toJSON() as unknown as Record<string, unknown>;
+  }
+
+  /** The compiled graph that reads and writes the user's thread checkpoints (the lead agent's, as a run builds it). */
+  private async threadGraph(userId: string, agentName?: string) {
+    const { saver } = await this.openStorage();
+    if (this.kernel.status === "booted") await this.kernel.start();
+    const custom = agentName === undefined ? undefined : await requireCustomAgent(this.kernel, { userId, name: agentName });
+    const modelConfig = this.kernel.modelConfig(custom?.model);
+    const thinking = (custom?.thinking ?? true) && modelConfig.supports_thinking;
+    const context: Record<string, unknown> = {
+      user_id: userId,
+      model_name: modelConfig.name,
+      thinking_enabled: thinking,
+      ...(agentName !== undefined ? { agent_name: agentName } : {}),
+    };
+    const agent = await this.agentFor({ userId, modelName: modelConfig.name, thinking, context, saver, custom });
+    return agent.graph;
+  }
+
   /** The thread's run records, newest first; another user's thread is THREAD_NOT_FOUND. */
   async listRuns(threadId: string, options: { userId?: string; limit?: number; offset?: number } = {}): Promise<RunRecord[]> {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
@@ -1131,6 +1292,16 @@ function atCapacity(limit: number): AntlerError {
     {
       hint: `Retry in ${CAPACITY_RETRY_AFTER_SECONDS} s or later (or on another instance). To allow more, raise maxActiveRuns (the gateway's runs.max_active) together with storage.postgres.pool.max.`,
       details: { max_active_runs: limit, retry_after_seconds: CAPACITY_RETRY_AFTER_SECONDS },
+    },
+  );
+}
+
+function checkpointNotFound(threadId: string, checkpointId: string): AntlerError {
+  return new AntlerError(
+    RuntimeErrorCodes.CHECKPOINT_NOT_FOUND,
+    `thread ${JSON.stringify(threadId)} has no checkpoint ${JSON.stringify(checkpointId)}`,
+    {
+      hint: "List the thread's checkpoints (its history) for their ids; storage.checkpoint.keep decides which are kept.",
     },
   );
 }

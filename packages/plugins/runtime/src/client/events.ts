@@ -39,11 +39,29 @@ export interface ValuesEvent {
   };
 }
 
-/** One streamed piece of a message: an AI text delta, an AI message's tool calls (once), or a tool result (once). */
+/**
+ * A piece of a tool call as the model streams it: `id` and `name` come with a call's first piece, `args` is the
+ * next slice of its JSON arguments text, and `index` ties the pieces of one call together within the message.
+ */
+export interface SerializedToolCallChunk {
+  index: number;
+  id?: string;
+  name?: string;
+  args: string;
+}
+
+/**
+ * One streamed piece of a message: an AI text delta, an AI reasoning delta (a thinking model's reasoning, kept
+ * out of `content`), pieces of the AI message's tool calls as they stream, the AI message's whole tool calls
+ * (once), or a tool result (once). The reasoning and tool call pieces have `content: ""`, so a consumer that
+ * only joins `content` sees the same text as before they existed.
+ */
 export interface MessagesTupleEvent {
   type: "messages-tuple";
   data:
     | { type: "ai"; id: string; content: string }
+    | { type: "ai"; id: string; content: ""; reasoning: string }
+    | { type: "ai"; id: string; content: ""; tool_call_chunks: SerializedToolCallChunk[] }
     | { type: "ai"; id: string; content: ""; tool_calls: SerializedToolCall[] }
     | {
         type: "tool";
@@ -78,6 +96,33 @@ export function messageText(content: BaseMessage["content"]): string {
       return b.type === "text" && typeof b.text === "string" ? b.text : "";
     })
     .join("");
+}
+
+/**
+ * The reasoning text of an AI message or chunk, from each form providers give it: Anthropic's `thinking` content
+ * blocks, LangChain's standard `reasoning` content blocks (and OpenAI Responses' `reasoning` blocks with a
+ * `summary`), or `additional_kwargs.reasoning_content` (DeepSeek, Qwen and other OpenAI-compatible servers).
+ * Empty when it has none. Never part of `messageText`.
+ */
+export function messageReasoning(message: BaseMessage): string {
+  let out = "";
+  if (Array.isArray(message.content)) {
+    for (const block of message.content) {
+      if (typeof block !== "object" || block === null) continue;
+      const b = block as { type?: unknown; thinking?: unknown; reasoning?: unknown; summary?: unknown };
+      if (b.type === "thinking" && typeof b.thinking === "string") out += b.thinking;
+      else if (b.type === "reasoning" && typeof b.reasoning === "string") out += b.reasoning;
+      else if (b.type === "reasoning" && Array.isArray(b.summary)) {
+        for (const part of b.summary) {
+          const text = (part as { text?: unknown } | null)?.text;
+          if (typeof text === "string") out += text;
+        }
+      }
+    }
+  }
+  const kwarg = message.additional_kwargs?.reasoning_content;
+  if (typeof kwarg === "string") out += kwarg;
+  return out;
 }
 
 export function serializeMessage(message: BaseMessage): SerializedMessage {
@@ -122,6 +167,22 @@ export function serializeCached(message: BaseMessage, cache: SerializedMessages)
   return out;
 }
 
+/** A chunk's tool call pieces that carry something (an id, a name or argument text). */
+function toolCallPieces(chunk: AIMessageChunk): SerializedToolCallChunk[] {
+  const out: SerializedToolCallChunk[] = [];
+  (chunk.tool_call_chunks ?? []).forEach((piece, i) => {
+    const args = piece.args ?? "";
+    if (!piece.id && !piece.name && !args) return;
+    out.push({
+      index: piece.index ?? i,
+      ...(piece.id ? { id: piece.id } : {}),
+      ...(piece.name ? { name: piece.name } : {}),
+      args,
+    });
+  });
+  return out;
+}
+
 interface ChunkMetadata {
   langgraph_node?: string;
   tags?: string[];
@@ -136,6 +197,8 @@ export class StreamTranslator {
   private readonly emittedToolCalls = new Set<string>();
   private readonly emittedToolResults = new Set<string>();
   private readonly streamedText = new Map<string, string>();
+  /** AI message ids whose reasoning or tool call pieces streamed: their reasoning is not sent again from state. */
+  private readonly streamedPieces = new Set<string>();
   private readonly usageById = new Map<string, Usage>();
   private readonly preexisting = new Set<string>();
   private lastValues: ValuesEvent["data"] | undefined;
@@ -174,10 +237,20 @@ export class StreamTranslator {
     if (AIMessageChunk.isInstance(message) || AIMessage.isInstance(message)) {
       const id = message.id;
       if (!id) return [];
+      const reasoning = messageReasoning(message);
+      if (reasoning) {
+        this.streamedPieces.add(id);
+        out.push({ type: "messages-tuple", data: { type: "ai", id, content: "", reasoning } });
+      }
       const text = messageText(message.content);
       if (text) {
         this.streamedText.set(id, (this.streamedText.get(id) ?? "") + text);
         out.push({ type: "messages-tuple", data: { type: "ai", id, content: text } });
+      }
+      const pieces = AIMessageChunk.isInstance(message) ? toolCallPieces(message) : [];
+      if (pieces.length > 0) {
+        this.streamedPieces.add(id);
+        out.push({ type: "messages-tuple", data: { type: "ai", id, content: "", tool_call_chunks: pieces } });
       }
       this.noteUsage(message);
     } else if (ToolMessage.isInstance(message)) {
@@ -217,8 +290,13 @@ export class StreamTranslator {
             data: { type: "ai", id: m.id, content: "", tool_calls: calls.map((c) => ({ id: c.id as string, name: c.name, args: c.args })) },
           });
         }
-        // A model that did not stream (or whose chunks were filtered) still gets its text out, once.
+        // A model that did not stream (or whose chunks were filtered) still gets its reasoning and text out, once.
         const text = messageText(m.content);
+        const reasoning = m.id && !this.streamedText.has(m.id) && !this.streamedPieces.has(m.id) ? messageReasoning(m) : "";
+        if (m.id && reasoning) {
+          this.streamedPieces.add(m.id);
+          out.push({ type: "messages-tuple", data: { type: "ai", id: m.id, content: "", reasoning } });
+        }
         if (m.id && text && !this.streamedText.has(m.id)) {
           this.streamedText.set(m.id, text);
           out.push({ type: "messages-tuple", data: { type: "ai", id: m.id, content: text } });

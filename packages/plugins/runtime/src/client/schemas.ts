@@ -46,6 +46,15 @@ export const messagesTupleEventSchema = z.object({
   type: z.literal("messages-tuple"),
   data: z.union([
     z.object({ type: z.literal("ai"), id: z.string(), content: z.literal(""), tool_calls: z.array(serializedToolCallSchema) }),
+    z.object({ type: z.literal("ai"), id: z.string(), content: z.literal(""), reasoning: z.string() }),
+    z.object({
+      type: z.literal("ai"),
+      id: z.string(),
+      content: z.literal(""),
+      tool_call_chunks: z.array(
+        z.object({ index: z.number().int(), id: z.string().optional(), name: z.string().optional(), args: z.string() }),
+      ),
+    }),
     z.object({ type: z.literal("ai"), id: z.string(), content: z.string() }),
     z.object({
       type: z.literal("tool"),
