@@ -29,7 +29,8 @@ const SMOKE = process.env.BENCH_SMOKE === "1";
 const LEVELS = (process.env.BENCH_LEVELS ?? (SMOKE ? "5" : "50,200")).split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 2));
 const RUNS_PER_WORKER = Number(process.env.BENCH_RUNS_PER_WORKER ?? 1);
-const HOLD = Number(process.env.BENCH_HOLD ?? Math.max(...LEVELS));
+// Heap per open stream: this many runs held open at once (each measured run costs the server a run).
+const HOLD = Number(process.env.BENCH_HOLD ?? Math.min(...LEVELS));
 const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 120_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
 
@@ -73,7 +74,7 @@ try {
           {
             name: "Antler LangGraph route (/langgraph, SDK Client)",
             server: antler,
-            job: { target: "sdk", url: `${antler.url}/langgraph`, assistant: "lead" },
+            job: { target: "sdk", url: `${antler.url}/langgraph`, assistant: "agent" },
           },
         ]
       : []),

@@ -93,9 +93,9 @@ const protocols = {
     prepare: (url, thread) => post(`${url}/langgraph/threads`, { thread_id: thread }),
     open: (url, thread) =>
       post(`${url}/langgraph/threads/${thread}/runs/stream`, {
-        assistant_id: "lead",
+        assistant_id: "agent",
         input: { messages: [{ role: "user", content: MESSAGE }] },
-        stream_mode: ["messages-tuple"],
+        stream_mode: ["messages-tuple", "values"],
       }),
     isText: (event) => event === "messages" || event.startsWith("messages|"),
   },
@@ -103,7 +103,7 @@ const protocols = {
     open: (url, thread) =>
       post(`${url}/ag-ui`, {
         threadId: thread,
-        runId: `${thread}-run`,
+        runId: crypto.randomUUID(),
         messages: [{ id: `${thread}-m`, role: "user", content: MESSAGE }],
         tools: [],
         context: [],

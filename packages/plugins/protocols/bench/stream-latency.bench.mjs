@@ -19,7 +19,7 @@ import { startServerProcess } from "./server-process.mjs";
 
 const SMOKE = process.env.BENCH_SMOKE === "1";
 const STREAMS = Number(process.env.BENCH_STREAMS ?? (SMOKE ? 10 : 200));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 3));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 2));
 const SPREAD_MS = Number(process.env.BENCH_SPREAD_MS ?? (SMOKE ? 200 : 3000));
 const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 120_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
