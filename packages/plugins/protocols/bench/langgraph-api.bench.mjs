@@ -8,10 +8,11 @@
 // langgraph-api, the last two through the LangGraph SDK's Client (`threads.create`, `runs.stream` with stream
 // modes messages-tuple + values). Each run: a new thread, then a streaming run that calls `add` and answers.
 //
-// Per round, for each concurrency level (50, 200) and each target (the order rotates each round): `concurrency`
-// workers each do BENCH_RUNS_PER_WORKER (1) runs back to back. Figures: runs/s (runs / wall time), time to first
+// Per round, for each concurrency level (50, 200) and each target (forward in even rounds, reversed in odd ones,
+// so a drift in the machine's load falls on every target alike): `concurrency` workers each do
+// BENCH_RUNS_PER_WORKER (1) runs back to back. Figures: runs/s (runs / wall time), time to first
 // token (the stream request to the first messages event, i.e. the model's first output), the run's time (the
-// stream request to its end), server CPU per run
+// stream request to its end), the thread's creation before it, server CPU per run
 // (the server process's own process.cpuUsage over the phase / runs, idle work included), stream bytes per run,
 // and heap per open stream (HOLD streams held open at the model; server heap after GC minus before, per stream;
 // once per target after the rounds). Medians of rounds for runs/s and CPU; time percentiles over every run of
@@ -30,7 +31,7 @@ const LEVELS = (process.env.BENCH_LEVELS ?? (SMOKE ? "5" : "50,200")).split(",")
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 2));
 const RUNS_PER_WORKER = Number(process.env.BENCH_RUNS_PER_WORKER ?? 1);
 // Heap per open stream: this many runs held open at once (each measured run costs the server a run).
-const HOLD = Number(process.env.BENCH_HOLD ?? Math.min(...LEVELS));
+const HOLD = Number(process.env.BENCH_HOLD ?? (SMOKE ? LEVELS[0] : 100));
 const OPEN_TIMEOUT_MS = Number(process.env.BENCH_OPEN_TIMEOUT_MS ?? 120_000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
 
@@ -83,7 +84,7 @@ try {
   for (const t of targets)
     Object.assign(t, {
       levels: Object.fromEntries(
-        LEVELS.map((c) => [c, { rps: [], cpu: [], bytes: [], ttft: [], runMs: [], failed: 0, errors: [], resets: 0 }]),
+        LEVELS.map((c) => [c, { rps: [], cpu: [], bytes: [], ttft: [], runMs: [], create: [], failed: 0, errors: [], resets: 0 }]),
       ),
       heap: [],
     });
@@ -102,6 +103,7 @@ try {
       record.bytes.push(result.bytes / Math.max(1, done));
       record.ttft.push(...result.runs.map((r) => r.ttft));
       record.runMs.push(...result.runs.map((r) => r.ms));
+      record.create.push(...result.runs.map((r) => r.create));
       record.failed += result.failed;
       record.errors.push(...result.errors);
       record.resets += result.resets;
@@ -130,7 +132,7 @@ try {
   if (!SMOKE) for (const t of targets) await throughput(t, Math.min(10, LEVELS[0]), 1); // warm-up: JIT, graph, sockets
   for (let r = 0; r < ROUNDS; r++) {
     for (const level of LEVELS) {
-      const order = targets.map((_, i) => targets[(i + r) % targets.length]);
+      const order = r % 2 === 0 ? targets : [...targets].reverse();
       for (const t of order) await throughput(t, level, RUNS_PER_WORKER, t.levels[level]);
     }
   }
@@ -144,14 +146,14 @@ try {
       `OpenAI-compatible model, ${ROUNDS} interleaved rounds, ${RUNS_PER_WORKER} runs per worker, each server in its own process, clients in a third, Node ${process.version}`,
   );
   console.log(
-    "| target | concurrent runs | runs/s | TTFT p50 (ms) | TTFT p99 (ms) | run p50 (ms) | server CPU per run (ms) | stream bytes per run | failed |",
+    "| target | concurrent runs | runs/s | TTFT p50 (ms) | TTFT p99 (ms) | run p50 (ms) | thread create p50 (ms) | server CPU per run (ms) | stream bytes per run | failed |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const level of LEVELS) {
     for (const t of targets) {
       const l = t.levels[level];
       console.log(
-        `| ${t.name} | ${level} | ${f(median(l.rps), 1)} | ${f(pct(l.ttft, 50), 1)} | ${f(pct(l.ttft, 99), 1)} | ${f(pct(l.runMs, 50), 0)} | ${f(median(l.cpu))} | ${f(median(l.bytes), 0)} | ${l.failed} |`,
+        `| ${t.name} | ${level} | ${f(median(l.rps), 1)} | ${f(pct(l.ttft, 50), 1)} | ${f(pct(l.ttft, 99), 1)} | ${f(pct(l.runMs, 50), 0)} | ${f(pct(l.create, 50), 0)} | ${f(median(l.cpu))} | ${f(median(l.bytes), 0)} | ${l.failed} |`,
       );
     }
   }

@@ -154,6 +154,7 @@ async function latencyJob() {
 
 /** One run against Antler's native API (its own REST/SSE shape, raw fetch). */
 async function nativeRun(thread) {
+  const creating = now();
   await post(`${job.url}/api/threads`, { thread_id: thread });
   const started = now();
   let first;
@@ -164,11 +165,12 @@ async function nativeRun(thread) {
       first = now();
     }
   });
-  return { ttft: first - started, ms: now() - started };
+  return { create: started - creating, ttft: first - started, ms: now() - started };
 }
 
 /** One run through the LangGraph SDK's Client (LangGraph's server, or a LangGraph-compatible route). */
 async function sdkRun(client) {
+  const creating = now();
   const thread = await client.threads.create();
   const started = now();
   let first;
@@ -181,7 +183,7 @@ async function sdkRun(client) {
     if (first === undefined && (chunk.event === "messages" || chunk.event.startsWith("messages|"))) first = now();
   }
   if (first === undefined) throw new Error("the run streamed no messages event");
-  return { ttft: first - started, ms: now() - started };
+  return { create: started - creating, ttft: first - started, ms: now() - started };
 }
 
 async function throughputJob() {

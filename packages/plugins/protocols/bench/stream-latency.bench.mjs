@@ -1,6 +1,7 @@
 // Protocol stream latency: each protocol's per-event latency against Antler's native SSE stream, in one run.
-// STREAMS (200) concurrent streams per round, one protocol at a time, rounds interleaved (the order rotates each
-// round), against one Antler gateway in a child process (SQLite storage, OpenAI provider, the protocols plugin),
+// STREAMS (200) concurrent streams per round, one protocol at a time, rounds interleaved (forward in even rounds,
+// reversed in odd ones, so a drift in the machine's load falls on every protocol alike), against one Antler
+// gateway in a child process (SQLite storage, OpenAI provider, the protocols plugin),
 // the loopback model in this process, the streams opened and read by load-client.mjs in a third process.
 //
 // Latency of an event: the model server stamps each text token with the moment it writes it (epoch ms); the
@@ -78,7 +79,7 @@ try {
   if (!SMOKE) for (const protocol of wanted) await round(protocol, Math.min(10, STREAMS), []);
   const results = wanted.map((protocol) => ({ protocol, latencies: [], events: 0, p99s: [] }));
   for (let r = 0; r < ROUNDS; r++) {
-    const order = results.map((_, i) => results[(i + r) % results.length]);
+    const order = r % 2 === 0 ? results : [...results].reverse();
     for (const result of order) {
       const latencies = [];
       result.events += await round(result.protocol, STREAMS, latencies);
