@@ -12,7 +12,8 @@
 // so a drift in the machine's load falls on every target alike): `concurrency` workers each do
 // BENCH_RUNS_PER_WORKER (1) runs back to back. Figures: runs/s (runs / wall time), time to first
 // token (the stream request to the first messages event, i.e. the model's first output), the run's time (the
-// stream request to its end), the thread's creation before it, server CPU per run
+// stream request to its end), the thread's creation before it, the client process's CPU per run (one process
+// runs every client of a phase: when it saturates, it caps runs/s for every server alike), server CPU per run
 // (the server process's own process.cpuUsage over the phase / runs, idle work included), stream bytes per run,
 // and heap per open stream (HOLD streams held open at the model; server heap after GC minus before, per stream;
 // once per target after the rounds). Medians of rounds for runs/s and CPU; time percentiles over every run of
@@ -84,7 +85,10 @@ try {
   for (const t of targets)
     Object.assign(t, {
       levels: Object.fromEntries(
-        LEVELS.map((c) => [c, { rps: [], cpu: [], bytes: [], ttft: [], runMs: [], create: [], failed: 0, errors: [], resets: 0 }]),
+        LEVELS.map((c) => [
+          c,
+          { rps: [], cpu: [], bytes: [], ttft: [], runMs: [], create: [], clientCpu: [], failed: 0, errors: [], resets: 0 },
+        ]),
       ),
       heap: [],
     });
@@ -104,6 +108,7 @@ try {
       record.ttft.push(...result.runs.map((r) => r.ttft));
       record.runMs.push(...result.runs.map((r) => r.ms));
       record.create.push(...result.runs.map((r) => r.create));
+      record.clientCpu.push(result.clientCpuMs / Math.max(1, done));
       record.failed += result.failed;
       record.errors.push(...result.errors);
       record.resets += result.resets;
@@ -146,14 +151,14 @@ try {
       `OpenAI-compatible model, ${ROUNDS} interleaved rounds, ${RUNS_PER_WORKER} runs per worker, each server in its own process, clients in a third, Node ${process.version}`,
   );
   console.log(
-    "| target | concurrent runs | runs/s | TTFT p50 (ms) | TTFT p99 (ms) | run p50 (ms) | thread create p50 (ms) | server CPU per run (ms) | stream bytes per run | failed |",
+    "| target | concurrent runs | runs/s | TTFT p50 (ms) | TTFT p99 (ms) | run p50 (ms) | thread create p50 (ms) | server CPU per run (ms) | client CPU per run (ms) | stream bytes per run | failed |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const level of LEVELS) {
     for (const t of targets) {
       const l = t.levels[level];
       console.log(
-        `| ${t.name} | ${level} | ${f(median(l.rps), 1)} | ${f(pct(l.ttft, 50), 1)} | ${f(pct(l.ttft, 99), 1)} | ${f(pct(l.runMs, 50), 0)} | ${f(pct(l.create, 50), 0)} | ${f(median(l.cpu))} | ${f(median(l.bytes), 0)} | ${l.failed} |`,
+        `| ${t.name} | ${level} | ${f(median(l.rps), 1)} | ${f(pct(l.ttft, 50), 1)} | ${f(pct(l.ttft, 99), 1)} | ${f(pct(l.runMs, 50), 0)} | ${f(pct(l.create, 50), 0)} | ${f(median(l.cpu))} | ${f(median(l.clientCpu))} | ${f(median(l.bytes), 0)} | ${l.failed} |`,
       );
     }
   }

@@ -190,6 +190,7 @@ async function throughputJob() {
   const client = job.target === "sdk" ? new Client({ apiUrl: job.url }) : undefined;
   const runs = [];
   const errors = [];
+  const cpuBefore = process.cpuUsage();
   const started = now();
   await Promise.all(
     Array.from({ length: job.concurrency }, async (_, worker) => {
@@ -202,7 +203,9 @@ async function throughputJob() {
       }
     }),
   );
-  return { seconds: (now() - started) / 1000, runs, errors: errors.slice(0, 5), failed: errors.length, bytes, resets };
+  const cpu = process.cpuUsage(cpuBefore);
+  const clientCpuMs = (cpu.user + cpu.system) / 1000;
+  return { seconds: (now() - started) / 1000, runs, errors: errors.slice(0, 5), failed: errors.length, bytes, resets, clientCpuMs };
 }
 
 const result = job.mode === "latency" ? await latencyJob() : await throughputJob();
