@@ -66,7 +66,7 @@ export function createAntlerMcpServer(options: AntlerMcpServerOptions): Server {
       );
     }
     // The HTTP request's trace id (it is the ambient one there), else one Antler's MCP client sent, else a fresh one.
-    const traceId = getCurrentTraceId() ?? resolveTraceId(caller.traceId, request.params._meta?.[TRACE_META_KEY]);
+    const traceId = resolveTraceId(getCurrentTraceId(), caller.traceId, request.params._meta?.[TRACE_META_KEY]);
     return runAsk(client, { tool, message: parsed.data.message, threadId: parsed.data.thread_id, caller, traceId }, extra, logger);
   });
 
