@@ -1,4 +1,3 @@
-import { isAntlerError } from "@antler/kernel";
 import {
   defineGatewayRoute,
   type FollowedRunEvent,
@@ -7,14 +6,15 @@ import {
   gatewayErrorReply,
 } from "@antler/plugin-gateway/routes";
 import type { RunRecord, StreamEvent } from "@antler/plugin-runtime";
+import { callerRunOptions, ensureThread, launchRun } from "../run-launch.js";
+import { drain } from "../sse-stream.js";
 import { type AiSdkChatRequest, aiSdkChatRequestSchema, chatInput } from "./request.js";
-import { drain, RunEndedError, uiMessageStreamResponse } from "./stream.js";
+import { RunEndedError, uiMessageStreamResponse } from "./stream.js";
 
 export { UI_MESSAGE_STREAM_HEADER } from "./stream.js";
 
 /** The code of a 400 for a chat request Antler cannot take (wrong last message, no text, regenerate). */
 export const AI_SDK_INVALID_CHAT = "ANTLER_ERR_AI_SDK_INVALID_CHAT";
-const THREAD_NOT_FOUND = "ANTLER_ERR_THREAD_NOT_FOUND";
 
 export interface AiSdkRouteOptions {
   /** Where the routes live, e.g. `/ai-sdk`: the chat endpoint is `<prefix>/chat`. */
@@ -60,50 +60,25 @@ async function startChat(req: GatewayRequest<AiSdkChatRequest>, keepAliveMs: num
   const input = chatInput(req.body);
   if (!input.ok) return gatewayErrorReply(400, { code: AI_SDK_INVALID_CHAT, message: input.message, hint: input.hint, where: input.where });
   const threadId = req.body.id;
-  try {
-    await req.client.getThreadRecord(threadId, { userId: req.userId });
-  } catch (error) {
-    // A chat's first message opens its thread; a chat with history must continue a thread the caller owns.
-    if (!isAntlerError(error, THREAD_NOT_FOUND) || !input.newChat) throw error;
-    await req.client.createThread({ threadId, userId: req.userId });
-  }
+  // A chat's first message opens its thread; a chat with history must continue a thread the caller owns.
+  await ensureThread(req, threadId, input.newChat);
   const runId = crypto.randomUUID();
   const keepRunning = req.body.on_disconnect === "continue";
-  const hangUp = new AbortController();
-  let admitted: () => void = () => {};
-  const admission = new Promise<void>((resolve) => {
-    admitted = resolve;
-  });
-  const events = req.client.stream(input.text, {
-    threadId,
-    runId,
-    userId: req.userId,
-    ...(req.principal.role !== undefined ? { userRole: req.principal.role } : {}),
-    traceId: req.traceId,
+  const run = await launchRun(
+    req.client,
+    input.text,
+    { ...callerRunOptions(req), threadId, runId },
     // Stop in useChat aborts the fetch: the request's signal (or the body's cancel) cancels the run, unless the
     // chat asked for the run to go on without it (`on_disconnect: "continue"`, for `resume: true`).
-    signal: keepRunning ? hangUp.signal : AbortSignal.any([req.signal, hangUp.signal]),
-    onAdmitted: () => admitted(),
-  });
-  // Pull until the run is admitted, so a refusal (a busy thread, capacity) is a coded HTTP error, not a stream error.
-  const firstStep = events.next();
-  firstStep.catch(() => undefined);
-  await Promise.race([admission, firstStep]);
-  const items = (async function* (): AsyncGenerator<StreamEvent> {
-    const step = await firstStep;
-    if (step.done) return;
-    yield step.value;
-    yield* events;
-  })();
+    keepRunning ? undefined : req.signal,
+  );
   return uiMessageStreamResponse({
     run: { runId, threadId, traceId: req.traceId },
-    events: items,
+    events: run.events,
     onCancel: (frames) => {
       // Nobody reads it any more; a run that goes on is read to its end, so its events still reach the log.
       if (keepRunning) return drain(frames);
-      // An async generator cannot be closed while a step is pending: the signal is what reaches the model call.
-      hangUp.abort("client disconnected");
-      void events.return(undefined).catch(() => undefined);
+      run.stop("client disconnected");
     },
     keepAliveMs,
   });

@@ -4,6 +4,8 @@ import { randomUUID } from "node:crypto";
 import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { StreamEvent } from "@antler/plugin-runtime";
 import { z } from "zod";
+import { ensureThread, launchRun } from "../run-launch.js";
+import { drain, errorLine, protocolStreamResponse } from "../sse-stream.js";
 import { resolveAssistant } from "./assistants.js";
 import { errorCode, invalidRequest, LangGraphError, LangGraphErrorCodes, parseRequest, unsupported } from "./errors.js";
 import { isRecord, type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, queryFlag, queryValues } from "./http.js";
@@ -17,7 +19,7 @@ import {
   SUPPORTED_STREAM_MODES,
 } from "./runs-request.js";
 import { LangGraphStreamEncoder } from "./stream-encoder.js";
-import { type FrameGroup, LANGGRAPH_SSE_HEADERS, langGraphSseBody, parseLastEventId, type ResumePoint } from "./stream-sse.js";
+import { type FrameGroup, parseLastEventId, type ResumePoint, renderFrameGroup } from "./stream-sse.js";
 import { threadValues } from "./threads.js";
 
 type Req = LangGraphRequest;
@@ -73,16 +75,6 @@ interface LaunchedRun {
   stop(reason: string): void;
 }
 
-/** The thread the run goes on: the caller's, or (with `if_not_exists: create`) a new one under that id. */
-async function ensureThread(req: Req, threadId: string, ifNotExists: "create" | "reject"): Promise<void> {
-  try {
-    await req.client.getThreadRecord(threadId, { userId: req.userId });
-  } catch (error) {
-    if (errorCode(error) !== "ANTLER_ERR_THREAD_NOT_FOUND" || ifNotExists !== "create") throw error;
-    await req.client.createThread({ threadId, userId: req.userId });
-  }
-}
-
 /** The interrupt the thread waits on (a bounded read of its last messages). */
 const threadInterrupt = (req: Req, threadId: string) => readPendingInterrupt(req.client, req.userId, threadId);
 
@@ -105,48 +97,17 @@ async function launch(req: Req, threadId: string, prepared: PreparedLangGraphRun
     try {
       req.client.kernel.modelConfig(prepared.options.model);
     } catch (error) {
-      throw invalidRequest(
-        error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error),
-        "context.model_name",
-        "Use a model from GET /api/models.",
-      );
+      throw invalidRequest(errorLine(error), "context.model_name", "Use a model from GET /api/models.");
     }
   }
   const runId = randomUUID();
-  const hangUp = new AbortController();
-  let admitted: () => void = () => {};
-  const admission = new Promise<void>((resolve) => {
-    admitted = resolve;
-  });
-  const signal = followRequest && prepared.onDisconnect === "cancel" ? AbortSignal.any([req.signal, hangUp.signal]) : hangUp.signal;
-  const events = req.client.stream(prepared.message, {
-    ...prepared.options,
-    ...(agent !== undefined ? { agent } : {}),
-    threadId,
-    runId,
-    signal,
-    onAdmitted: () => admitted(),
-  });
-  const firstStep = events.next();
-  firstStep.catch(() => undefined);
-  await Promise.race([admission, firstStep]);
-  const items = (async function* (): AsyncGenerator<StreamEvent> {
-    const step = await firstStep;
-    if (step.done) return;
-    yield step.value;
-    yield* events;
-  })();
-  return {
-    runId,
-    threadId,
-    traceId: req.traceId,
-    prepared,
-    items,
-    stop(reason) {
-      hangUp.abort(reason);
-      void events.return(undefined).catch(() => undefined);
-    },
-  };
+  const run = await launchRun(
+    req.client,
+    prepared.message,
+    { ...prepared.options, ...(agent !== undefined ? { agent } : {}), threadId, runId },
+    followRequest && prepared.onDisconnect === "cancel" ? req.signal : undefined,
+  );
+  return { runId, threadId, traceId: req.traceId, prepared, items: run.events, stop: run.stop };
 }
 
 function runHeaders(threadId: string | null, runId: string, stream: boolean): Record<string, string> {
@@ -160,10 +121,7 @@ function runHeaders(threadId: string | null, runId: string, stream: boolean): Re
 }
 
 function failure(error: unknown): { code: string; message: string } {
-  return {
-    code: errorCode(error) ?? "ANTLER_ERR_INTERNAL",
-    message: error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error),
-  };
+  return { code: errorCode(error) ?? "ANTLER_ERR_INTERNAL", message: errorLine(error) };
 }
 
 /** The live run's events as frame groups, numbered like the run event log: metadata 1, the n-th event n + 1. */
@@ -194,29 +152,26 @@ function streamResponse(run: LaunchedRun, threadIdForHeaders: string | null, kee
     subgraphs: run.prepared.subgraphs,
   });
   const { groups, fail } = liveGroups(run, encoder, after);
-  const body = langGraphSseBody({
-    groups,
-    resume: null,
-    fail,
-    cancel() {
-      if (run.prepared.onDisconnect === "continue") {
+  return protocolStreamResponse(
+    {
+      items: groups,
+      encode: (group) => renderFrameGroup(group, null),
+      fail: (error) => renderFrameGroup(fail(error), null),
+      cancel(frames) {
         // Nobody reads it any more, but the run goes on (its events still reach the log): pull it to the end.
-        void (async () => {
-          for (;;) if ((await groups.next()).done) return;
-        })().catch(() => undefined);
-        return;
-      }
-      run.stop("client disconnected");
-      void groups.return(undefined).catch(() => undefined);
+        if (run.prepared.onDisconnect === "continue") return drain(frames);
+        run.stop("client disconnected");
+        void frames.return(undefined).catch(() => undefined);
+      },
+      keepAliveMs,
     },
-    keepAliveMs,
-  });
-  return new Response(body, { status: 200, headers: { ...LANGGRAPH_SSE_HEADERS, ...runHeaders(threadIdForHeaders, run.runId, true) } });
+    runHeaders(threadIdForHeaders, run.runId, true),
+  );
 }
 
 async function streamRun(req: Req, threadId: string, keepAliveMs: number): Promise<GatewayReply> {
   const prepared = prepareLangGraphRun(req);
-  await ensureThread(req, threadId, prepared.ifNotExists);
+  await ensureThread(req, threadId, prepared.ifNotExists === "create");
   const run = await launch(req, threadId, prepared, true);
   return streamResponse(run, threadId, keepAliveMs);
 }
@@ -235,29 +190,17 @@ async function finalState(run: LaunchedRun): Promise<Record<string, unknown>> {
 
 async function waitRun(req: Req, threadId: string): Promise<GatewayReply> {
   const prepared = prepareLangGraphRun(req);
-  await ensureThread(req, threadId, prepared.ifNotExists);
+  await ensureThread(req, threadId, prepared.ifNotExists === "create");
   const run = await launch(req, threadId, prepared, true);
   return { status: 200, body: await finalState(run), headers: runHeaders(threadId, run.runId, false) };
 }
 
-/** Pulls a run nobody streams to its end (its events still reach the log, for joins). */
-function drain(run: LaunchedRun, after?: () => Promise<void>): void {
-  void (async () => {
-    try {
-      for await (const _ of run.items) {
-        // Only the run's progress matters here.
-      }
-    } finally {
-      await after?.();
-    }
-  })().catch(() => undefined);
-}
-
 async function backgroundRun(req: Req, threadId: string): Promise<GatewayReply> {
   const prepared = prepareLangGraphRun(req);
-  await ensureThread(req, threadId, prepared.ifNotExists);
+  await ensureThread(req, threadId, prepared.ifNotExists === "create");
   const run = await launch(req, threadId, prepared, false);
-  drain(run);
+  // Nobody streams it: pull it to its end (its events still reach the log, for joins).
+  drain(run.items);
   const record = await req.client.getRun(threadId, run.runId, { userId: req.userId });
   return { status: 200, body: toLangGraphRun(record), headers: runHeaders(threadId, run.runId, false) };
 }
@@ -298,7 +241,7 @@ async function statelessWait(req: Req): Promise<GatewayReply> {
 async function statelessBackground(req: Req): Promise<GatewayReply> {
   const { run, cleanUp } = await statelessRun(req, false);
   const record = await req.client.getRun(run.threadId, run.runId, { userId: req.userId });
-  drain(run, cleanUp);
+  drain(run.items, cleanUp);
   return { status: 200, body: toLangGraphRun(record), headers: runHeaders(null, run.runId, false) };
 }
 
@@ -405,21 +348,28 @@ async function joinStream(req: Req, keepAliveMs: number): Promise<GatewayReply> 
     }
   })();
   const cancelOnDisconnect = queryFlag(req, "cancel_on_disconnect");
-  const body = langGraphSseBody({
-    groups,
-    resume: resume satisfies ResumePoint | null,
-    fail: (error) => ({
-      seq: 0,
-      frames: encoder.error(failure(error).code, `joining the run failed after event ${lastSeq}: ${failure(error).message}`),
-    }),
-    cancel() {
-      hangUp.abort("client disconnected");
-      void groups.return(undefined).catch(() => undefined);
-      if (cancelOnDisconnect) void req.client.cancelRun(threadId, runId, { userId: req.userId }).catch(() => undefined);
+  const resumePoint: ResumePoint | null = resume;
+  return protocolStreamResponse(
+    {
+      items: groups,
+      encode: (group) => renderFrameGroup(group, resumePoint),
+      fail: (error) =>
+        renderFrameGroup(
+          {
+            seq: 0,
+            frames: encoder.error(failure(error).code, `joining the run failed after event ${lastSeq}: ${failure(error).message}`),
+          },
+          resumePoint,
+        ),
+      cancel(frames) {
+        hangUp.abort("client disconnected");
+        void frames.return(undefined).catch(() => undefined);
+        if (cancelOnDisconnect) void req.client.cancelRun(threadId, runId, { userId: req.userId }).catch(() => undefined);
+      },
+      keepAliveMs,
     },
-    keepAliveMs,
-  });
-  return new Response(body, { status: 200, headers: { ...LANGGRAPH_SSE_HEADERS, "x-run-id": runId } });
+    { "x-run-id": runId },
+  );
 }
 
 /** `GET .../runs/{run}/join`: waits (through the run event log, from any instance) and answers the final state. */

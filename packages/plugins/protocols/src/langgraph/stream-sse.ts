@@ -37,89 +37,18 @@ function delivered(resume: ResumePoint | null, seq: number, k: number): boolean 
   return resume.index === undefined || k <= resume.index;
 }
 
-export interface LangGraphSseOptions {
-  groups: AsyncGenerator<FrameGroup>;
-  resume: ResumePoint | null;
-  /** Frames for a failure of `groups` itself (the run failed or was cancelled mid-stream). */
-  fail(error: unknown): FrameGroup;
-  /** The client went away. */
-  cancel(): void;
-  keepAliveMs: number;
-}
-
-const encoder = new TextEncoder();
-
 function sseText(frame: LangGraphFrame, id: string | undefined): string {
   return `event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
 }
 
 /**
- * The SSE body: `event:`, `data:` and `id:` per frame, frames the client already has skipped, a comment line while
- * quiet. Pulled one event at a time, so the run advances only as the client takes what it was sent.
+ * A frame group as SSE text: `event:`, `data:` and `id:` per frame, the frames the client already has (at or before
+ * `resume`) left out; empty when it has them all.
  */
-export function langGraphSseBody(options: LangGraphSseOptions): ReadableStream<Uint8Array> {
-  let pending: Promise<IteratorResult<FrameGroup>> | undefined;
-  let finished = false;
-  const render = (group: FrameGroup) => {
-    let text = "";
-    group.frames.forEach((frame, k) => {
-      if (!delivered(options.resume, group.seq, k)) text += sseText(frame, frameId(group.seq, k, group.frames.length));
-    });
-    return text;
-  };
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        // Events the client already has make no text: keep pulling until something is sent (or it is quiet).
-        while (!finished) {
-          pending ??= options.groups.next();
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          const tick = new Promise<"tick">((resolve) => {
-            timer = setTimeout(() => resolve("tick"), options.keepAliveMs);
-          });
-          try {
-            const step = await Promise.race([pending, tick]);
-            if (finished) return;
-            if (step === "tick") {
-              controller.enqueue(encoder.encode(": heartbeat\n\n"));
-              return;
-            }
-            pending = undefined;
-            if (step.done) {
-              finished = true;
-              controller.close();
-              return;
-            }
-            const text = render(step.value);
-            if (text !== "") {
-              controller.enqueue(encoder.encode(text));
-              return;
-            }
-          } catch (error) {
-            pending = undefined;
-            if (finished) return;
-            finished = true;
-            const text = render(options.fail(error));
-            if (text !== "") controller.enqueue(encoder.encode(text));
-            controller.close();
-            return;
-          } finally {
-            clearTimeout(timer);
-          }
-        }
-      },
-      cancel() {
-        finished = true;
-        options.cancel();
-      },
-    },
-    { highWaterMark: 1 },
-  );
+export function renderFrameGroup(group: FrameGroup, resume: ResumePoint | null): string {
+  let text = "";
+  group.frames.forEach((frame, k) => {
+    if (!delivered(resume, group.seq, k)) text += sseText(frame, frameId(group.seq, k, group.frames.length));
+  });
+  return text;
 }
-
-export const LANGGRAPH_SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache, no-transform",
-  connection: "keep-alive",
-  "x-accel-buffering": "no",
-} as const;
