@@ -26,6 +26,14 @@ export {
 } from "./scripted-model.js";
 export { scriptedModelsPlugin } from "./scripted-provider.js";
 export {
+  type AntlerServe,
+  type AntlerServeOptions,
+  antlerBinPath,
+  antlerCliBuilt,
+  loopbackModelConfig,
+  startAntlerServe,
+} from "./serve.js";
+export {
   CHROMIUM_PATH,
   chromiumPath,
   createPostgresTestSchema,

@@ -1,6 +1,5 @@
 // The A2A server under a real `antler serve` (the compiled CLI in a child process, SQLite storage, an
 // OpenAI-compatible model server on loopback), driven by the official @a2a-js/sdk client.
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -8,43 +7,31 @@ import { fileURLToPath } from "node:url";
 import { Role, type StreamResponse, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { TaskNotFoundError } from "@a2a-js/sdk/errors";
-import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@antler/kernel/testing";
+import {
+  type AntlerServe,
+  antlerCliBuilt,
+  loopbackModelConfig,
+  type OpenAICompatibleServer,
+  startAntlerServe,
+  startOpenAICompatibleServer,
+} from "@antler/kernel/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const bin = resolve(here, "../../../kernel/bin/antler.js");
 const dists = {
   a2a: resolve(here, "../dist/index.js"),
   gateway: resolve(here, "../../gateway/dist/index.js"),
   openai: resolve(here, "../../openai/dist/index.js"),
 };
-const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
+const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
 const ALICE_KEY = "alice-key-0123456789abcdef";
 const TRACE_ID = "a2a-serve-trace-0001";
-
-function listening(child: ChildProcess, output: { text: string }): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`antler serve did not start; output so far:\n${output.text}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output.text += chunk.toString();
-      const match = output.text.match(/gateway listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise(match[1] as string);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`antler serve exited early (${code}):\n${output.text}`)));
-  });
-}
 
 describe.skipIf(!built)("A2A under `antler serve` (compiled CLI in a child process; needs a build first)", () => {
   let dir: string;
   let model: OpenAICompatibleServer;
-  let child: ChildProcess;
+  let serve: AntlerServe;
   let url: string;
-  const output = { text: "" };
 
   beforeAll(async () => {
     model = await startOpenAICompatibleServer({
@@ -58,16 +45,7 @@ describe.skipIf(!built)("A2A under `antler serve` (compiled CLI in a child proce
     writeFileSync(
       join(dir, "config.yaml"),
       [
-        "storage:",
-        "  backend: sqlite",
-        "title:",
-        "  enabled: false",
-        "models:",
-        "  - name: loopback",
-        "    provider: openai",
-        "    model: scripted-model",
-        `    base_url: ${model.url}`,
-        "    api_key: test-key",
+        ...loopbackModelConfig(model.url),
         "plugins:",
         `  - path: ${JSON.stringify(dists.openai)}`,
         `  - path: ${JSON.stringify(dists.gateway)}`,
@@ -82,20 +60,12 @@ describe.skipIf(!built)("A2A under `antler serve` (compiled CLI in a child proce
         "",
       ].join("\n"),
     );
-    child = spawn(process.execPath, [bin, "serve", "--config", join(dir, "config.yaml"), "--port", "0"], {
-      cwd: dir,
-      env: { ...process.env, ALICE_KEY, ANTLER_CONFIG: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    url = await listening(child, output);
+    serve = await startAntlerServe({ cwd: dir, env: { ALICE_KEY } });
+    url = serve.url;
   }, 90_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
-    }
+    await serve?.stop();
     await model?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });

@@ -15,18 +15,25 @@ import {
   type SessionNotification,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
-import { type OpenAICompatibleServer, scriptedModelsPlugin, startOpenAICompatibleServer } from "@antler/kernel/testing";
+import {
+  antlerBinPath,
+  antlerCliBuilt,
+  loopbackModelConfig,
+  type OpenAICompatibleServer,
+  scriptedModelsPlugin,
+  startOpenAICompatibleServer,
+} from "@antler/kernel/testing";
 import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import acpPlugin from "../src/index.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const bin = resolve(here, "../../../kernel/bin/antler.js");
+const bin = antlerBinPath();
 const dists = {
   acp: resolve(here, "../dist/index.js"),
   openai: resolve(here, "../../openai/dist/index.js"),
 };
-const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
+const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
 
 /** The last user message's text and whether the model is answering a tool result. */
 function turnOf(body: { messages: Array<{ role: string; content?: unknown }> }) {
@@ -94,18 +101,9 @@ function writeDistribution(model: OpenAICompatibleServer, extra: string[] = []):
   writeFileSync(
     join(dir, "config.yaml"),
     [
-      "storage:",
-      "  backend: sqlite",
-      "title:",
-      "  enabled: false",
+      ...loopbackModelConfig(model.url),
       "todo:",
       "  enabled: true",
-      "models:",
-      "  - name: loopback",
-      "    provider: openai",
-      "    model: scripted-model",
-      `    base_url: ${model.url}`,
-      "    api_key: test-key",
       "plugins:",
       `  - path: ${JSON.stringify(dists.openai)}`,
       "  - path: ./lookup-tool.mjs",

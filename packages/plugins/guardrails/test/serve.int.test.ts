@@ -1,19 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startOpenAICompatibleServer } from "@antler/kernel/testing";
+import { antlerCliBuilt, startAntlerServe, startOpenAICompatibleServer } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
 import { onCleanup, temp } from "./fixtures.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const bin = resolve(here, "../../../kernel/bin/antler.js");
 const dists = {
   guardrails: resolve(here, "../dist/index.js"),
   gateway: resolve(here, "../../gateway/dist/index.js"),
   openai: resolve(here, "../../openai/dist/index.js"),
 };
-const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
+const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
 
 /** Names of the tools a recorded Chat Completions request bound. */
 const boundTools = (request: { body: unknown } | undefined): string[] =>
@@ -21,23 +19,6 @@ const boundTools = (request: { body: unknown } | undefined): string[] =>
 
 const ALICE_KEY = "alice-key-0123456789abcdef";
 const ROOT_KEY = "root-key-0123456789abcdef01";
-
-function listening(child: ChildProcess, output: { text: string }): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`antler serve did not start; output so far:\n${output.text}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output.text += chunk.toString();
-      const match = output.text.match(/gateway listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise(match[1] as string);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`antler serve exited early (${code}):\n${output.text}`)));
-  });
-}
 
 describe.skipIf(!built)("authorization under `antler serve` (compiled CLI in a child process; needs a build first)", () => {
   it("API-key roles: a user key gets 403 on a forbidden model, never sees bash, and its forged bash call is refused; an admin's runs", async () => {
@@ -102,18 +83,11 @@ describe.skipIf(!built)("authorization under `antler serve` (compiled CLI in a c
         "",
       ].join("\n"),
     );
-    const child = spawn(process.execPath, [bin, "serve", "--config", join(dir, "config.yaml"), "--port", "0"], {
-      cwd: dir,
-      env: { ...process.env, ALICE_KEY, ROOT_KEY, ANTLER_CONFIG: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const serve = await startAntlerServe({ cwd: dir, env: { ALICE_KEY, ROOT_KEY } });
     onCleanup(async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
+      await serve.stop();
     });
-    const url = await listening(child, { text: "" });
+    const { url } = serve;
     const post = (key: string, path: string, body: unknown) =>
       fetch(`${url}${path}`, {
         method: "POST",

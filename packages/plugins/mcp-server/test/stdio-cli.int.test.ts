@@ -4,7 +4,13 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@antler/kernel/testing";
+import {
+  antlerBinPath,
+  antlerCliBuilt,
+  loopbackModelConfig,
+  type OpenAICompatibleServer,
+  startOpenAICompatibleServer,
+} from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,12 +18,12 @@ import { ErrorCode, McpError, type Progress } from "@modelcontextprotocol/sdk/ty
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const bin = resolve(here, "../../../kernel/bin/antler.js");
+const bin = antlerBinPath();
 const dists = {
   mcpServer: resolve(here, "../dist/index.js"),
   openai: resolve(here, "../../openai/dist/index.js"),
 };
-const built = Object.values(dists).every((p) => existsSync(p)) && existsSync(resolve(here, "../../../kernel/dist/bundle/cli.js"));
+const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
 const REPORT_PATH = "/mnt/user-data/outputs/report.md";
 
 interface AskResult {
@@ -83,16 +89,7 @@ describe.skipIf(!built)("`antler mcp serve` over stdio (compiled CLI in a child 
       join(dir, "config.yaml"),
       [
         `base_dir: ${JSON.stringify(baseDir)}`,
-        "storage:",
-        "  backend: sqlite",
-        "title:",
-        "  enabled: false",
-        "models:",
-        "  - name: loopback",
-        "    provider: openai",
-        "    model: scripted-model",
-        `    base_url: ${model.url}`,
-        "    api_key: test-key",
+        ...loopbackModelConfig(model.url),
         "plugins:",
         `  - path: ${JSON.stringify(dists.openai)}`,
         "  - path: ./report-tool.mjs",

@@ -1,68 +1,22 @@
 // Conformance of `POST /ag-ui` with AG-UI's own client: `HttpAgent.runAgent` posts RunAgentInput, parses the SSE
 // stream, validates every event against @ag-ui/core's schemas, checks their order, and applies them to its messages
 // and state. A real gateway on loopback, SQLite storage, a scripted model; a subscriber records every event.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type AgentSubscriber, type BaseEvent, HttpAgent, type Message } from "@ag-ui/client";
-import { definePlugin, emitCustomEvent } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
-import { AntlerClient } from "@antler/plugin-runtime";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunningGateway } from "@antler/plugin-gateway";
+import type { AntlerClient } from "@antler/plugin-runtime";
+import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { z } from "zod";
-import protocols, { AG_UI_INVALID_INPUT } from "../src/index.js";
-
-const ALICE = "alice-key-0123456789abcdef";
-const BOB = "bob-key-0123456789abcdef01";
-
-const lookupTools = definePlugin({
-  name: "lookup-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "lookup",
-        description: "Looks a word up.",
-        schema: z.object({ word: z.string() }),
-        run: async ({ word }, runtime) => {
-          await emitCustomEvent({ type: "lookup_progress", word, done: true }, runtime as never);
-          return JSON.stringify({ word, meaning: "a test word" });
-        },
-      }),
-    );
-  },
-});
-
-/** A middleware that fails the run before the agent starts when the user asks for it: a run that ends in error. */
-const failingMiddleware = definePlugin({
-  name: "failing-middleware",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.middleware.add(
-      {
-        name: "FailOnRequest",
-        create: () => ({
-          name: "FailOnRequest",
-          beforeAgent(state: { messages: BaseMessage[] }) {
-            if (humanText(state.messages).includes("please fail")) throw new Error("the agent exploded");
-            return undefined;
-          },
-        }),
-      },
-      { stage: "normal" },
-    );
-  },
-});
-
-function humanText(messages: BaseMessage[]): string {
-  const human = messages.filter((m) => m.getType() === "human").at(-1);
-  return typeof human?.content === "string" ? human.content : "";
-}
+import { AG_UI_INVALID_INPUT } from "../src/index.js";
+import {
+  ALICE,
+  BOB,
+  failingMiddleware,
+  lastHumanText,
+  lookupReply,
+  lookupTools,
+  type ProtocolsGateway,
+  startProtocolsGateway,
+} from "./fixtures.js";
 
 const FIRST_PLAN = [
   { content: "Read the brief", status: "in_progress" },
@@ -79,62 +33,36 @@ const SECOND_PLAN = [
  * "wait", text otherwise.
  */
 const script = (messages: BaseMessage[]) => {
-  const last = messages[messages.length - 1];
-  const text = humanText(messages);
+  const text = lastHumanText(messages);
   if (text.includes("plan")) {
     const todoResults = messages.slice(messages.findLastIndex((m) => m.getType() === "human")).filter((m) => m instanceof ToolMessage);
     if (todoResults.length === 0) return { toolCalls: [{ id: "call-plan-1", name: "write_todos", args: { todos: FIRST_PLAN } }] };
     if (todoResults.length === 1) return { toolCalls: [{ id: "call-plan-2", name: "write_todos", args: { todos: SECOND_PLAN } }] };
     return { text: "Planned." };
   }
-  if (last instanceof ToolMessage) return { text: "The word means: a test word.", usage: { input_tokens: 7, output_tokens: 5 } };
-  if (last instanceof AIMessage) return { text: "?" };
-  if (text.includes("look up")) return { toolCalls: [{ id: "call-lookup", name: "lookup", args: { word: "antler" } }] };
+  const shared = lookupReply(messages, text);
+  if (shared) return shared;
   if (text.includes("wait")) return { text: "too late", delayMs: 60_000 };
   return { text: `You said: ${text}`, usage: { input_tokens: 3, output_tokens: 4 } };
 };
 
-let dir: string;
+let harness: ProtocolsGateway;
 let client: AntlerClient;
 let gateway: RunningGateway;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "antler-ag-ui-"));
-  client = await AntlerClient.create({
-    config: {
-      base_dir: dir,
-      models: [{ name: "m", provider: "scripted" }],
-      storage: { backend: "sqlite" },
-      title: { enabled: false },
-      todo: { enabled: true },
-      logging: { level: "warn" },
-    },
-    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, failingMiddleware, protocols],
-    cwd: dir,
-    env: {},
-    discover: false,
+  harness = await startProtocolsGateway({
+    prefix: "antler-ag-ui-",
+    script,
+    plugins: [lookupTools, failingMiddleware(lastHumanText)],
+    config: { todo: { enabled: true } },
+    maxJsonBytes: 256 * 1024,
   });
-  gateway = await startGateway({
-    client,
-    config: {
-      port: 0,
-      max_json_bytes: 256 * 1024,
-      auth: {
-        mode: "api_keys",
-        api_keys: [
-          { key: ALICE, user: "alice" },
-          { key: BOB, user: "bob" },
-        ],
-      },
-    },
-    shutdownGraceMs: 500,
-  });
+  ({ client, gateway } = harness);
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await client?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 /** An HttpAgent on the gateway's AG-UI endpoint with a key; `seen` gets each HTTP response. */

@@ -1,41 +1,26 @@
 // Conformance of `POST /ai-sdk/chat` with the AI SDK's own client: `DefaultChatTransport.sendMessages` posts the
 // request useChat posts and parses the stream with the SDK's chunk schema, and `readUIMessageStream` assembles the
 // assistant message the way useChat does. A real gateway on loopback, SQLite storage, a scripted model.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { definePlugin, emitCustomEvent } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
-import { AntlerClient } from "@antler/plugin-runtime";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunningGateway } from "@antler/plugin-gateway";
+import type { AntlerClient } from "@antler/plugin-runtime";
+import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import protocols, { AI_SDK_INVALID_CHAT } from "../src/index.js";
-
-const ALICE = "alice-key-0123456789abcdef";
-const BOB = "bob-key-0123456789abcdef01";
-
-const lookupTools = definePlugin({
-  name: "lookup-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "lookup",
-        description: "Looks a word up.",
-        schema: z.object({ word: z.string() }),
-        run: async ({ word }, runtime) => {
-          await emitCustomEvent({ type: "lookup_progress", word, done: true }, runtime as never);
-          return JSON.stringify({ word, meaning: "a test word" });
-        },
-      }),
-    );
-  },
-});
+import { AI_SDK_INVALID_CHAT } from "../src/index.js";
+import {
+  ALICE,
+  BOB,
+  failingMiddleware,
+  lastHumanText,
+  lastText,
+  lookupReply,
+  lookupTools,
+  type ProtocolsGateway,
+  startProtocolsGateway,
+} from "./fixtures.js";
 
 /** Holds of the `hold` tool by key: a run waits in the tool until the test releases it. */
 const holds = new Map<string, { released: Promise<void>; release: () => void }>();
@@ -67,33 +52,6 @@ const holdTool = definePlugin({
   },
 });
 
-/** A middleware that fails the run before the agent starts when the user asks for it: a run that ends in error. */
-const failingMiddleware = definePlugin({
-  name: "failing-middleware",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.middleware.add(
-      {
-        name: "FailOnRequest",
-        create: () => ({
-          name: "FailOnRequest",
-          beforeAgent(state: { messages: BaseMessage[] }) {
-            if (lastText(state.messages).includes("please fail")) throw new Error("the agent exploded");
-            return undefined;
-          },
-        }),
-      },
-      { stage: "normal" },
-    );
-  },
-});
-
-function lastText(messages: BaseMessage[]): string {
-  const last = messages[messages.length - 1];
-  return typeof last?.content === "string" ? last.content : "";
-}
-
 /**
  * Answers by what it was sent: a tool call for "look up", a held tool call for "hold <key>", reasoning then text for
  * "think", a long wait for "wait", text otherwise.
@@ -101,10 +59,9 @@ function lastText(messages: BaseMessage[]): string {
 const script = (messages: BaseMessage[]) => {
   const last = messages[messages.length - 1];
   if (last instanceof ToolMessage && last.name === "hold") return { text: "Released after the hold." };
-  if (last instanceof ToolMessage) return { text: "The word means: a test word.", usage: { input_tokens: 7, output_tokens: 5 } };
-  if (last instanceof AIMessage) return { text: "?" };
   const text = lastText(messages);
-  if (text.includes("look up")) return { toolCalls: [{ id: "call-lookup", name: "lookup", args: { word: "antler" } }] };
+  const shared = lookupReply(messages, text);
+  if (shared) return shared;
   const held = /hold (\S+)/.exec(text);
   if (held) return { toolCalls: [{ id: `call-hold-${held[1]}`, name: "hold", args: { key: held[1] } }] };
   if (text.includes("think")) return { reasoning: "The user wants thought. Let me think it over.", text: "Thought it through." };
@@ -112,46 +69,22 @@ const script = (messages: BaseMessage[]) => {
   return { text: `You said: ${text}` };
 };
 
-let dir: string;
+let harness: ProtocolsGateway;
 let client: AntlerClient;
 let gateway: RunningGateway;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "antler-ai-sdk-"));
-  client = await AntlerClient.create({
-    config: {
-      base_dir: dir,
-      models: [{ name: "m", provider: "scripted" }],
-      storage: { backend: "sqlite" },
-      title: { enabled: false },
-      logging: { level: "warn" },
-    },
-    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, holdTool, failingMiddleware, protocols],
-    cwd: dir,
-    env: {},
-    discover: false,
+  harness = await startProtocolsGateway({
+    prefix: "antler-ai-sdk-",
+    script,
+    plugins: [lookupTools, holdTool, failingMiddleware(lastText)],
   });
-  gateway = await startGateway({
-    client,
-    config: {
-      port: 0,
-      auth: {
-        mode: "api_keys",
-        api_keys: [
-          { key: ALICE, user: "alice" },
-          { key: BOB, user: "bob" },
-        ],
-      },
-    },
-    shutdownGraceMs: 500,
-  });
+  ({ client, gateway } = harness);
 });
 
 afterAll(async () => {
   for (const { release } of holds.values()) release();
-  await gateway?.close();
-  await client?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 function userMessage(id: string, text: string): UIMessage {

@@ -1,114 +1,48 @@
 // Conformance of the LangGraph runs routes with the official client: `@langchain/langgraph-sdk`'s `Client` (the one
 // `useStream` drives) against a real gateway on loopback, SQLite storage, a scripted model. Every run is an Antler
 // run: the run records, the run event log and the thread are Antler's own.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { definePlugin, emitCustomEvent } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
-import { AntlerClient } from "@antler/plugin-runtime";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunningGateway } from "@antler/plugin-gateway";
+import type { AntlerClient } from "@antler/plugin-runtime";
+import type { BaseMessage } from "@langchain/core/messages";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import protocols from "../src/index.js";
-
-const ALICE = "alice-key-0123456789abcdef";
-const BOB = "bob-key-0123456789abcdef01";
-
-const lookupTools = definePlugin({
-  name: "lookup-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "lookup",
-        description: "Looks a word up.",
-        schema: z.object({ word: z.string() }),
-        run: async ({ word }, runtime) => {
-          await emitCustomEvent({ type: "lookup_progress", word, done: true }, runtime as never);
-          return JSON.stringify({ word, meaning: "a test word" });
-        },
-      }),
-    );
-  },
-});
-
-function lastText(messages: BaseMessage[]): string {
-  const last = messages[messages.length - 1];
-  return typeof last?.content === "string" ? last.content : "";
-}
+import {
+  ALICE,
+  askClarification,
+  BOB,
+  lastText,
+  lookupReply,
+  lookupTools,
+  type ProtocolsGateway,
+  startProtocolsGateway,
+} from "./fixtures.js";
 
 /** A tool call for "look up", a question for "ask me", a long wait for "sleep long", text (several words) otherwise. */
 const script = (messages: BaseMessage[]) => {
-  const last = messages[messages.length - 1];
-  if (last instanceof ToolMessage) return { text: "The word means: a test word.", usage: { input_tokens: 7, output_tokens: 5 } };
-  if (last instanceof AIMessage) return { text: "?" };
   const text = lastText(messages);
-  if (text.includes("look up")) return { toolCalls: [{ id: "call-lookup", name: "lookup", args: { word: "antler" } }] };
-  if (text.includes("ask me")) {
-    return {
-      toolCalls: [
-        {
-          id: "call-ask",
-          name: "ask_clarification",
-          args: { question: "Which colour?", clarification_type: "approach_choice", options: ["red", "blue"] },
-        },
-      ],
-    };
-  }
+  const shared = lookupReply(messages, text);
+  if (shared) return shared;
+  if (text.includes("ask me")) return askClarification("Which colour?", ["red", "blue"]);
   if (text.includes("sleep long")) return { text: "too late", delayMs: 60_000 };
   return { text: `You said: ${text}` };
 };
 
-let dir: string;
+let harness: ProtocolsGateway;
 let antler: AntlerClient;
 let gateway: RunningGateway;
 let alice: Client;
 let bob: Client;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "antler-lg-runs-"));
-  antler = await AntlerClient.create({
-    config: {
-      base_dir: dir,
-      models: [{ name: "m", provider: "scripted" }],
-      storage: { backend: "sqlite" },
-      title: { enabled: false },
-      logging: { level: "warn" },
-    },
-    plugins: [scriptedModelsPlugin({ m: { respond: script } }), lookupTools, protocols],
-    cwd: dir,
-    env: {},
-    discover: false,
-  });
-  gateway = await startGateway({
-    client: antler,
-    config: {
-      port: 0,
-      max_json_bytes: 64 * 1024,
-      auth: {
-        mode: "api_keys",
-        api_keys: [
-          { key: ALICE, user: "alice" },
-          { key: BOB, user: "bob" },
-        ],
-      },
-    },
-    shutdownGraceMs: 500,
-  });
+  harness = await startProtocolsGateway({ prefix: "antler-lg-runs-", script, plugins: [lookupTools], maxJsonBytes: 64 * 1024 });
+  ({ client: antler, gateway } = harness);
   const sdk = (key: string) => new Client({ apiUrl: `${gateway.url}/langgraph`, apiKey: key, callerOptions: { maxRetries: 0 } });
   alice = sdk(ALICE);
   bob = sdk(BOB);
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await antler?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] });

@@ -1,89 +1,39 @@
 // Conformance of the LangGraph assistants and threads routes with LangGraph's own SDK: `Client` from
 // `@langchain/langgraph-sdk` against a real gateway on loopback (SQLite storage, a scripted model), its threads
 // seeded by real runs. Alice and Bob have API keys; the SDK sends `x-api-key`.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
-import { AntlerClient } from "@antler/plugin-runtime";
+import type { RunningGateway } from "@antler/plugin-gateway";
+import type { AntlerClient } from "@antler/plugin-runtime";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import protocols from "../src/index.js";
-
-const ALICE = "alice-key-0123456789abcdef";
-const BOB = "bob-key-0123456789abcdef01";
-
-const lastText = (messages: BaseMessage[]) => {
-  const last = messages[messages.length - 1];
-  return typeof last?.content === "string" ? last.content : "";
-};
+import { ALICE, askClarification, BOB, lastText, type ProtocolsGateway, startProtocolsGateway } from "./fixtures.js";
 
 /** Asks a clarification for "ask me", answers text otherwise. */
 const script = (messages: BaseMessage[]) => {
   const last = messages[messages.length - 1];
   if (last instanceof ToolMessage || last instanceof AIMessage) return { text: "?" };
   const text = lastText(messages);
-  if (text.includes("ask me")) {
-    return {
-      toolCalls: [
-        {
-          id: "call-ask",
-          name: "ask_clarification",
-          args: { question: "Which city?", clarification_type: "approach_choice", options: ["Oslo", "Rome"] },
-        },
-      ],
-    };
-  }
+  if (text.includes("ask me")) return askClarification("Which city?", ["Oslo", "Rome"]);
   if (text.includes("wait")) return { text: "too late", delayMs: 60_000 };
   return { text: `You said: ${text}` };
 };
 
-let dir: string;
+let harness: ProtocolsGateway;
 let antler: AntlerClient;
 let gateway: RunningGateway;
 let alice: Client;
 let bob: Client;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "antler-langgraph-threads-"));
-  antler = await AntlerClient.create({
-    config: {
-      base_dir: dir,
-      models: [{ name: "m", provider: "scripted" }],
-      storage: { backend: "sqlite" },
-      title: { enabled: false },
-      logging: { level: "warn" },
-    },
-    plugins: [scriptedModelsPlugin({ m: { respond: script } }), protocols],
-    cwd: dir,
-    env: {},
-    discover: false,
-  });
-  gateway = await startGateway({
-    client: antler,
-    config: {
-      port: 0,
-      auth: {
-        mode: "api_keys",
-        api_keys: [
-          { key: ALICE, user: "alice" },
-          { key: BOB, user: "bob" },
-        ],
-      },
-    },
-    shutdownGraceMs: 500,
-  });
+  harness = await startProtocolsGateway({ prefix: "antler-langgraph-threads-", script });
+  ({ client: antler, gateway } = harness);
   alice = new Client({ apiUrl: `${gateway.url}/langgraph`, apiKey: ALICE });
   bob = new Client({ apiUrl: `${gateway.url}/langgraph`, apiKey: BOB });
   await antler.saveAgent("helper", { soul: "You help.", description: "A helper." }, { userId: "alice" });
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await antler?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 /** A thread of Alice's with a real run on it (through the runtime the gateway serves). */

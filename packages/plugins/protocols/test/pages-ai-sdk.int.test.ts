@@ -2,28 +2,12 @@
 // from the gateway's origin, driven like a user would: send, watch the answer stream in, see a tool call as a
 // card, stop a run (its Antler record ends `cancelled`), reload mid-run and see the page rejoin it (`resume: true`).
 import { describeWithChromium } from "@antler/kernel/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { ALICE_KEY, CHROMIUM_ARGS, LOOKUP_ANSWER, type PagesServer, screenshot, startPagesServer } from "./pages-harness.js";
+import type { Page } from "playwright-core";
+import { expect, it } from "vitest";
+import { expectAnswerGrowing, LOOKUP_ANSWER, type PageUnderTest, screenshot, send, threadOf, usePageUnderTest } from "./pages-harness.js";
 
-let server: PagesServer;
-let browser: Browser;
-
-async function openChat(thread?: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  await page.addInitScript(`sessionStorage.setItem("antler.pages.apiKey", ${JSON.stringify(ALICE_KEY)})`);
-  await page.goto(`${server.url}/pages/ai-sdk/${thread ? `?thread=${encodeURIComponent(thread)}` : ""}`);
-  await page.getByLabel("Message", { exact: true }).waitFor();
-  return page;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.getByRole("button", { name: "Send" }).click();
-}
-
-const threadOf = (page: Page) => new URL(page.url()).searchParams.get("thread") ?? "";
+let pages: PageUnderTest;
+const openChat = (thread?: string) => pages.open(thread);
 const answer = (page: Page) => page.locator('article[data-role="assistant"]').last();
 
 async function runIdOf(page: Page): Promise<string> {
@@ -32,38 +16,20 @@ async function runIdOf(page: Page): Promise<string> {
 }
 
 describeWithChromium("the useChat page (@ai-sdk/react) against a live gateway", (executablePath) => {
-  beforeAll(async () => {
-    server = await startPagesServer(["ai-sdk"]);
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  pages = usePageUnderTest("ai-sdk", executablePath);
 
   it("sends a message and shows the answer growing word by word until the run ends", async () => {
     const page = await openChat();
     await send(page, "tell me a story");
     await page.locator('article[data-role="user"]').getByText("tell me a story").waitFor();
-    await answer(page)
-      .getByText(/\bword3\b/)
-      .waitFor();
-    const first = (await answer(page).textContent()) ?? "";
-    await answer(page)
-      .getByText(/\bword20\b/)
-      .waitFor();
-    const second = (await answer(page).textContent()) ?? "";
-    // Two reads of the same message: the later one extends the earlier one, and neither has the whole story yet.
-    expect(first).not.toContain("word20");
-    expect(second.length).toBeGreaterThan(first.length);
-    expect(second).not.toContain("word60");
+    await expectAnswerGrowing(answer(page));
     await screenshot(page, "protocols-ai-sdk-streaming");
     await answer(page)
       .getByText(/\bword60\b/)
       .waitFor();
     await page.getByTestId("status").getByText("ready").waitFor();
     const runId = await runIdOf(page);
-    expect((await server.client.getRun(threadOf(page), runId, { userId: "alice" })).status).toBe("success");
+    expect((await pages.server.client.getRun(threadOf(page), runId, { userId: "alice" })).status).toBe("success");
     await page.context().close();
   });
 
@@ -92,7 +58,7 @@ describeWithChromium("the useChat page (@ai-sdk/react) against a live gateway", 
     await page.getByRole("button", { name: "Stop" }).click();
     await cancelled;
     await page.getByTestId("status").getByText("ready").waitFor();
-    await expect.poll(async () => (await server.client.getRun(threadOf(page), runId, { userId: "alice" })).status).toBe("cancelled");
+    await expect.poll(async () => (await pages.server.client.getRun(threadOf(page), runId, { userId: "alice" })).status).toBe("cancelled");
     expect(await answer(page).textContent()).not.toContain("word60");
     await page.getByTestId("stopped").waitFor();
     await screenshot(page, "protocols-ai-sdk-stopped");
@@ -125,7 +91,7 @@ describeWithChromium("the useChat page (@ai-sdk/react) against a live gateway", 
     await answer(page)
       .getByText(/\bword60\b/)
       .waitFor();
-    expect((await server.client.getRun(thread, runId, { userId: "alice" })).status).toBe("success");
+    expect((await pages.server.client.getRun(thread, runId, { userId: "alice" })).status).toBe("success");
     await page.context().close();
   });
 });

@@ -13,7 +13,8 @@ import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
 import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { AntlerClient } from "@antler/plugin-runtime";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import { afterAll, beforeAll, expect } from "vitest";
 import { z } from "zod";
 import protocols from "../src/index.js";
 
@@ -192,3 +193,61 @@ export const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
+
+export interface PageUnderTest {
+  /** The server of the current file (set in its beforeAll). */
+  readonly server: PagesServer;
+  /** Opens the page in a fresh 1280×800 browser context with Alice's key, on `thread` when given. */
+  open(thread?: string): Promise<Page>;
+}
+
+/** Starts the pages server for page `name` and Chromium before the enclosing suite's tests, and closes both after. */
+export function usePageUnderTest(name: "ai-sdk" | "langgraph", executablePath: string): PageUnderTest {
+  let server: PagesServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    server = await startPagesServer([name]);
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error(`the ${name} page's server and browser start in beforeAll`);
+    return value;
+  };
+  return {
+    get server() {
+      return started(server);
+    },
+    async open(thread) {
+      const context = await started(browser).newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      await page.addInitScript(`sessionStorage.setItem("antler.pages.apiKey", ${JSON.stringify(ALICE_KEY)})`);
+      await page.goto(`${started(server).url}/pages/${name}/${thread ? `?thread=${encodeURIComponent(thread)}` : ""}`);
+      await page.getByLabel("Message", { exact: true }).waitFor();
+      return page;
+    },
+  };
+}
+
+/** Types `text` into the message box and presses Send. */
+export async function send(page: Page, text: string): Promise<void> {
+  await page.getByLabel("Message", { exact: true }).fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+}
+
+/** The thread id the page keeps in its URL. */
+export const threadOf = (page: Page) => new URL(page.url()).searchParams.get("thread") ?? "";
+
+/** Waits for the story's word 3, then word 20, in `answer`: the later read extends the earlier, and neither is the whole story. */
+export async function expectAnswerGrowing(answer: Locator): Promise<void> {
+  await answer.getByText(/\bword3\b/).waitFor();
+  const first = (await answer.textContent()) ?? "";
+  await answer.getByText(/\bword20\b/).waitFor();
+  const second = (await answer.textContent()) ?? "";
+  expect(first).not.toContain("word20");
+  expect(second.length).toBeGreaterThan(first.length);
+  expect(second).not.toContain("word60");
+}

@@ -3,28 +3,12 @@
 // tool call as a card, answer an interrupt (ask_clarification) so the run resumes with `command: { resume }`, stop
 // a run (its Antler record ends `cancelled`), reload mid-run and see the page rejoin it (`reconnectOnMount`).
 import { describeWithChromium } from "@antler/kernel/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { ALICE_KEY, CHROMIUM_ARGS, LOOKUP_ANSWER, type PagesServer, screenshot, startPagesServer } from "./pages-harness.js";
+import type { Page } from "playwright-core";
+import { expect, it } from "vitest";
+import { expectAnswerGrowing, LOOKUP_ANSWER, type PageUnderTest, screenshot, send, threadOf, usePageUnderTest } from "./pages-harness.js";
 
-let server: PagesServer;
-let browser: Browser;
-
-async function openChat(thread?: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  await page.addInitScript(`sessionStorage.setItem("antler.pages.apiKey", ${JSON.stringify(ALICE_KEY)})`);
-  await page.goto(`${server.url}/pages/langgraph/${thread ? `?thread=${encodeURIComponent(thread)}` : ""}`);
-  await page.getByLabel("Message", { exact: true }).waitFor();
-  return page;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.getByRole("button", { name: "Send" }).click();
-}
-
-const threadOf = (page: Page) => new URL(page.url()).searchParams.get("thread") ?? "";
+let pages: PageUnderTest;
+const openChat = (thread?: string) => pages.open(thread);
 const answer = (page: Page) => page.locator('article[data-role="ai"]').last();
 const status = (page: Page) => page.getByTestId("status");
 
@@ -34,34 +18,16 @@ async function runIdOf(page: Page): Promise<string> {
   return (await status(page).getAttribute("data-run-id")) ?? "";
 }
 
-const runStatus = async (thread: string, runId: string) => (await server.client.getRun(thread, runId, { userId: "alice" })).status;
+const runStatus = async (thread: string, runId: string) => (await pages.server.client.getRun(thread, runId, { userId: "alice" })).status;
 
 describeWithChromium("the useStream page (@langchain/langgraph-sdk/react) against a live gateway", (executablePath) => {
-  beforeAll(async () => {
-    server = await startPagesServer(["langgraph"]);
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  pages = usePageUnderTest("langgraph", executablePath);
 
   it("sends a message on a new thread and shows the answer growing word by word until the run ends", async () => {
     const page = await openChat();
     await send(page, "tell me a story");
     await page.locator('article[data-role="human"]').getByText("tell me a story").waitFor();
-    await answer(page)
-      .getByText(/\bword3\b/)
-      .waitFor();
-    const first = (await answer(page).textContent()) ?? "";
-    await answer(page)
-      .getByText(/\bword20\b/)
-      .waitFor();
-    const second = (await answer(page).textContent()) ?? "";
-    // Two reads of the same message: the later one extends the earlier one, and neither has the whole story yet.
-    expect(first).not.toContain("word20");
-    expect(second.length).toBeGreaterThan(first.length);
-    expect(second).not.toContain("word60");
+    await expectAnswerGrowing(answer(page));
     // useStream created the thread (POST /threads) and the page keeps its id in the URL.
     expect(threadOf(page)).not.toBe("");
     await screenshot(page, "protocols-langgraph-streaming");
