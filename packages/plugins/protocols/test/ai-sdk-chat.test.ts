@@ -14,7 +14,6 @@ import {
   ALICE,
   BOB,
   failingMiddleware,
-  lastHumanText,
   lastText,
   lookupReply,
   lookupTools,
