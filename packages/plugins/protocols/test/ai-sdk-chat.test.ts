@@ -316,7 +316,8 @@ describe("resumable streams at /ai-sdk/chat/:id/stream", () => {
     expect(message?.id).toBe(runId);
     expect(message?.parts.find((p) => p.type === "tool-hold")).toMatchObject({ state: "output-available", input: { key: "resume" } });
     expect(message?.parts.filter((p) => p.type === "text")).toMatchObject([{ text: "Released after the hold." }]);
-    expect((await client.getRun("chat-resume", runId as string, { userId: "alice" })).status).toBe("success");
+    // The replay ends at the logged `end` event, which the run writes before its record says so: wait for the record.
+    await vi.waitFor(async () => expect((await client.getRun("chat-resume", runId as string, { userId: "alice" })).status).toBe("success"));
   });
 
   it("answers 204 (reconnectToStream gives null) for a chat with no active run, and 404 for an unknown or another user's chat", async () => {
