@@ -305,6 +305,9 @@ async function createThread(req: LangGraphRequest): Promise<GatewayReply> {
     ...(metadata !== undefined ? { metadata } : {}),
     ifExists: if_exists ?? "raise",
   });
+  // Made just now (`raise` refuses an existing id): no state, no run, nothing to read back. `do_nothing` may
+  // have found an existing thread, which is read whole.
+  if ((if_exists ?? "raise") === "raise") return { body: toLangGraphThread(record, null, { status: "idle", interrupt: null }) };
   return { body: await loadLangGraphThread(req.client, req.userId, record.thread_id) };
 }
 
