@@ -27,8 +27,10 @@ const tickTool = definePlugin({
 });
 
 /** This many model turns of FLOOD_TEXT each, a `tick` call between them; `floodCalls` counts the turns. */
-const FLOOD_ROUNDS = 8;
-const FLOOD_TEXT = `${"w".repeat(999)} `.repeat(500);
+// About 48 MB in all: more than loopback's socket buffers can ever hold (the tcp_rmem and tcp_wmem maxima, 32 + 4 MB
+// on these machines), so a reader that stalls must hold the run back whatever the kernel autotunes them to.
+const FLOOD_ROUNDS = 24;
+const FLOOD_TEXT = `${"w".repeat(999)} `.repeat(2000);
 let floodCalls = 0;
 
 const script = (messages: BaseMessage[]) => {
@@ -136,6 +138,6 @@ describe("backpressure on every protocol's stream", () => {
       expect(tail).toMatch(protocol.ends);
       expect(floodCalls).toBe(FLOOD_ROUNDS + 1);
       expect((await client.getRun(threadId, runId, { userId: "alice" })).status).toBe("success");
-    }, 120_000);
+    }, 300_000);
   }
 });
