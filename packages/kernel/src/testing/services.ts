@@ -24,6 +24,7 @@ export function chromiumPath(): string | undefined {
 export function describeUnless(name: string, skipReason: string | undefined, fn: () => void): void {
   describe(name, () => {
     if (skipReason === undefined) fn();
+    // Skipped on purpose, with its reason as the test's name: the service or browser it needs is not on this machine.
     else it.skip(`skipped: ${skipReason}`, () => {});
   });
 }
