@@ -67,11 +67,12 @@ beforeAll(async () => {
   });
 });
 
+// Closing waits for checkpoint retention of three ~48 MB threads: 7 s on a quiet machine, more under CI's load.
 afterAll(async () => {
   await gateway?.close();
   await client?.close();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 120_000);
 
 interface Protocol {
   name: string;
