@@ -2,9 +2,12 @@ import { defineConfig } from "vitest/config";
 
 // Tests import workspace packages from their TypeScript sources through the "antler:source" export condition (a name of our own: some dependencies ship a "source" condition that points at TypeScript),
 // so `vitest` never runs against a stale dist/.
+// Legacy (TypeScript `experimentalDecorators`) decorators, as tsyringe's `injectable` and `inject` need: the test of
+// class services uses them. Parameter types are not emitted (Antler never relies on them).
 const shared = {
   resolve: { conditions: ["antler:source"] },
   ssr: { resolve: { conditions: ["antler:source"] } },
+  oxc: { decorator: { legacy: true } },
 };
 
 export default defineConfig({

@@ -2,7 +2,7 @@
 // bin/antler.js load. Every CLI start pays about half a millisecond per module file; the kernel's own ~40 files and
 // its private dependencies (yaml, pino, semver, tapable: about 150 files) become a few chunks, which takes ~45 ms of
 // CPU off `antler config check`. One build serves every entry point, so they share chunks: one copy of the kernel's
-// state however a distribution imports it. Peer dependencies (zod, LangChain) and kysely (loaded lazily) stay external.
+// state however a distribution imports it. Peer dependencies (zod, LangChain), kysely and tsyringe (loaded lazily) stay external.
 import { readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
@@ -11,7 +11,8 @@ import { build } from "rolldown";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const external = new Set([...Object.keys(manifest.peerDependencies ?? {}), "kysely", ...builtinModules]);
+// tsyringe stays one module instance: the registry requires it lazily, `./di` imports it for authors' decorators.
+const external = new Set([...Object.keys(manifest.peerDependencies ?? {}), "kysely", "tsyringe", "reflect-metadata", ...builtinModules]);
 const packageOf = (id) => (id.startsWith("@") ? id.split("/").slice(0, 2).join("/") : id.split("/")[0]);
 
 // Each export's compiled file (dist/x.js) becomes dist/bundle/<export name>.js.

@@ -1,5 +1,5 @@
 // The DI contract plugins use: tokens, providers and scopes. The registry behind it is in `services.ts`, loaded
-// with the kernel host.
+// with the kernel host; the container behind that is tsyringe, loaded on first use.
 import { fileURLToPath } from "node:url";
 
 /** A typed DI key. Create one per service with `createToken<T>("package.service")`. */
@@ -45,6 +45,13 @@ export interface Provider<T> {
   useValue?: T;
   /** Called to build the value; `scope` is the scope that resolves it (the run scope for `run` lifetime). */
   useFactory?: (scope: Scope) => T;
+  /**
+   * A class tsyringe constructs, with `injectable()` and an `inject(token)` on every constructor parameter (both from
+   * `@antler/kernel/di`); parameters resolve in the scope that builds it.
+   */
+  useClass?: new (
+    ...args: never[]
+  ) => T;
   /** `singleton` (default): one per kernel. `run`: one per run scope, disposed with it. `transient`: every resolve. */
   lifetime?: Lifetime;
 }

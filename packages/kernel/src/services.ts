@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+import type { DependencyContainer } from "tsyringe";
 import { kernelCopies, type Lifetime, type Provider, type Scope, type Token } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 
@@ -7,6 +9,21 @@ interface Registration {
   owner: string;
 }
 
+type Tsyringe = typeof import("tsyringe");
+let tsyringe: Tsyringe | undefined;
+
+/**
+ * tsyringe, required (after reflect-metadata, which it needs) the first time a scope builds a service: booting a
+ * kernel to check config or list plugins registers services but builds none, so it never loads it.
+ */
+function loadTsyringe(): Tsyringe {
+  if (!tsyringe) {
+    const require = createRequire(import.meta.url);
+    require("reflect-metadata");
+    tsyringe = require("tsyringe") as Tsyringe;
+  }
+  return tsyringe;
+}
 /** A value with `[Symbol.asyncDispose]()`, `dispose()` or `close()` is disposed when its scope ends, newest first. */
 async function disposeValue(value: unknown): Promise<void> {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return;
@@ -24,17 +41,18 @@ async function disposeAll(values: unknown[]): Promise<unknown[]> {
   return errors;
 }
 
-/** The values one scope holds, by token key: the kernel's singletons, or one run's run-scoped services. */
-type Values = Map<symbol, unknown>;
-
 /**
- * The registry behind a kernel: who registered which token, and the values built so far. Every injection goes
- * through an explicit token, so a map per scope is the whole container (no decorator metadata, no global
- * container). Plugins only ever see `Scope` and the registration methods on their setup context.
+ * The registry behind a kernel: who registered which token, and a tsyringe container that builds and caches the
+ * values. The kernel's root scope is a child container of its own (never tsyringe's global one), each run a child
+ * of that. Every injection goes through an explicit token (its symbol is the tsyringe token), so no decorator
+ * metadata is relied on beyond `inject(token)`. Plugins only see `Scope` and the registration methods.
  */
 export class ServiceRegistry {
   private readonly registrations = new Map<symbol, Registration>();
-  private readonly values: Values = new Map(); // factory-built singletons, in the order they were built
+  private readonly built: unknown[] = []; // factory- or class-built singletons, in the order they were built
+  private readonly scopes = new WeakMap<DependencyContainer, KernelScope>();
+  private readonly root = new KernelScope(this, "root", null);
+  private rootContainer: DependencyContainer | undefined;
   private runCounter = 0;
 
   register<T>(token: Token<T>, provider: Provider<T>, owner: string): void {
@@ -46,8 +64,8 @@ export class ServiceRegistry {
       });
     }
     const hasValue = Object.hasOwn(provider, "useValue");
-    if (hasValue === (provider.useFactory !== undefined)) {
-      throw new AntlerError(ErrorCodes.DI_DUPLICATE, `provider for "${token.name}" needs exactly one of useValue or useFactory`, {
+    if ([hasValue, provider.useFactory !== undefined, provider.useClass !== undefined].filter(Boolean).length !== 1) {
+      throw new AntlerError(ErrorCodes.DI_DUPLICATE, `provider for "${token.name}" needs exactly one of useValue, useFactory or useClass`, {
         where: owner,
       });
     }
@@ -55,10 +73,12 @@ export class ServiceRegistry {
     if (hasValue && lifetime !== "singleton") {
       throw new AntlerError(ErrorCodes.DI_DUPLICATE, `useValue for "${token.name}" cannot have lifetime "${lifetime}"`, {
         where: owner,
-        hint: "Use useFactory for run-scoped or transient services.",
+        hint: "Use useFactory or useClass for run-scoped or transient services.",
       });
     }
-    this.registrations.set(token.key, { token: token as Token<unknown>, provider: provider as Provider<unknown>, owner });
+    const registration: Registration = { token: token as Token<unknown>, provider: provider as Provider<unknown>, owner };
+    this.registrations.set(token.key, registration);
+    if (this.rootContainer) this.bind(this.rootContainer, registration);
   }
 
   ownerOf(token: Token<unknown>): string | undefined {
@@ -75,14 +95,14 @@ export class ServiceRegistry {
   }
 
   rootScope(): Scope {
-    return new KernelScope(this, this.values, "root", null);
+    return this.root;
   }
 
   createRunScope(runId?: string): RunScopeHandle {
     this.runCounter += 1;
     const id = runId ?? `run-${this.runCounter}`;
     const tracked: unknown[] = [];
-    const scope = new KernelScope(this, new Map(), id, tracked);
+    const scope = new KernelScope(this, id, tracked);
     let disposed = false;
     return {
       scope,
@@ -100,46 +120,80 @@ export class ServiceRegistry {
     };
   }
 
-  /** Disposes singletons built by factories, newest first. */
+  /** Disposes singletons built by factories or classes, newest first. */
   async dispose(): Promise<void> {
-    const errors = await disposeAll([...this.values.values()]);
-    this.values.clear();
+    const errors = await disposeAll(this.built.splice(0));
     if (errors.length > 0) throw new AggregateError(errors, "disposing kernel services failed");
+  }
+
+  /** @internal The scope's container: the root's, or a run's child of it, made when first needed. */
+  containerOf(scope: KernelScope): DependencyContainer {
+    if (!this.rootContainer) {
+      this.rootContainer = loadTsyringe().container.createChildContainer();
+      this.scopes.set(this.rootContainer, this.root);
+      for (const registration of this.registrations.values()) this.bind(this.rootContainer, registration);
+    }
+    if (scope === this.root) return this.rootContainer;
+    const child = this.rootContainer.createChildContainer();
+    this.scopes.set(child, scope);
+    return child;
   }
 
   /** @internal */
   resolveIn<T>(scope: KernelScope, token: Token<T>): T {
     const reg = this.registrations.get(token.key);
     if (!reg) throw this.unregistered(token);
-    const { provider } = reg;
-    if (Object.hasOwn(provider, "useValue")) return provider.useValue as T;
-    const factory = provider.useFactory as (s: Scope) => T;
-    switch (provider.lifetime ?? "singleton") {
-      case "transient":
-        return factory(scope);
-      case "singleton": {
-        if (!this.values.has(token.key)) {
-          const value = factory(this.rootScope());
-          this.values.set(token.key, value);
-        }
-        return this.values.get(token.key) as T;
+    if (Object.hasOwn(reg.provider, "useValue")) return reg.provider.useValue as T;
+    return scope.container().resolve<T>(token.key);
+  }
+
+  /** Registers one provider with tsyringe: the lifetime picks the caching (per kernel, per run container, none). */
+  private bind(container: DependencyContainer, { token, provider, owner }: Registration): void {
+    if (Object.hasOwn(provider, "useValue")) return void container.register(token.key, { useValue: provider.useValue });
+    const { instanceCachingFactory, instancePerContainerCachingFactory } = loadTsyringe();
+    const build = (c: DependencyContainer): unknown => {
+      const scope = this.scopes.get(c) ?? this.root;
+      if (provider.useFactory) return provider.useFactory(scope);
+      try {
+        return c.resolve(provider.useClass as new () => unknown);
+      } catch (err) {
+        if (err instanceof AntlerError || !/^(Cannot inject|TypeInfo not known)/.test(String((err as Error)?.message))) throw err;
+        throw new AntlerError(
+          ErrorCodes.DI_UNREGISTERED,
+          `building ${provider.useClass?.name || "a class"} for "${token.name}" failed: ${(err as Error).message}`,
+          {
+            where: owner,
+            hint: "Decorate the class with injectable() and every constructor parameter with inject(TOKEN), both from @antler/kernel/di, and provide each token it injects (a singleton cannot inject a run-scoped one).",
+          },
+        );
       }
-      case "run": {
-        const run = scope.runContainer();
-        if (!run) {
+    };
+    const lifetime = provider.lifetime ?? "singleton";
+    if (lifetime === "transient") return void container.register(token.key, { useFactory: build });
+    if (lifetime === "singleton") {
+      const root = this.rootContainer as DependencyContainer;
+      return void container.register(token.key, {
+        useFactory: instanceCachingFactory(() => {
+          const value = build(root);
+          this.built.push(value);
+          return value;
+        }),
+      });
+    }
+    container.register(token.key, {
+      useFactory: instancePerContainerCachingFactory((c) => {
+        const tracked = this.scopes.get(c)?.tracked;
+        if (!tracked) {
           throw new AntlerError(ErrorCodes.DI_UNREGISTERED, `token "${token.name}" is run-scoped and was resolved outside a run`, {
-            where: reg.owner,
+            where: owner,
             hint: "Resolve it from the run scope (kernel.run(...) or a tool's run context), not from the root scope.",
           });
         }
-        if (!run.values.has(token.key)) {
-          const value = factory(scope);
-          run.values.set(token.key, value);
-          run.tracked.push(value);
-        }
-        return run.values.get(token.key) as T;
-      }
-    }
+        const value = build(c);
+        tracked.push(value);
+        return value;
+      }),
+    });
   }
 
   private unregistered(token: Token<unknown>): AntlerError {
@@ -171,19 +225,21 @@ export interface RunScopeHandle {
 
 class KernelScope implements Scope {
   private isDisposed = false;
+  private own: DependencyContainer | undefined;
   constructor(
     private readonly registry: ServiceRegistry,
-    private readonly values: Values,
     readonly id: string,
-    private readonly tracked: unknown[] | null,
+    /** What a run scope built, to dispose when the run ends; null for the root scope. */
+    readonly tracked: unknown[] | null,
   ) {}
 
   markDisposed(): void {
     this.isDisposed = true;
   }
 
-  runContainer(): { values: Values; tracked: unknown[] } | null {
-    return this.tracked ? { values: this.values, tracked: this.tracked } : null;
+  container(): DependencyContainer {
+    this.own ??= this.registry.containerOf(this);
+    return this.own;
   }
 
   resolve<T>(token: Token<T>): T {
