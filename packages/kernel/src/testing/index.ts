@@ -13,6 +13,7 @@ export {
 export { type PluginConformanceOptions, runPluginConformance } from "./plugin-conformance.js";
 export { runSandboxConformance, type SandboxConformanceOptions, type SandboxConformanceSubject } from "./sandbox-conformance.js";
 export {
+  SCRIPT_EXHAUSTED,
   type Script,
   type ScriptedCall,
   type ScriptedCallOptions,

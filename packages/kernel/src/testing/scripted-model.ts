@@ -6,7 +6,14 @@ import { BaseChatModel, type BaseChatModelCallOptions, type BindToolsInput } fro
 import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk, ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
+import { AntlerError } from "../errors.js";
 import { boundToolNames, type CompleteAssistantMessage, streamAssistantMessage, toAIMessage, usageFrom } from "./replay.js";
+
+/**
+ * The code of the error a scripted model throws when its script has no step for a call. The runtime's model error
+ * handling lets it through (it never answers for a test's script), so the run, and the test, fail with it.
+ */
+export const SCRIPT_EXHAUSTED = "ANTLER_ERR_SCRIPT_EXHAUSTED";
 
 export interface ScriptedToolCall {
   name: string;
@@ -108,9 +115,11 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     const step = this.steps[callIndex] ?? (await this.respond?.(messages, callIndex));
     if (!step) {
       const last = messages.at(-1);
-      throw new Error(
+      throw new AntlerError(
+        SCRIPT_EXHAUSTED,
         `ScriptedChatModel: no scripted step for call #${callIndex} (the script has ${this.steps.length} step(s)${this.respond ? " and its function returned nothing" : ""}). ` +
           `Last message (${last?.getType() ?? "none"}): ${JSON.stringify((last?.text ?? "").slice(0, 200))}`,
+        { hint: "Add a step for this call to the script, or a `respond` function that answers every call past the steps." },
       );
     }
     if (step.delayMs !== undefined && step.delayMs > 0) await sleep(step.delayMs, undefined, { signal: options.signal });

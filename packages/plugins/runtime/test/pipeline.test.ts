@@ -297,6 +297,21 @@ describe("error handling middleware", () => {
     expect(last.content).toContain("trace-llm");
     expect(last.additional_kwargs).toMatchObject({ antler_error_fallback: true, trace_id: "trace-llm" });
   });
+
+  it("lets a scripted model's exhausted script fail the run instead of answering for it", async () => {
+    const model = new ScriptedChatModel([{ text: "the only scripted answer" }]);
+    const { invoke } = runAgent(
+      [builtin("LLMErrorHandling", llmErrorHandlingMiddleware())],
+      model as unknown as ReturnType<typeof fakeModel>,
+    );
+    expect((await invoke("first")).messages.at(-1)?.content).toBe("the only scripted answer");
+    const failure = (await invoke("second").then(
+      () => null,
+      (err: unknown) => err,
+    )) as { message: string; code?: string; cause?: { code?: string } } | null;
+    expect(failure?.message).toContain("no scripted step for call #1");
+    expect(failure?.code ?? failure?.cause?.code).toBe("ANTLER_ERR_SCRIPT_EXHAUSTED");
+  });
 });
 
 describe("loop detection", () => {

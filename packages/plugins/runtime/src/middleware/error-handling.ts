@@ -73,6 +73,8 @@ export function llmErrorHandlingMiddleware(): MiddlewareSpec {
         return await handler(request);
       } catch (err) {
         if (isGraphBubbleUp(err) || isAbort(err, request.runtime.signal)) throw err;
+        // A test's scripted model ran out of steps (`SCRIPT_EXHAUSTED` in @antler/kernel/testing): fail the run.
+        if (isAntlerError(err) && err.code === "ANTLER_ERR_SCRIPT_EXHAUSTED") throw err;
         const traceId = ensureTraceId();
         const reason = redactText(((err as Error)?.message ?? String(err)).split("\n")[0] ?? "");
         return new AIMessage({
