@@ -45,6 +45,20 @@ describe("startOpenAICompatibleServer", () => {
     expect(server.url).not.toMatch(/:0\/v1$/);
   });
 
+  it("gives replies ids no other server (a restarted one) gives, so a saved thread never merges a new reply into an old one", async () => {
+    const ids = new Set<string>();
+    for (let restart = 0; restart < 2; restart++) {
+      const server = await start({ script: [{ text: "one" }, { text: "two" }] });
+      for (let call = 0; call < 2; call++) {
+        const body = await json<{ id: string }>(await post(server, { messages: [{ role: "user", content: "hi" }] }));
+        expect(body.id).toMatch(/^chatcmpl-scripted-[0-9a-f]{8}-\d$/);
+        ids.add(body.id);
+      }
+      await server.close();
+    }
+    expect(ids.size).toBe(4);
+  });
+
   it("answers a chat completion with the scripted message, tool calls and usage", async () => {
     const server = await start({
       script: [{ text: "Hi!", toolCalls: [{ name: "lookup", args: { q: "x" } }], usage: { input_tokens: 11, output_tokens: 3 } }],

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -91,7 +92,7 @@ interface Completion {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
-function completionFor(step: ScriptedStep, body: ChatCompletionRequest, callIndex: number): Completion {
+function completionFor(step: ScriptedStep, body: ChatCompletionRequest, callIndex: number, idPrefix: string): Completion {
   const toolCalls = (step.toolCalls ?? []).map((call, i) => ({
     id: call.id ?? scriptedToolCallId(callIndex, i),
     name: call.name,
@@ -101,7 +102,7 @@ function completionFor(step: ScriptedStep, body: ChatCompletionRequest, callInde
   const completion =
     step.usage?.output_tokens ?? estimateTokens(step.text ?? "") + estimateTokens(toolCalls.map((c) => c.arguments).join(""));
   return {
-    id: step.id ?? `chatcmpl-scripted-${callIndex}`,
+    id: step.id ?? `${idPrefix}-${callIndex}`,
     created: Math.floor(Date.now() / 1000),
     model: body.model ?? "scripted-model",
     text: step.text ?? (toolCalls.length ? null : ""),
@@ -164,6 +165,9 @@ export async function startOpenAICompatibleServer(options: OpenAIServerOptions =
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let calls = 0;
+  // New per server: a server started again (a restarted `antler serve`) must not reuse the reply ids a saved thread
+  // already holds, or LangGraph's message reducer would merge the new replies into the old ones.
+  const idPrefix = `chatcmpl-scripted-${randomUUID().slice(0, 8)}`;
 
   const answer = async (body: ChatCompletionRequest, callIndex: number): Promise<ScriptedStep | OpenAIServerReply | undefined> => {
     const scripted = options.script?.[callIndex];
@@ -202,7 +206,7 @@ export async function startOpenAICompatibleServer(options: OpenAIServerOptions =
       sendJson(res, 500, errorBody(typeof result.error === "string" ? result.error : result.error.message, "server_error"));
       return;
     }
-    const completion = completionFor(result, body, callIndex);
+    const completion = completionFor(result, body, callIndex, idPrefix);
     if (!body.stream) {
       sendJson(res, 200, completionJson(completion));
       return;
