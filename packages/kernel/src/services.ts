@@ -151,49 +151,27 @@ export class ServiceRegistry {
   private bind(container: DependencyContainer, { token, provider, owner }: Registration): void {
     if (Object.hasOwn(provider, "useValue")) return void container.register(token.key, { useValue: provider.useValue });
     const { instanceCachingFactory, instancePerContainerCachingFactory } = loadTsyringe();
-    const build = (c: DependencyContainer): unknown => {
-      const scope = this.scopes.get(c) ?? this.root;
-      if (provider.useFactory) return provider.useFactory(scope);
-      try {
-        return c.resolve(provider.useClass as new () => unknown);
-      } catch (err) {
-        if (err instanceof AntlerError || !/^(Cannot inject|TypeInfo not known)/.test(String((err as Error)?.message))) throw err;
-        throw new AntlerError(
-          ErrorCodes.DI_UNREGISTERED,
-          `building ${provider.useClass?.name || "a class"} for "${token.name}" failed: ${(err as Error).message}`,
-          {
-            where: owner,
-            hint: "Decorate the class with injectable() and every constructor parameter with inject(TOKEN), both from @antler/kernel/di, and provide each token it injects (a singleton cannot inject a run-scoped one).",
-          },
-        );
-      }
+    const build = (c: DependencyContainer, into: unknown[] | null): unknown => {
+      const value = provider.useFactory ? provider.useFactory(this.scopes.get(c) ?? this.root) : construct(c, token, provider, owner);
+      into?.push(value);
+      return value;
+    };
+    const runScoped = (c: DependencyContainer) => {
+      const tracked = this.scopes.get(c)?.tracked;
+      if (tracked) return build(c, tracked);
+      throw new AntlerError(ErrorCodes.DI_UNREGISTERED, `token "${token.name}" is run-scoped and was resolved outside a run`, {
+        where: owner,
+        hint: "Resolve it from the run scope (kernel.run(...) or a tool's run context), not from the root scope.",
+      });
     };
     const lifetime = provider.lifetime ?? "singleton";
-    if (lifetime === "transient") return void container.register(token.key, { useFactory: build });
-    if (lifetime === "singleton") {
-      const root = this.rootContainer as DependencyContainer;
-      return void container.register(token.key, {
-        useFactory: instanceCachingFactory(() => {
-          const value = build(root);
-          this.built.push(value);
-          return value;
-        }),
-      });
-    }
-    container.register(token.key, {
-      useFactory: instancePerContainerCachingFactory((c) => {
-        const tracked = this.scopes.get(c)?.tracked;
-        if (!tracked) {
-          throw new AntlerError(ErrorCodes.DI_UNREGISTERED, `token "${token.name}" is run-scoped and was resolved outside a run`, {
-            where: owner,
-            hint: "Resolve it from the run scope (kernel.run(...) or a tool's run context), not from the root scope.",
-          });
-        }
-        const value = build(c);
-        tracked.push(value);
-        return value;
-      }),
-    });
+    const useFactory =
+      lifetime === "transient"
+        ? (c: DependencyContainer) => build(c, null)
+        : lifetime === "singleton"
+          ? instanceCachingFactory(() => build(this.rootContainer as DependencyContainer, this.built))
+          : instancePerContainerCachingFactory(runScoped);
+    container.register(token.key, { useFactory });
   }
 
   private unregistered(token: Token<unknown>): AntlerError {
@@ -213,6 +191,20 @@ export class ServiceRegistry {
           ? "Load one copy of @antler/kernel: make it a peerDependency of each plugin (not a dependency) and reinstall so it is deduped."
           : "Enable the plugin that provides it in config.yaml `plugins:` and list it in your plugin's `dependsOn`; in a plugin's setup, only tokens of plugins set up earlier resolve (resolve later ones in hooks.start).",
       details: { token_name: token.name, registered: known.map((r) => ({ token_name: r.token.name, plugin: r.owner })) },
+    });
+  }
+}
+
+/** A `useClass` provider's instance, built by tsyringe in `container`; its decorator mistakes say how to fix them. */
+function construct(container: DependencyContainer, token: Token<unknown>, provider: Provider<unknown>, owner: string): unknown {
+  try {
+    return container.resolve(provider.useClass as new () => unknown);
+  } catch (err) {
+    if (err instanceof AntlerError || !/^(Cannot inject|TypeInfo not known)/.test(String((err as Error)?.message))) throw err;
+    const what = `building ${provider.useClass?.name || "a class"} for "${token.name}" failed: ${(err as Error).message}`;
+    throw new AntlerError(ErrorCodes.DI_UNREGISTERED, what, {
+      where: owner,
+      hint: "Decorate the class with injectable() and every constructor parameter with inject(TOKEN), both from @antler/kernel/di, and provide each token it injects (a singleton cannot inject a run-scoped one).",
     });
   }
 }

@@ -74,4 +74,24 @@ describe("antler <command> --help", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('unknown command "quota"');
   });
+
+  it.each([
+    { group: "config", args: ["config", "--help"], commands: ["config check", "config schema"] },
+    { group: "plugins", args: ["plugins", "-h"], commands: ["plugins list"] },
+    { group: "agents", args: ["agents", "--help"], commands: ["agents list"] },
+  ])("a command group with --help ($group) lists its commands and exits 0", async ({ group, args, commands }) => {
+    const { code, out, err } = await cli(args, join(examples, "research-assistant"));
+    expect({ code, err }).toEqual({ code: 0, err: "" });
+    expect(out).toMatch(new RegExp(`^Usage: antler ${group} <command> \\[options\\]`));
+    for (const command of commands) expect(out).toMatch(new RegExp(`^  ${command}\\s`, "m"));
+    expect(out).not.toMatch(/^ {2}run\s/m);
+  });
+
+  it("a command group without a command lists its commands on stderr and exits 2", async () => {
+    const { code, out, err } = await cli(["config"], join(examples, "research-assistant"));
+    expect(code).toBe(2);
+    expect(out).toBe("");
+    expect(err).toMatch(/^antler config: name one of its commands\n\nUsage: antler config <command>/);
+    expect(err).toMatch(/^ {2}config check\s/m);
+  });
 });

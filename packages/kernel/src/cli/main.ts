@@ -203,6 +203,27 @@ function matchCommand<T extends { name: string }>(commands: readonly T[], args: 
   return best && { command: best.command, rest: args.filter((_, i) => !taken.has(i)) };
 }
 
+/**
+ * `antler config --help` (a group's words without a command's): the group's commands, exit 0; without `--help`,
+ * the same on stderr, exit 2. `undefined` when no command starts with those words.
+ */
+function groupHelp(commands: readonly CliCommand[], args: readonly string[], io: Pick<CliIO, "stdout" | "stderr">): number | undefined {
+  const words = wordsOf(args).map((i) => args[i]);
+  const members = commands.filter(
+    (c) => words.length > 0 && words.every((w, i) => c.name.split(" ")[i] === w) && c.name.split(" ").length > words.length,
+  );
+  if (members.length === 0) return undefined;
+  const lines = [
+    `Usage: antler ${words.join(" ")} <command> [options]`,
+    "",
+    "Commands:",
+    ...members.map((c) => `  ${c.name.padEnd(18)} ${c.summary}`),
+  ];
+  const asked = args.includes("--help") || args.includes("-h");
+  write(asked ? io.stdout : io.stderr, `${asked ? "" : `antler ${words.join(" ")}: name one of its commands\n\n`}${lines.join("\n")}`);
+  return asked ? 0 : 2;
+}
+
 /** `--help` on a command prints its usage; a bad option prints a one-line error and the usage (exit 2). */
 async function runCommand<I>(command: CliCommand | KernelCommand, rest: string[], io: I & Omit<CliIO, "kernel">): Promise<number> {
   const usageLine = `Usage: ${command.usage ?? `antler ${command.name} [options]`}`;
@@ -240,6 +261,8 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
     }
     const builtin = matchCommand(kernelCommands, args);
     if (builtin) return await runCommand(builtin.command, builtin.rest, io);
+    const kernelGroup = groupHelp(kernelCommands, args, io);
+    if (kernelGroup !== undefined) return kernelGroup;
 
     // Anything else may be a command contributed by a plugin: boot the kernel from config and look there.
     // `-v`/`--verbose` on a command shows plugins' info logs, as ANTLER_LOG_LEVEL=info does.
@@ -247,6 +270,8 @@ export async function main(argv: readonly string[], environment: CliEnvironment 
     return await withKernel(takeConfigFlag(args).configPath, { ...io, env: { ...io.env, ...verbose } }, async (kernel) => {
       const contributed = matchCommand(kernel.commands, args, true);
       if (!contributed) {
+        const group = groupHelp(kernel.commands, args, io);
+        if (group !== undefined) return group;
         const words = wordsOf(args).map((i) => args[i]);
         write(io.stderr, `antler: unknown command "${words.join(" ")}"\n\n${usage(kernel.commands)}`);
         return 2;
