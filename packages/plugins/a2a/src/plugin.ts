@@ -1,6 +1,9 @@
-import { definePlugin } from "@antler/kernel";
+import { definePlugin, type PluginContext, resolveTraceId } from "@antler/kernel";
 import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { z } from "zod";
+import { type A2AAgentConfig, a2aClientConfigSections } from "./client/config.js";
+import { INVOKE_A2A_AGENT_TOOL } from "./client/names.js";
+import { A2ARemoteSessionStore, a2aClientMigrations } from "./client/session-store.js";
 import { a2aRoutes } from "./server/routes.js";
 import { A2ATaskStore, a2aMigrations } from "./server/task-store.js";
 
@@ -38,14 +41,17 @@ export default definePlugin({
   name: A2A_PLUGIN_NAME,
   version: A2A_PLUGIN_VERSION,
   kernel: "^0.1.0",
-  description: "Agent2Agent: the distribution as an A2A server (agent card, tasks over JSON-RPC and SSE).",
+  description: "Agent2Agent: the distribution as an A2A server (agent card, tasks over JSON-RPC and SSE), and remote A2A agents as a tool.",
   configSchema: a2aConfigSchema,
+  configSections: a2aClientConfigSections,
   setup(ctx) {
     const config = ctx.config;
     const store = new A2ATaskStore(() => ctx.storage.openDatabase({ migrations: a2aMigrations }));
     ctx.hooks.stop.tap(async () => {
       await store.close();
     });
+    const agents = (ctx.kernelConfig as { a2a_agents?: A2AAgentConfig[] }).a2a_agents ?? [];
+    if (agents.length > 0) setupA2AClient(ctx, agents);
     if (config.server.enabled) {
       provideGatewayRoutes(ctx, {
         routes: a2aRoutes({
@@ -61,3 +67,36 @@ export default definePlugin({
     }
   },
 });
+
+/**
+ * The client side: `invoke_a2a_agent` for the `a2a_agents:` of config.yaml. The SDK client, the SSRF guard and the
+ * tool load with the first assembly; the agents' cards are read then (and again after a few minutes) for the
+ * tool's description.
+ */
+function setupA2AClient(ctx: PluginContext<A2AConfig>, agents: readonly A2AAgentConfig[]) {
+  const sessions = new A2ARemoteSessionStore(() => ctx.storage.openDatabase({ migrations: a2aClientMigrations }));
+  let remote: Promise<import("./client/remote.js").RemoteAgents> | undefined;
+  const loadRemote = () => (remote ??= import("./client/remote.js").then((m) => new m.RemoteAgents(agents)));
+  ctx.hooks.stop.tap(async () => {
+    await sessions.close();
+    const loaded = await remote?.catch(() => undefined);
+    await loaded?.close();
+  });
+  ctx.tools.add(
+    async () => {
+      const [{ createInvokeA2AAgentTool }, agentsClient] = await Promise.all([import("./client/invoke-tool.js"), loadRemote()]);
+      const cards = new Map<string, import("@a2a-js/sdk").AgentCard | Error>();
+      await Promise.all(
+        agents.map(async (agent) => {
+          const signal = AbortSignal.timeout(Math.min(agent.timeout_seconds, 10) * 1000);
+          const card = await agentsClient.describe(agent, resolveTraceId(), signal);
+          if (card instanceof Error)
+            ctx.logger.warn(`a2a_agents ${agent.name}: the card could not be read: ${card.message.split("\n")[0]}`);
+          cards.set(agent.name, card);
+        }),
+      );
+      return createInvokeA2AAgentTool({ remote: agentsClient, sessions, logger: ctx.logger, cards });
+    },
+    { name: INVOKE_A2A_AGENT_TOOL, group: "a2a" },
+  );
+}
