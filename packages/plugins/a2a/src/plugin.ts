@@ -62,6 +62,7 @@ export default definePlugin({
           version: A2A_PLUGIN_VERSION,
           publicUrl: config.server.public_url?.replace(/\/+$/, ""),
           keepAliveMs: config.keepalive_seconds * 1000,
+          logger: ctx.logger,
         }),
       });
     }

@@ -204,7 +204,7 @@ export function createInvokeA2AAgentTool(deps: InvokeToolDeps): AntlerTool {
       const ctx = (runtime.context !== null && typeof runtime.context === "object" ? runtime.context : {}) as Record<string, unknown>;
       const threadId = typeof ctx.thread_id === "string" ? ctx.thread_id : (runtime.configurable?.thread_id as string | undefined);
       const traceId = resolveTraceId(ctx[TRACE_METADATA_KEY]);
-      const logger = deps.logger.child({ a2a_agent: agent.name, trace_id: traceId });
+      const logger = deps.logger.child({ a2a_agent: agent.name });
       const emit = (payload: Record<string, unknown>) =>
         emitCustomEvent({ agent: agent.name, tool_call_id: toolCallId, trace_id: traceId, ...payload }, runtime).catch(() => undefined);
       const session = threadId ? await deps.sessions.get(threadId, agent.name).catch(() => undefined) : undefined;

@@ -29,7 +29,7 @@ import {
   UnsupportedOperationError,
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
-import { isAntlerError } from "@antler/kernel";
+import { isAntlerError, type Logger } from "@antler/kernel";
 import type { GatewayRequest } from "@antler/plugin-gateway/routes";
 import { RunEventMapper } from "@antler/plugin-protocols/run-events";
 import type { RunRecord, SerializedMessage, StreamEvent } from "@antler/plugin-runtime";
@@ -68,6 +68,8 @@ export interface AntlerA2AHandlerOptions {
   card(origin: string, userId?: string): Promise<AgentCard>;
   /** The public origin the card and file URLs name; default: the request's own origin. */
   publicUrl: string | undefined;
+  /** Each task's start and cancel, under the request's trace id. */
+  logger?: Logger | undefined;
 }
 
 /**
@@ -137,6 +139,7 @@ export class AntlerA2AHandler implements A2ARequestHandler {
       throw new TaskNotCancelableError(`task ${row.task_id} is not running (its run ended: ${record.status})`);
     }
     await req.client.cancelRun(row.context_id, row.run_id, { userId: req.userId });
+    this.options.logger?.info(`A2A task ${row.task_id}: cancelled (run ${row.run_id})`);
     return this.snapshot(req, row, await this.requireRun(req, row));
   }
 
@@ -326,6 +329,9 @@ export class AntlerA2AHandler implements A2ARequestHandler {
         agent: agent ?? null,
         trace_id: req.traceId,
       });
+    this.options.logger?.info(
+      `A2A task ${taskId}: ${existing ? "follow-up" : "started"}, run ${runId} on context ${threadId} (skill ${agent ?? LEAD_SKILL_ID})`,
+    );
     const row: A2ATaskRow = {
       task_id: taskId,
       user_id: req.userId,

@@ -1,5 +1,6 @@
 import { AgentCard, formatSSEEvent } from "@a2a-js/sdk";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
+import type { Logger } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
@@ -13,6 +14,7 @@ export interface A2ARouteOptions extends CardOptions {
   store: A2ATaskStore;
   publicUrl: string | undefined;
   keepAliveMs: number;
+  logger?: Logger | undefined;
 }
 
 /**
@@ -25,7 +27,7 @@ export function a2aRoutes(options: A2ARouteOptions): GatewayRoute[] {
     if (!client) throw new Error("the agent card is built from a gateway request's client");
     return buildAgentCard(client, origin, options);
   };
-  const handler = new AntlerA2AHandler({ store: options.store, card, publicUrl: options.publicUrl });
+  const handler = new AntlerA2AHandler({ store: options.store, card, publicUrl: options.publicUrl, logger: options.logger });
   const transport = new JsonRpcTransportHandler(handler);
   const originOf = (req: GatewayRequest) => options.publicUrl ?? new URL(req.request.url).origin;
   return [
