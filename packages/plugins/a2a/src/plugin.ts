@@ -4,8 +4,9 @@ import { z } from "zod";
 import { type A2AAgentConfig, a2aClientConfigSections } from "./client/config.js";
 import { INVOKE_A2A_AGENT_TOOL } from "./client/names.js";
 import { A2ARemoteSessionStore, a2aClientMigrations } from "./client/session-store.js";
+import { PushNotifier } from "./server/push.js";
 import { a2aRoutes } from "./server/routes.js";
-import { A2ATaskStore, a2aMigrations } from "./server/task-store.js";
+import { A2APushConfigStore, A2ATaskStore, a2aMigrations } from "./server/task-store.js";
 
 export const A2A_PLUGIN_NAME = "@antler/plugin-a2a";
 export const A2A_PLUGIN_VERSION = "0.1.0";
@@ -29,6 +30,20 @@ export const a2aConfigSchema = z.strictObject({
     })
     .prefault({}),
   keepalive_seconds: z.number().positive().max(300).default(15).describe("A comment line this often on a quiet stream."),
+  push: z
+    .strictObject({
+      enabled: z.boolean().default(true).describe("Accept push-notification configs (webhooks) for tasks."),
+      allow_private_addresses: z
+        .boolean()
+        .default(false)
+        .describe("Let webhooks be on loopback or private addresses (dev, tests, one network). Cloud metadata stays blocked."),
+      max_attempts: z.number().int().min(1).max(20).default(6).describe("Tries per delivery before it is given up (logged)."),
+      initial_backoff_ms: z.number().int().min(1).max(60_000).default(1000).describe("Wait before the first retry; doubled each time."),
+      max_backoff_ms: z.number().int().min(1).max(3_600_000).default(60_000).describe("The longest wait between two tries."),
+      timeout_seconds: z.number().positive().max(300).default(10).describe("One delivery attempt."),
+      max_configs_per_task: z.number().int().min(1).max(100).default(10),
+    })
+    .prefault({}),
 });
 
 export type A2AConfig = z.output<typeof a2aConfigSchema>;
@@ -53,6 +68,21 @@ export default definePlugin({
     const agents = (ctx.kernelConfig as { a2a_agents?: A2AAgentConfig[] }).a2a_agents ?? [];
     if (agents.length > 0) setupA2AClient(ctx, agents);
     if (config.server.enabled) {
+      const push = config.push.enabled
+        ? new PushNotifier(new A2APushConfigStore(() => ctx.storage.openDatabase({ migrations: a2aMigrations })), {
+            allowPrivateAddresses: config.push.allow_private_addresses,
+            maxAttempts: config.push.max_attempts,
+            initialBackoffMs: config.push.initial_backoff_ms,
+            maxBackoffMs: config.push.max_backoff_ms,
+            timeoutMs: config.push.timeout_seconds * 1000,
+            maxConfigsPerTask: config.push.max_configs_per_task,
+            logger: ctx.logger,
+          })
+        : undefined;
+      ctx.hooks.stop.tap(async () => {
+        await push?.close();
+        await push?.store.close();
+      });
       provideGatewayRoutes(ctx, {
         routes: a2aRoutes({
           store,
@@ -63,6 +93,8 @@ export default definePlugin({
           publicUrl: config.server.public_url?.replace(/\/+$/, ""),
           keepAliveMs: config.keepalive_seconds * 1000,
           logger: ctx.logger,
+          push,
+          pushNotifications: push !== undefined,
         }),
       });
     }

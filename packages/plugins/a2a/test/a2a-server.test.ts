@@ -255,6 +255,36 @@ describe("A2A server on the gateway", () => {
     await expect(bob.getTask({ tenant: "", id: result.id })).rejects.toBeInstanceOf(TaskNotFoundError);
   });
 
+  it("refuses a loopback push-notification webhook (push.allow_private_addresses is off by default) with a clear invalid-params error", async () => {
+    const client = await a2aClient();
+    const result = await client.sendMessage(request(userMessage("hook me")));
+    if (!("status" in result)) throw new Error("expected a task");
+    const create = client.createTaskPushNotificationConfig({
+      tenant: "",
+      id: "",
+      taskId: result.id,
+      url: `${gateway.url}/hook`,
+      token: "",
+      authentication: undefined,
+    });
+    await expect(create).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(
+      client.createTaskPushNotificationConfig({
+        tenant: "",
+        id: "",
+        taskId: result.id,
+        url: "http://localhost:9/hook",
+        token: "",
+        authentication: undefined,
+      }),
+    ).rejects.toThrow(
+      /push notification URL refused: host localhost is a loopback name\. A webhook must be an http\(s\) URL on a public address/,
+    );
+    expect((await client.listTaskPushNotificationConfig({ tenant: "", taskId: result.id, pageSize: 0, pageToken: "" })).configs).toEqual(
+      [],
+    );
+  });
+
   it("refuses an unknown skill with invalid params, and starts no task", async () => {
     const client = await a2aClient();
     await expect(client.sendMessage(request(userMessage("hi"), { skill: "no-such-agent" }))).rejects.toBeInstanceOf(RequestMalformedError);

@@ -8,6 +8,8 @@ export interface CardOptions {
   /** The JSON-RPC endpoint's path on the gateway. */
   prefix: string;
   version: string;
+  /** Whether the server takes push-notification configs. */
+  pushNotifications?: boolean | undefined;
 }
 
 const TEXT_MODES = ["text/plain", "application/json"];
@@ -50,7 +52,7 @@ export async function buildAgentCard(client: AntlerClient, origin: string, optio
     supportedInterfaces: [{ url: `${origin}${options.prefix}`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
     provider: undefined,
     version: options.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: options.pushNotifications === true, extensions: [], extendedAgentCard: false },
     securitySchemes: {
       bearer: {
         scheme: {

@@ -6,6 +6,7 @@ import type { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
 import { buildAgentCard, type CardOptions } from "./card.js";
 import { AntlerA2AHandler, GATEWAY_REQUEST_KEY } from "./handler.js";
+import type { PushNotifier } from "./push.js";
 import type { A2ATaskStore } from "./task-store.js";
 
 export const AGENT_CARD_ROUTE = "/.well-known/agent-card.json";
@@ -15,6 +16,7 @@ export interface A2ARouteOptions extends CardOptions {
   publicUrl: string | undefined;
   keepAliveMs: number;
   logger?: Logger | undefined;
+  push?: PushNotifier | undefined;
 }
 
 /**
@@ -27,7 +29,13 @@ export function a2aRoutes(options: A2ARouteOptions): GatewayRoute[] {
     if (!client) throw new Error("the agent card is built from a gateway request's client");
     return buildAgentCard(client, origin, options);
   };
-  const handler = new AntlerA2AHandler({ store: options.store, card, publicUrl: options.publicUrl, logger: options.logger });
+  const handler = new AntlerA2AHandler({
+    store: options.store,
+    card,
+    publicUrl: options.publicUrl,
+    logger: options.logger,
+    push: options.push,
+  });
   const transport = new JsonRpcTransportHandler(handler);
   const originOf = (req: GatewayRequest) => options.publicUrl ?? new URL(req.request.url).origin;
   return [
