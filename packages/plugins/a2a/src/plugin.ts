@@ -21,6 +21,7 @@ export const a2aConfigSchema = z.strictObject({
     .strictObject({
       enabled: z.boolean().default(true).describe("Serve this distribution as an A2A agent on the gateway."),
       prefix: prefixSchema.default("/a2a").describe("The JSON-RPC endpoint; the agent card is always at /.well-known/agent-card.json."),
+      rest: z.boolean().default(true).describe("Serve the HTTP+JSON (REST) binding too, at <prefix>/rest."),
       name: z.string().min(1).default("Antler").describe("The agent card's name."),
       description: z.string().min(1).default("An Antler agent.").describe("The agent card's description (also the lead agent skill's)."),
       public_url: z
@@ -95,6 +96,7 @@ export default definePlugin({
           logger: ctx.logger,
           push,
           pushNotifications: push !== undefined,
+          rest: config.server.rest,
         }),
       });
     }

@@ -155,6 +155,7 @@ describe("A2A server on the gateway", () => {
     const card = (await response.json()) as Record<string, unknown>;
     expect(card.supportedInterfaces).toEqual([
       expect.objectContaining({ url: `${gateway.url}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }),
+      expect.objectContaining({ url: `${gateway.url}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" }),
     ]);
     expect((card.skills as Array<{ id: string }>).map((s) => s.id)).toEqual(["lead"]);
     expect(Object.keys(card.securitySchemes as object).sort()).toEqual(["apiKey", "bearer"]);

@@ -1,5 +1,5 @@
 import type { AgentCard } from "@a2a-js/sdk";
-import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { type Client, ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { AntlerError, ErrorCodes, stampTraceHeaders } from "@antler/kernel";
 import { createGuardedFetch, createPinnedDispatcher, SsrfBlockedError, validatePublicHttpUrl } from "@antler/tools-web";
 import type { A2AAgentConfig } from "./config.js";
@@ -81,9 +81,11 @@ export class RemoteAgents {
     const origins = new Set([new URL(cardLocation(agent.card_url).base).origin]);
     for (const endpoint of card.supportedInterfaces) origins.add(new URL(endpoint.url).origin);
     const fetchImpl = this.fetchFor(agent, traceId, origins);
-    const factory = new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }),
-    );
+    // Only transports built on the guarded fetch: the SDK's defaults would use the global fetch for a card that
+    // names another binding.
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+    });
     return { client: await factory.createFromAgentCard(card), card };
   }
 
