@@ -38,9 +38,18 @@ const remoteScript = (messages: BaseMessage[]) => {
   return { text: `You said: ${text}` };
 };
 
-/** The local lead: "call <agent>: <message>" calls invoke_a2a_agent; a tool result is echoed as the answer. */
+/**
+ * The local lead: "call <agent>: <message>" calls invoke_a2a_agent; a remote question goes to the user with
+ * ask_clarification (as the tool result says to); any other tool result is echoed as the answer.
+ */
 const localScript = (messages: BaseMessage[]) => {
   const last = messages[messages.length - 1];
+  if (last instanceof ToolMessage && last.name === INVOKE_A2A_AGENT_TOOL && typeof last.additional_kwargs.a2a_question === "string") {
+    const question = last.additional_kwargs.a2a_question;
+    return {
+      toolCalls: [{ id: `ask-${crypto.randomUUID()}`, name: "ask_clarification", args: { question, clarification_type: "missing_info" } }],
+    };
+  }
   if (last instanceof ToolMessage) return { text: `Remote said: ${String(last.content)}` };
   const match = /^call ([\w-]+)(?:\[(\w+)\])?: (.*)$/s.exec(lastHuman(messages));
   if (!match) return { text: "nothing to do" };
@@ -215,6 +224,10 @@ describe("invoke_a2a_agent: remote A2A agents from a2a_agents", () => {
     const first = await run("call desk: please ask me something");
     expect(first.tool).toContain("Which colour?");
     expect(first.tool).toContain("needs more input");
+    // The lead asked the user (ask_clarification ends the turn): the remote question is what the user sees last.
+    const thread = await local.getThread(first.end?.thread_id as string, { messages: { limit: 5 } });
+    expect(thread.messages.at(-1)).toMatchObject({ type: "tool", name: "ask_clarification" });
+    expect(thread.messages.at(-1)?.content).toContain("Which colour?");
     const taskId = first.custom.find((c) => c.type === A2A_EVENT.started)?.task_id as string;
     expect(first.custom.at(-1)).toMatchObject({ type: A2A_EVENT.ended, state: "input-required", task_id: taskId });
     const threadId = first.end?.thread_id as string;
@@ -264,7 +277,7 @@ describe("invoke_a2a_agent: remote A2A agents from a2a_agents", () => {
     expect(taskId).not.toBe("");
     const client = await remoteSdkClient();
     let state: TaskState | undefined;
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       state = (await client.getTask({ tenant: "", id: taskId })).status?.state;
       if (state === TaskState.TASK_STATE_CANCELED) break;
       await new Promise((r) => setTimeout(r, 100));
