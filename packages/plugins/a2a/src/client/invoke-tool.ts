@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { A2AAgentConfig } from "./config.js";
 import { A2A_EVENT, INVOKE_A2A_AGENT_TOOL } from "./names.js";
 import type { RemoteAgents } from "./remote.js";
-import type { A2ARemoteSessionStore } from "./session-store.js";
+import type { A2ARemoteSessionRow, A2ARemoteSessionStore } from "./session-store.js";
 
 const CANCEL_TIMEOUT_MS = 10_000;
 const RESULT_MAX_CHARS = 40_000;
@@ -93,7 +93,9 @@ function cut(text: string): string {
 }
 
 /** What one call saw of the remote task. */
-class CallProgress {
+export class CallProgress {
+  /** The client the call streams through, kept so a failed call can still cancel its task. */
+  client: Client | undefined;
   taskId = "";
   contextId = "";
   state: TaskState | undefined;
@@ -203,133 +205,183 @@ export function createInvokeA2AAgentTool(deps: InvokeToolDeps): AntlerTool {
       }
       const ctx = (runtime.context !== null && typeof runtime.context === "object" ? runtime.context : {}) as Record<string, unknown>;
       const threadId = typeof ctx.thread_id === "string" ? ctx.thread_id : (runtime.configurable?.thread_id as string | undefined);
-      const traceId = resolveTraceId(ctx[TRACE_METADATA_KEY]);
-      const logger = deps.logger.child({ a2a_agent: agent.name });
-      const emit = (payload: Record<string, unknown>) =>
-        emitCustomEvent({ agent: agent.name, tool_call_id: toolCallId, trace_id: traceId, ...payload }, runtime).catch(() => undefined);
-      const session = threadId ? await deps.sessions.get(threadId, agent.name).catch(() => undefined) : undefined;
-      const timeout = AbortSignal.timeout(agent.timeout_seconds * 1000);
-      const signal = runtime.signal ? AbortSignal.any([runtime.signal, timeout]) : timeout;
-      const progress = new CallProgress();
-      let client: Client | undefined;
-      const message: Message = {
-        messageId: randomUUID(),
-        contextId: session?.context_id ?? "",
-        taskId: session?.pending_task_id ?? "",
-        role: Role.ROLE_USER,
-        parts: [{ content: { $case: "text", value: args.message }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
+      const call: RemoteCall = {
+        deps,
+        agent,
+        threadId,
+        traceId: resolveTraceId(ctx[TRACE_METADATA_KEY]),
+        logger: deps.logger.child({ a2a_agent: agent.name }),
+        emit: (payload) =>
+          emitCustomEvent({ agent: agent.name, tool_call_id: toolCallId, trace_id: call.traceId, ...payload }, runtime).catch(
+            () => undefined,
+          ),
+        session: threadId ? await deps.sessions.get(threadId, agent.name).catch(() => undefined) : undefined,
+        progress: new CallProgress(),
       };
-      const continuing = message.taskId !== "";
-      logger.info(`calling remote A2A agent ${agent.name}${continuing ? ` (answering task ${message.taskId})` : ""}`);
+      const timeout = AbortSignal.timeout(agent.timeout_seconds * 1000);
       try {
-        ({ client } = await deps.remote.client(agent, traceId, signal));
-        const stream = client.sendMessageStream(
-          { tenant: "", message, configuration: undefined, metadata: args.skill ? { skill: args.skill } : undefined },
-          { signal },
-        );
-        for await (const event of stream) {
-          const custom = progress.apply(event);
-          if (custom) await emit(custom);
-          if (progress.state !== undefined && (TERMINAL.has(progress.state) || PAUSED.has(progress.state))) {
-            // Some servers keep the stream open a moment after the final status; the task's outcome is known.
-            if (event.payload?.$case === "statusUpdate") break;
-          }
-        }
+        await streamCall(call, args, runtime.signal ? AbortSignal.any([runtime.signal, timeout]) : timeout);
       } catch (error) {
         const cancelled = runtime.signal?.aborted === true;
-        const timedOut = !cancelled && timeout.aborted;
-        if ((cancelled || timedOut) && client && progress.taskId && !(progress.state !== undefined && TERMINAL.has(progress.state))) {
-          await cancelRemote(client, progress.taskId, logger);
-        }
-        if (continuing && !cancelled && !timedOut) await forgetPending(deps.sessions, threadId, agent.name, session?.context_id ?? "");
-        const why = cancelled
-          ? "the run was cancelled"
-          : timedOut
-            ? `no answer within ${agent.timeout_seconds} s (timeout_seconds)`
-            : describeError(error);
-        logger.warn(`remote A2A agent ${agent.name} call failed: ${why}`);
-        if (!isAntlerError(error)) deps.remote.forget(agent.name);
-        await emit({ type: A2A_EVENT.ended, task_id: progress.taskId || null, state: cancelled ? "canceled" : "failed", error: why });
+        const failure = await failedCall(call, error, cancelled ? "cancelled" : timeout.aborted ? "timeout" : "error");
         if (cancelled) throw error;
-        const cancelledNote = timedOut && progress.taskId ? ` The remote task ${progress.taskId} was cancelled.` : "";
-        const retry = continuing
-          ? " Its earlier question is dropped; call again to start a new task."
-          : " Tell the user, or try again later if the cause looks temporary.";
-        return reply(`Error: the remote agent "${agent.name}" could not complete the call: ${why}.${cancelledNote}${retry}`, "error", {
-          a2a_agent: agent.name,
-          a2a_task_id: progress.taskId || null,
-          a2a_state: "failed",
-        });
+        return reply(failure, "error", { a2a_agent: agent.name, a2a_task_id: call.progress.taskId || null, a2a_state: "failed" });
       }
-      const state = progress.state;
-      const pending = state !== undefined && PAUSED.has(state) ? progress.taskId : null;
-      if (threadId && (progress.contextId || session)) {
-        await deps.sessions
-          .put({
-            thread_id: threadId,
-            agent: agent.name,
-            context_id: progress.contextId || session?.context_id || "",
-            pending_task_id: pending,
-            last_task_id: progress.taskId || null,
-          })
-          .catch((error: unknown) => logger.warn(`could not store the remote session: ${describeError(error)}`));
-      }
-      await emit({ type: A2A_EVENT.ended, task_id: progress.taskId || null, state: stateName(state) });
-      logger.info(`remote A2A agent ${agent.name}: task ${progress.taskId || "(message)"} ended ${stateName(state)}`);
-      const kwargs = {
+      const { progress } = call;
+      await rememberSession(call);
+      await call.emit({ type: A2A_EVENT.ended, task_id: progress.taskId || null, state: stateName(progress.state) });
+      call.logger.info(`remote A2A agent ${agent.name}: task ${progress.taskId || "(message)"} ended ${stateName(progress.state)}`);
+      const outcome = outcomeText(agent.name, progress);
+      return reply(outcome.content, outcome.status, {
         a2a_agent: agent.name,
         a2a_task_id: progress.taskId || null,
         a2a_context_id: progress.contextId || null,
-        a2a_state: stateName(state),
+        a2a_state: stateName(progress.state),
         ...(progress.remoteTraceId ? { a2a_remote_trace_id: progress.remoteTraceId } : {}),
-      };
-      const files = progress.files.length
-        ? `\n\nFiles (fetch them with the agent's key):\n${progress.files.map((f) => `- ${f}`).join("\n")}`
-        : "";
-      switch (state) {
-        case TaskState.TASK_STATE_COMPLETED:
-          return reply(cut(progress.answer || "(the agent finished without a text answer)") + files, "success", kwargs);
-        case TaskState.TASK_STATE_INPUT_REQUIRED:
-          return reply(
-            `The remote agent "${agent.name}" needs more input before it can finish (task ${progress.taskId} is waiting). It asks:\n\n` +
-              `${progress.statusText || progress.answer || "(no question text)"}\n\n` +
-              `Answer it yourself if you know the answer; otherwise ask the user with ask_clarification. Then call ${INVOKE_A2A_AGENT_TOOL} ` +
-              `again with agent "${agent.name}" and the answer as the message: that continues the same remote task.`,
-            "success",
-            { ...kwargs, a2a_question: progress.statusText },
-          );
-        case TaskState.TASK_STATE_AUTH_REQUIRED:
-          return reply(
-            `Error: the remote agent "${agent.name}" needs authorization before it can go on (task ${progress.taskId}): ${progress.statusText || "no details"}. Tell the user; an operator has to set the agent's credentials.`,
-            "error",
-            kwargs,
-          );
-        case TaskState.TASK_STATE_FAILED:
-        case TaskState.TASK_STATE_REJECTED:
-          return reply(
-            `Error: the remote agent "${agent.name}" ${state === TaskState.TASK_STATE_REJECTED ? "rejected" : "failed"} the task ${progress.taskId}: ${progress.statusText || "no reason given"}.`,
-            "error",
-            kwargs,
-          );
-        case TaskState.TASK_STATE_CANCELED:
-          return reply(
-            `Error: the remote task ${progress.taskId} of agent "${agent.name}" was cancelled on the remote side.`,
-            "error",
-            kwargs,
-          );
-        default:
-          return reply(
-            `Error: the remote agent "${agent.name}" ended the stream with task ${progress.taskId || "(none)"} still ${stateName(state)}; its answer is not available.` +
-              (progress.answer ? `\n\nPartial answer:\n${cut(progress.answer)}` : ""),
-            "error",
-            kwargs,
-          );
-      }
+        ...outcome.kwargs,
+      });
     },
   });
+}
+
+/** One tool call to one remote agent: what it knows and what it saw. */
+interface RemoteCall {
+  deps: InvokeToolDeps;
+  agent: A2AAgentConfig;
+  threadId: string | undefined;
+  traceId: string;
+  logger: Logger;
+  emit(payload: Record<string, unknown>): Promise<unknown>;
+  /** What this thread has going with the agent: the context to continue, the task waiting for an answer. */
+  session: A2ARemoteSessionRow | undefined;
+  progress: CallProgress;
+}
+
+/**
+ * Sends the message (answering the waiting task, if any, in the session's context) and follows the task's stream
+ * to its final or paused state, emitting each update. The client is kept on `progress`, so a failure can still
+ * cancel the task.
+ */
+async function streamCall(call: RemoteCall, args: { message: string; skill?: string | undefined }, signal: AbortSignal): Promise<void> {
+  const { agent, session, progress } = call;
+  const message: Message = {
+    messageId: randomUUID(),
+    contextId: session?.context_id ?? "",
+    taskId: session?.pending_task_id ?? "",
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text", value: args.message }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  call.logger.info(`calling remote A2A agent ${agent.name}${message.taskId ? ` (answering task ${message.taskId})` : ""}`);
+  const { client } = await call.deps.remote.client(agent, call.traceId, signal);
+  progress.client = client;
+  const stream = client.sendMessageStream(
+    { tenant: "", message, configuration: undefined, metadata: args.skill ? { skill: args.skill } : undefined },
+    { signal },
+  );
+  for await (const event of stream) {
+    const custom = progress.apply(event);
+    if (custom) await call.emit(custom);
+    // Some servers keep the stream open a moment after the final status; the task's outcome is known.
+    const settled = progress.state !== undefined && (TERMINAL.has(progress.state) || PAUSED.has(progress.state));
+    if (settled && event.payload?.$case === "statusUpdate") break;
+  }
+}
+
+/**
+ * A call that did not get to an outcome: cancels the remote task when the run was cancelled or the call timed
+ * out, drops a waiting task the remote refused to continue, logs, and says what happened for the model.
+ */
+async function failedCall(call: RemoteCall, error: unknown, why: "cancelled" | "timeout" | "error"): Promise<string> {
+  const { agent, progress, session } = call;
+  const client = progress.client;
+  const live = progress.taskId !== "" && !(progress.state !== undefined && TERMINAL.has(progress.state));
+  if (why !== "error" && client && live) await cancelRemote(client, progress.taskId, call.logger);
+  const continuing = Boolean(session?.pending_task_id);
+  if (continuing && why === "error") await forgetPending(call.deps.sessions, call.threadId, agent.name, session?.context_id ?? "");
+  const reason =
+    why === "cancelled"
+      ? "the run was cancelled"
+      : why === "timeout"
+        ? `no answer within ${agent.timeout_seconds} s (timeout_seconds)`
+        : describeError(error);
+  call.logger.warn(`remote A2A agent ${agent.name} call failed: ${reason}`);
+  if (!isAntlerError(error)) call.deps.remote.forget(agent.name);
+  await call.emit({
+    type: A2A_EVENT.ended,
+    task_id: progress.taskId || null,
+    state: why === "cancelled" ? "canceled" : "failed",
+    error: reason,
+  });
+  const cancelledNote = why === "timeout" && progress.taskId ? ` The remote task ${progress.taskId} was cancelled.` : "";
+  const retry = continuing
+    ? " Its earlier question is dropped; call again to start a new task."
+    : " Tell the user, or try again later if the cause looks temporary.";
+  return `Error: the remote agent "${agent.name}" could not complete the call: ${reason}.${cancelledNote}${retry}`;
+}
+
+/** Stores the remote context for the thread, and the task now waiting for an answer (input-required) if any. */
+async function rememberSession(call: RemoteCall): Promise<void> {
+  const { progress, session, threadId, agent } = call;
+  if (!threadId || !(progress.contextId || session)) return;
+  // Only a question is answered by the next call; an auth-required task needs the operator, not a message.
+  const pending = progress.state === TaskState.TASK_STATE_INPUT_REQUIRED ? progress.taskId : null;
+  await call.deps.sessions
+    .put({
+      thread_id: threadId,
+      agent: agent.name,
+      context_id: progress.contextId || session?.context_id || "",
+      pending_task_id: pending,
+      last_task_id: progress.taskId || null,
+    })
+    .catch((error: unknown) => call.logger.warn(`could not store the remote session: ${describeError(error)}`));
+}
+
+/** The tool result for how the remote task ended: its answer, its question, or why it did not finish. */
+export function outcomeText(
+  agent: string,
+  progress: CallProgress,
+): { content: string; status: "success" | "error"; kwargs?: Record<string, unknown> } {
+  const { state, taskId, statusText } = progress;
+  const files = progress.files.length
+    ? `\n\nFiles (fetch them with the agent's key):\n${progress.files.map((f) => `- ${f}`).join("\n")}`
+    : "";
+  switch (state) {
+    case TaskState.TASK_STATE_COMPLETED:
+      return { content: cut(progress.answer || "(the agent finished without a text answer)") + files, status: "success" };
+    case TaskState.TASK_STATE_INPUT_REQUIRED:
+      return {
+        content:
+          `The remote agent "${agent}" needs more input before it can finish (task ${taskId} is waiting). It asks:\n\n` +
+          `${statusText || progress.answer || "(no question text)"}\n\n` +
+          `Answer it yourself if you know the answer; otherwise ask the user with ask_clarification. Then call ${INVOKE_A2A_AGENT_TOOL} ` +
+          `again with agent "${agent}" and the answer as the message: that continues the same remote task.`,
+        status: "success",
+        kwargs: { a2a_question: statusText || progress.answer },
+      };
+    case TaskState.TASK_STATE_AUTH_REQUIRED:
+      return {
+        content: `Error: the remote agent "${agent}" needs authorization before it can go on (task ${taskId}): ${statusText || "no details"}. Tell the user; an operator has to set the agent's credentials.`,
+        status: "error",
+      };
+    case TaskState.TASK_STATE_FAILED:
+    case TaskState.TASK_STATE_REJECTED:
+      return {
+        content: `Error: the remote agent "${agent}" ${state === TaskState.TASK_STATE_REJECTED ? "rejected" : "failed"} the task ${taskId}: ${statusText || "no reason given"}.`,
+        status: "error",
+      };
+    case TaskState.TASK_STATE_CANCELED:
+      return { content: `Error: the remote task ${taskId} of agent "${agent}" was cancelled on the remote side.`, status: "error" };
+    default:
+      return {
+        content:
+          `Error: the remote agent "${agent}" ended the stream with task ${taskId || "(none)"} still ${stateName(state)}; its answer is not available.` +
+          (progress.answer ? `\n\nPartial answer:\n${cut(progress.answer)}` : ""),
+        status: "error",
+      };
+  }
 }
 
 async function cancelRemote(client: Client, taskId: string, logger: Logger): Promise<void> {
