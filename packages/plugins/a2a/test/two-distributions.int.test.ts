@@ -60,7 +60,10 @@ describe.skipIf(!built)("two Antler distributions over A2A (two `antler serve` p
 
   beforeAll(async () => {
     deskModel = await startOpenAICompatibleServer({
-      handler: (body) => ({ text: `Desk answer to: ${textOf(body.messages.at(-1)?.content)}` }),
+      handler: (body) => {
+        const text = textOf(body.messages.at(-1)?.content);
+        return text.includes("sleep long") ? { text: "too late", delayMs: 60_000 } : { text: `Desk answer to: ${text}` };
+      },
     });
     // The caller's lead: calls the desk with the user's text, then reports what came back.
     callerModel = await startOpenAICompatibleServer({
@@ -99,12 +102,22 @@ describe.skipIf(!built)("two Antler distributions over A2A (two `antler serve` p
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
+  const call = (base: string, key: string, path: string, init: RequestInit = {}) =>
+    fetch(`${base}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(init.headers as Record<string, string>) },
+    });
+
+  type Runs = { runs: Array<{ trace_id: string; status: string; run_id: string }> };
+  const deskRunsOf = async (): Promise<Runs["runs"]> => {
+    const { threads } = (await (await call(desk.url, DESK_KEY, "/api/threads")).json()) as { threads: Array<{ thread_id: string }> };
+    const all = await Promise.all(
+      threads.map(async (t) => ((await (await call(desk.url, DESK_KEY, `/api/threads/${t.thread_id}/runs`)).json()) as Runs).runs),
+    );
+    return all.flat();
+  };
+
   it("the caller's run calls the desk over A2A, and one trace id is in both processes' logs and both run records", async () => {
-    const call = (base: string, key: string, path: string, init: RequestInit = {}) =>
-      fetch(`${base}${path}`, {
-        ...init,
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(init.headers as Record<string, string>) },
-      });
     const thread = (await (await call(caller.url, CALLER_KEY, "/api/threads", { method: "POST", body: "{}" })).json()) as {
       thread_id: string;
     };
@@ -122,17 +135,36 @@ describe.skipIf(!built)("two Antler distributions over A2A (two `antler serve` p
     };
     expect(callerRuns.runs).toEqual([expect.objectContaining({ trace_id: TRACE_ID, status: "success" })]);
 
-    // The desk's run record: the one thread the A2A task opened there.
-    const deskThreads = (await (await call(desk.url, DESK_KEY, "/api/threads")).json()) as { threads: Array<{ thread_id: string }> };
-    expect(deskThreads.threads).toHaveLength(1);
-    const deskRuns = (await (await call(desk.url, DESK_KEY, `/api/threads/${deskThreads.threads[0]?.thread_id}/runs`)).json()) as {
-      runs: Array<{ trace_id: string; status: string }>;
-    };
-    expect(deskRuns.runs).toEqual([expect.objectContaining({ trace_id: TRACE_ID, status: "success" })]);
+    // The desk's run record: the one run the A2A task started there.
+    expect(await deskRunsOf()).toEqual([expect.objectContaining({ trace_id: TRACE_ID, status: "success" })]);
 
     // Both processes' logs name the trace id.
     const traced = (output: string) => output.split("\n").filter((line) => line.includes(TRACE_ID));
     expect(traced(caller.output).some((line) => line.includes("remote A2A agent desk"))).toBe(true);
     expect(traced(desk.output).some((line) => line.includes("A2A task") && line.includes("started"))).toBe(true);
+  });
+
+  it("cancelling the caller's run cancels the desk's task (and so its run)", async () => {
+    const traceId = "two-distributions-cancel-0002";
+    const thread = (await (await call(caller.url, CALLER_KEY, "/api/threads", { method: "POST", body: "{}" })).json()) as {
+      thread_id: string;
+    };
+    const dropped = new AbortController();
+    // runs/wait cancels its run when the caller goes away (on_disconnect: cancel, the default).
+    const waiting = call(caller.url, CALLER_KEY, `/api/threads/${thread.thread_id}/runs/wait`, {
+      method: "POST",
+      headers: { "x-trace-id": traceId },
+      body: JSON.stringify({ message: "sleep long please" }),
+      signal: dropped.signal,
+    }).catch(() => undefined);
+    const deskRun = async () => (await deskRunsOf()).find((r) => r.trace_id === traceId);
+    for (let i = 0; i < 300 && (await deskRun())?.status !== "running"; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await deskRun())?.status).toBe("running");
+    dropped.abort();
+    await waiting;
+    for (let i = 0; i < 300 && (await deskRun())?.status === "running"; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await deskRun())?.status).toBe("cancelled");
+    const callerRuns = (await (await call(caller.url, CALLER_KEY, `/api/threads/${thread.thread_id}/runs`)).json()) as Runs;
+    expect(callerRuns.runs).toEqual([expect.objectContaining({ trace_id: traceId, status: "cancelled" })]);
   });
 });
