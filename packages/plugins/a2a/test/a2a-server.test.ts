@@ -155,6 +155,7 @@ describe("A2A server on the gateway", () => {
     const card = (await response.json()) as Record<string, unknown>;
     expect(card.supportedInterfaces).toEqual([
       expect.objectContaining({ url: `${gateway.url}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }),
+      expect.objectContaining({ url: `${gateway.url}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" }),
     ]);
     expect((card.skills as Array<{ id: string }>).map((s) => s.id)).toEqual(["lead"]);
     expect(Object.keys(card.securitySchemes as object).sort()).toEqual(["apiKey", "bearer"]);
@@ -253,6 +254,36 @@ describe("A2A server on the gateway", () => {
     if (!("status" in result)) throw new Error("expected a task");
     const bob = await a2aClient(BOB);
     await expect(bob.getTask({ tenant: "", id: result.id })).rejects.toBeInstanceOf(TaskNotFoundError);
+  });
+
+  it("refuses a loopback push-notification webhook (push.allow_private_addresses is off by default) with a clear invalid-params error", async () => {
+    const client = await a2aClient();
+    const result = await client.sendMessage(request(userMessage("hook me")));
+    if (!("status" in result)) throw new Error("expected a task");
+    const create = client.createTaskPushNotificationConfig({
+      tenant: "",
+      id: "",
+      taskId: result.id,
+      url: `${gateway.url}/hook`,
+      token: "",
+      authentication: undefined,
+    });
+    await expect(create).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(
+      client.createTaskPushNotificationConfig({
+        tenant: "",
+        id: "",
+        taskId: result.id,
+        url: "http://localhost:9/hook",
+        token: "",
+        authentication: undefined,
+      }),
+    ).rejects.toThrow(
+      /push notification URL refused: host localhost is a loopback name\. A webhook must be an http\(s\) URL on a public address/,
+    );
+    expect((await client.listTaskPushNotificationConfig({ tenant: "", taskId: result.id, pageSize: 0, pageToken: "" })).configs).toEqual(
+      [],
+    );
   });
 
   it("refuses an unknown skill with invalid params, and starts no task", async () => {

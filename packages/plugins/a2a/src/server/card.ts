@@ -8,6 +8,15 @@ export interface CardOptions {
   /** The JSON-RPC endpoint's path on the gateway. */
   prefix: string;
   version: string;
+  /** Whether the server takes push-notification configs. */
+  pushNotifications?: boolean | undefined;
+  /** Whether the HTTP+JSON binding is served too (at `restPath(prefix)`). */
+  rest?: boolean | undefined;
+}
+
+/** Where the HTTP+JSON binding lives: under the JSON-RPC endpoint's path. */
+export function restPath(prefix: string): string {
+  return `${prefix}/rest`;
 }
 
 const TEXT_MODES = ["text/plain", "application/json"];
@@ -47,10 +56,15 @@ export async function buildAgentCard(client: AntlerClient, origin: string, optio
   return {
     name: options.name,
     description: options.description,
-    supportedInterfaces: [{ url: `${origin}${options.prefix}`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
+    supportedInterfaces: [
+      { url: `${origin}${options.prefix}`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
+      ...(options.rest
+        ? [{ url: `${origin}${restPath(options.prefix)}`, protocolBinding: "HTTP+JSON", tenant: "", protocolVersion: "1.0" }]
+        : []),
+    ],
     provider: undefined,
     version: options.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: options.pushNotifications === true, extensions: [], extendedAgentCard: false },
     securitySchemes: {
       bearer: {
         scheme: {

@@ -29,11 +29,12 @@ import {
   UnsupportedOperationError,
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
-import { isAntlerError } from "@antler/kernel";
+import { isAntlerError, type Logger } from "@antler/kernel";
 import type { GatewayRequest } from "@antler/plugin-gateway/routes";
 import { RunEventMapper } from "@antler/plugin-protocols/run-events";
 import type { RunRecord, SerializedMessage, StreamEvent } from "@antler/plugin-runtime";
 import { A2ATaskEncoder, ASK_CLARIFICATION, agentMessage, filesArtifact, status, textPart } from "./encoder.js";
+import { configOfRow, newPushToken, PushFilter, type PushNotifier } from "./push.js";
 import type { A2ATaskRow, A2ATaskStore } from "./task-store.js";
 
 /** Where the route puts the gateway request in the SDK's call context, for the handler to act as the caller. */
@@ -68,6 +69,10 @@ export interface AntlerA2AHandlerOptions {
   card(origin: string, userId?: string): Promise<AgentCard>;
   /** The public origin the card and file URLs name; default: the request's own origin. */
   publicUrl: string | undefined;
+  /** Each task's start and cancel, under the request's trace id. */
+  logger?: Logger | undefined;
+  /** Push notifications; without it the config calls answer PushNotificationNotSupportedError. */
+  push?: PushNotifier | undefined;
 }
 
 /**
@@ -137,6 +142,7 @@ export class AntlerA2AHandler implements A2ARequestHandler {
       throw new TaskNotCancelableError(`task ${row.task_id} is not running (its run ended: ${record.status})`);
     }
     await req.client.cancelRun(row.context_id, row.run_id, { userId: req.userId });
+    this.options.logger?.info(`A2A task ${row.task_id}: cancelled (run ${row.run_id})`);
     return this.snapshot(req, row, await this.requireRun(req, row));
   }
 
@@ -171,29 +177,75 @@ export class AntlerA2AHandler implements A2ARequestHandler {
     }
   }
 
-  createTaskPushNotificationConfig(_params: TaskPushNotificationConfig, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
-  }
-
-  getTaskPushNotificationConfig(
-    _params: GetTaskPushNotificationConfigRequest,
-    _context: ServerCallContext,
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+    const push = this.requirePush();
+    const req = gatewayRequest(context);
+    const row = await this.requireTask(req, params.taskId);
+    const existing = await push.store.list(row.task_id);
+    const id = params.id.trim() || randomUUID();
+    if (!existing.some((c) => c.config_id === id) && existing.length >= push.options.maxConfigsPerTask) {
+      throw new RequestMalformedError(
+        `task ${row.task_id} has ${existing.length} push notification configs, the most allowed; delete one first`,
+      );
+    }
+    await this.savePushConfig(push, row, { ...params, id });
+    const saved = (await push.store.list(row.task_id)).find((c) => c.config_id === id);
+    if (!saved) throw new TaskNotFoundError(`no task ${row.task_id}`);
+    return { ...configOfRow(saved), tenant: params.tenant };
   }
 
-  listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
-    _context: ServerCallContext,
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    const push = this.requirePush();
+    const row = await this.requireTask(gatewayRequest(context), params.taskId);
+    const config = (await push.store.list(row.task_id)).find((c) => c.config_id === params.id);
+    if (!config) throw new TaskNotFoundError(`no push notification config ${params.id} for task ${row.task_id}`);
+    return { ...configOfRow(config), tenant: params.tenant };
+  }
+
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError();
+    const push = this.requirePush();
+    const row = await this.requireTask(gatewayRequest(context), params.taskId);
+    const configs = (await push.store.list(row.task_id)).map((c) => ({ ...configOfRow(c), tenant: params.tenant }));
+    return { configs, nextPageToken: "" };
   }
 
-  deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<void> {
-    throw new PushNotificationNotSupportedError();
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    const push = this.requirePush();
+    const row = await this.requireTask(gatewayRequest(context), params.taskId);
+    if ((await push.store.delete(row.task_id, params.id)) === 0) {
+      throw new TaskNotFoundError(`no push notification config ${params.id} for task ${row.task_id}`);
+    }
   }
 
   // ------------------------------------------------------------------ internals
+
+  private requirePush(): PushNotifier {
+    if (!this.options.push) throw new PushNotificationNotSupportedError("push notifications are off on this server (push.enabled)");
+    return this.options.push;
+  }
+
+  /** Screens the webhook URL (SSRF guard), then stores the config; a client without a token gets one made. */
+  private async savePushConfig(push: PushNotifier, row: A2ATaskRow, config: TaskPushNotificationConfig): Promise<void> {
+    await push.screen(config.url);
+    await push.store.put({
+      config_id: config.id.trim() || randomUUID(),
+      task_id: row.task_id,
+      user_id: row.user_id,
+      url: config.url,
+      token: config.token || newPushToken(),
+      auth_scheme: config.authentication?.scheme || null,
+      auth_credentials: config.authentication?.credentials || null,
+    });
+  }
 
   private async requireTask(req: GatewayRequest, taskId: string): Promise<A2ATaskRow> {
     if (!taskId.trim()) throw new RequestMalformedError("the task id is empty");
@@ -288,6 +340,8 @@ export class AntlerA2AHandler implements A2ARequestHandler {
         );
       }
     }
+    const pushConfig = params.configuration?.taskPushNotificationConfig;
+    if (pushConfig?.url) await this.requirePush().screen(pushConfig.url);
     const agent = existing ? existing.agent : await this.resolveSkill(req, requestedSkill);
     const threadId = existing?.context_id ?? (message.contextId || randomUUID());
     if (!existing) await ensureThread(req, threadId);
@@ -326,6 +380,9 @@ export class AntlerA2AHandler implements A2ARequestHandler {
         agent: agent ?? null,
         trace_id: req.traceId,
       });
+    this.options.logger?.info(
+      `A2A task ${taskId}: ${existing ? "follow-up" : "started"}, run ${runId} on context ${threadId} (skill ${agent ?? LEAD_SKILL_ID})`,
+    );
     const row: A2ATaskRow = {
       task_id: taskId,
       user_id: req.userId,
@@ -336,6 +393,7 @@ export class AntlerA2AHandler implements A2ARequestHandler {
       created_at: "",
       updated_at: "",
     };
+    if (pushConfig?.url && this.options.push) await this.savePushConfig(this.options.push, row, { ...pushConfig, taskId });
     return { row, userMessage: { ...message, taskId, contextId: threadId }, items, origin: this.origin(req) };
   }
 
@@ -356,14 +414,23 @@ export class AntlerA2AHandler implements A2ARequestHandler {
       [userMessage],
     );
     const mapper = new RunEventMapper({ runId: row.run_id, threadId: row.context_id, traceId: row.trace_id });
+    const push = this.options.push;
+    const filter = new PushFilter();
+    // The task and each change of its state go to its webhooks, whoever reads (or stopped reading) the stream.
+    const pushed = (item: StreamResponse): StreamResponse => {
+      if (push && filter.accept(item)) push.notify(row.task_id, row.trace_id, item);
+      return item;
+    };
     const stream = (async function* (): AsyncGenerator<StreamResponse> {
-      yield { payload: { $case: "task", value: { ...encoder.task, metadata: { antler_run_id: row.run_id, trace_id: row.trace_id } } } };
+      yield pushed({
+        payload: { $case: "task", value: { ...encoder.task, metadata: { antler_run_id: row.run_id, trace_id: row.trace_id } } },
+      });
       try {
-        for await (const event of items) for (const p of mapper.map(event)) yield* encoder.encode(p);
+        for await (const event of items) for (const p of mapper.map(event)) for (const r of encoder.encode(p)) yield pushed(r);
       } catch (error) {
         const code = isAntlerError(error) ? error.code : "ANTLER_ERR_INTERNAL";
         const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
-        for (const p of mapper.fail(code, message)) yield* encoder.encode(p);
+        for (const p of mapper.fail(code, message)) for (const r of encoder.encode(p)) yield pushed(r);
       } finally {
         await items.return(undefined).catch(() => undefined);
       }

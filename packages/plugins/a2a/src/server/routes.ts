@@ -1,10 +1,13 @@
 import { AgentCard, formatSSEEvent } from "@a2a-js/sdk";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
+import type { Logger } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { z } from "zod";
-import { buildAgentCard, type CardOptions } from "./card.js";
+import { buildAgentCard, type CardOptions, restPath } from "./card.js";
 import { AntlerA2AHandler, GATEWAY_REQUEST_KEY } from "./handler.js";
+import type { PushNotifier } from "./push.js";
+import { handleRestCall, restError } from "./rest.js";
 import type { A2ATaskStore } from "./task-store.js";
 
 export const AGENT_CARD_ROUTE = "/.well-known/agent-card.json";
@@ -13,6 +16,8 @@ export interface A2ARouteOptions extends CardOptions {
   store: A2ATaskStore;
   publicUrl: string | undefined;
   keepAliveMs: number;
+  logger?: Logger | undefined;
+  push?: PushNotifier | undefined;
 }
 
 /**
@@ -25,7 +30,13 @@ export function a2aRoutes(options: A2ARouteOptions): GatewayRoute[] {
     if (!client) throw new Error("the agent card is built from a gateway request's client");
     return buildAgentCard(client, origin, options);
   };
-  const handler = new AntlerA2AHandler({ store: options.store, card, publicUrl: options.publicUrl });
+  const handler = new AntlerA2AHandler({
+    store: options.store,
+    card,
+    publicUrl: options.publicUrl,
+    logger: options.logger,
+    push: options.push,
+  });
   const transport = new JsonRpcTransportHandler(handler);
   const originOf = (req: GatewayRequest) => options.publicUrl ?? new URL(req.request.url).origin;
   return [
@@ -49,11 +60,7 @@ export function a2aRoutes(options: A2ARouteOptions): GatewayRoute[] {
       body: z.unknown(),
       handler: async (req) => {
         client = req.client;
-        const context = new ServerCallContext({
-          user: { isAuthenticated: true, userName: req.userId },
-          state: new Map<string, unknown>([[GATEWAY_REQUEST_KEY, req]]),
-          ...(req.request.headers.get("a2a-version") ? { requestedVersion: req.request.headers.get("a2a-version") as string } : {}),
-        });
+        const context = callContext(req);
         const id = rpcId(req.body);
         try {
           // A caller that names no version gets 1.0; one that names another is refused as the spec says.
@@ -84,7 +91,40 @@ export function a2aRoutes(options: A2ARouteOptions): GatewayRoute[] {
         });
       },
     }),
+    ...(options.rest
+      ? (["GET", "POST", "DELETE"] as const).map((method) =>
+          defineGatewayRoute({
+            method,
+            path: `${restPath(options.prefix)}/*`,
+            mount: "root",
+            summary: "A2A HTTP+JSON: /message:send, /message:stream, /tasks/{id}[:cancel|:subscribe], /tasks/{id}/pushNotificationConfigs.",
+            ...(method === "POST" ? { body: z.unknown() } : {}),
+            handler: async (req) => {
+              client = req.client;
+              const context = callContext(req);
+              try {
+                if (req.request.headers.get("a2a-version")) {
+                  validateVersion(context.requestedVersion, await buildAgentCard(req.client, originOf(req), options), "HTTP+JSON");
+                }
+              } catch (error) {
+                return restError(error);
+              }
+              const url = new URL(req.request.url);
+              const path = url.pathname.slice(restPath(options.prefix).length);
+              return handleRestCall(handler, { method, path, query: url.searchParams, body: req.body, context }, options.keepAliveMs);
+            },
+          }),
+        )
+      : []),
   ];
+}
+
+function callContext(req: GatewayRequest): ServerCallContext {
+  return new ServerCallContext({
+    user: { isAuthenticated: true, userName: req.userId },
+    state: new Map<string, unknown>([[GATEWAY_REQUEST_KEY, req]]),
+    ...(req.request.headers.get("a2a-version") ? { requestedVersion: req.request.headers.get("a2a-version") as string } : {}),
+  });
 }
 
 function rpcId(body: unknown): string | number | null {
