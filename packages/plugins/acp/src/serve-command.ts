@@ -5,27 +5,6 @@ import type { EditorBridge } from "./editor-bridge.js";
 
 const USAGE = "antler acp [--config <file>] [--user <id>] [--agent <name>] [--model <name>]";
 
-/** Resolves on the first SIGINT or SIGTERM; the handlers are removed again so nothing outlives the command. */
-function nextShutdownSignal(): { signal: Promise<NodeJS.Signals>; dispose(): void } {
-  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
-  let handlers: Array<() => void> = [];
-  const dispose = () => {
-    for (const [i, handler] of handlers.entries()) process.off(signals[i] as NodeJS.Signals, handler);
-    handlers = [];
-  };
-  const signal = new Promise<NodeJS.Signals>((resolve) => {
-    handlers = signals.map((s) => {
-      const handler = () => {
-        dispose();
-        resolve(s);
-      };
-      process.on(s, handler);
-      return handler;
-    });
-  });
-  return { signal, dispose };
-}
-
 /** The command's flags over the plugin's `serve:` config. */
 export function serveSettings(args: string[], config: AcpServeConfig): { userId: string; agent?: string; model?: string } {
   const { values } = parseArgs({
@@ -57,8 +36,11 @@ export function acpCommand(options: { config: AcpServeConfig; logger: Logger; ve
     async run(args: string[], io: CliIO) {
       const settings = serveSettings(args, options.config);
       // The runtime, the SDK and the event mapping load when the command runs, not with the plugin.
-      const [{ AntlerClient }, { serveAcpStdio }] = await Promise.all([import("@antler/plugin-runtime"), import("./agent-stdio.js")]);
-      const shutdown = nextShutdownSignal();
+      const [{ AntlerClient, untilShutdown }, { serveAcpStdio }] = await Promise.all([
+        import("@antler/plugin-runtime"),
+        import("./agent-stdio.js"),
+      ]);
+      const shutdown = untilShutdown();
       const client = new AntlerClient({ kernel: io.kernel, userId: settings.userId });
       try {
         await serveAcpStdio({
@@ -67,7 +49,7 @@ export function acpCommand(options: { config: AcpServeConfig; logger: Logger; ve
           logger: options.logger,
           version: options.version,
           editor: options.editor,
-          shutdown: shutdown.signal,
+          shutdown: shutdown.reason,
           ...settings,
         });
         return 0;

@@ -176,12 +176,12 @@ export function batchCommands(): CliCommand[] {
         });
         const graceMs = Number(values.grace ?? 30_000);
         let stopping: Promise<void> | undefined;
-        const onSignal = (signal: NodeJS.Signals) => {
-          write(io.stderr, `worker ${worker.workerId}: ${signal}, finishing items in flight (grace ${graceMs} ms)`);
+        const { untilShutdown } = await import("@antler/plugin-runtime");
+        const shutdown = untilShutdown();
+        void shutdown.reason.then((reason) => {
+          write(io.stderr, `worker ${worker.workerId}: ${reason}, finishing items in flight (grace ${graceMs} ms)`);
           stopping ??= worker.stop(graceMs);
-        };
-        process.on("SIGINT", onSignal);
-        process.on("SIGTERM", onSignal);
+        });
         try {
           write(io.stdout, `worker ${worker.workerId} ready: ${store.database.dialect} ${store.database.location}`);
           if (values.drain) {
@@ -202,8 +202,7 @@ export function batchCommands(): CliCommand[] {
           write(io.stdout, `worker ${worker.workerId} stopped: ${c.recorded} recorded, ${c.discarded} discarded, ${c.released} released`);
           return 0;
         } finally {
-          process.off("SIGINT", onSignal);
-          process.off("SIGTERM", onSignal);
+          shutdown.dispose();
         }
       },
     },

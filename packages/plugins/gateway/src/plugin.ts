@@ -5,21 +5,6 @@ import { type GatewayConfig, gatewayConfigSchema } from "./config.js";
 
 export const PLUGIN_NAME = "@antler/plugin-gateway";
 
-/** Resolves on the first SIGINT or SIGTERM; the handlers are removed again so nothing outlives the command. */
-function nextShutdownSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
-    const handlers = signals.map((signal) => {
-      const handler = () => {
-        for (const [i, s] of signals.entries()) process.off(s, handlers[i] as () => void);
-        resolve(signal);
-      };
-      process.on(signal, handler);
-      return handler;
-    });
-  });
-}
-
 function parseServeArgs(args: string[]): { host?: string; port?: number } {
   const { values } = parseArgs({
     args,
@@ -63,19 +48,23 @@ export default definePlugin({
           });
         }
         // The runtime and the HTTP server (hono) load when the command runs, not with the plugin.
-        const [{ AntlerClient }, { startGateway }] = await Promise.all([import("@antler/plugin-runtime"), import("./server.js")]);
-        const shutdown = nextShutdownSignal();
+        const [{ AntlerClient, untilShutdown }, { startGateway }] = await Promise.all([
+          import("@antler/plugin-runtime"),
+          import("./server.js"),
+        ]);
+        const shutdown = untilShutdown();
         const client = new AntlerClient({ kernel: io.kernel, ...clientOptionsOf(config) });
         try {
           const gateway = await startGateway({ client, config, ...flags, logger });
           logger.info({ url: gateway.url }, "gateway listening");
           io.stdout.write(`gateway listening on ${gateway.url}\n`);
-          const signal = await shutdown;
-          io.stdout.write(`${signal}: shutting down (${client.activeRuns} live runs)\n`);
+          const reason = await shutdown.reason;
+          io.stdout.write(`${reason}: shutting down (${client.activeRuns} live runs)\n`);
           await gateway.close();
           io.stdout.write("gateway stopped\n");
           return 0;
         } finally {
+          shutdown.dispose();
           await client.close();
         }
       },

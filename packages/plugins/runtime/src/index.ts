@@ -84,6 +84,7 @@ export {
 } from "./middleware/index.js";
 export { default } from "./plugin.js";
 export { INTERNAL_PRINCIPAL, type Principal, type SanitizedContext, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
+export { type Shutdown, type ShutdownReason, type UntilShutdownOptions, untilShutdown } from "./shutdown.js";
 export {
   compileThreadPipeline,
   mergeArtifacts,
