@@ -4,3 +4,4 @@
 export { fetchWithTraceId } from "@antler/kernel";
 export { type ModelErrorContextOptions, providerErrorStatus, toModelCallError, withModelErrorContext } from "./model-call.js";
 export { type ReasoningPassback, reasoningText, reasoningToSendBack, withReasoningSentBack } from "./reasoning.js";
+export { traceIdHeaders } from "./trace-headers.js";
