@@ -112,7 +112,8 @@ async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[
   return events;
 }
 
-const assistants = (s: LoopbackApi, i: number) => (s.requests[i]?.body as ChatBody).messages.filter((m) => m.role === "assistant");
+const assistants = (s: LoopbackApi, i: number) =>
+  ((s.requests[i]?.body as ChatBody | undefined)?.messages ?? []).filter((m) => m.role === "assistant");
 
 describe("OpenAI-compatible reasoning servers (options.reasoning_field / reasoning_passback)", () => {
   it("streams a server's `reasoning` deltas (vLLM, OpenRouter) as reasoning in an Antler run, keeps them in the thread, and sends reasoning_effort", async () => {
