@@ -22,6 +22,8 @@ interface Turn {
   thinking?: string;
   text?: string;
   toolCall?: { name: string; arguments: Record<string, unknown> };
+  /** Several calls in one line, as Ollama sends parallel tool calls. */
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
   usage?: { prompt_eval_count: number; eval_count: number };
 }
 
@@ -48,6 +50,7 @@ function ndjsonTurn(body: ChatBody, turn: Turn): LoopbackReply {
   for (const p of pieces(turn.thinking ?? "")) chunks.push(line({ thinking: p }));
   for (const p of pieces(turn.text ?? "")) chunks.push(line({ content: p }));
   if (turn.toolCall) chunks.push(line({ tool_calls: [{ function: turn.toolCall }] }));
+  if (turn.toolCalls) chunks.push(line({ tool_calls: turn.toolCalls.map((f) => ({ function: f })) }));
   const usage = turn.usage ?? { prompt_eval_count: 11, eval_count: 7 };
   chunks.push(
     line(
@@ -159,6 +162,28 @@ describe("@antler/plugin-ollama", () => {
     expect(second.find((m) => m.role === "tool")).toMatchObject({ content: "sunny in Oslo" });
     const thread = await client.getThread("t2");
     expect(thread.messages.find((m) => m.type === "tool")).toMatchObject({ content: "sunny in Oslo", status: "success" });
+  });
+
+  it("keeps parallel tool calls sent in one NDJSON line apart: each runs with its own arguments", async () => {
+    const s = await serve([
+      {
+        toolCalls: [
+          { name: "get_weather", arguments: { city: "Oslo" } },
+          { name: "get_weather", arguments: { city: "Rome" } },
+        ],
+      },
+      { text: "Both sunny." },
+    ]);
+    const client = await clientWith(entry(s));
+    expect(await client.chat("Weather in Oslo and Rome?", { threadId: "tp" })).toBe("Both sunny.");
+    const results = bodyOf(s, 1)
+      .messages.filter((m) => m.role === "tool")
+      .map((m) => m.content);
+    expect(results.sort()).toEqual(["sunny in Oslo", "sunny in Rome"]);
+    const calls = (bodyOf(s, 1).messages.find((m) => m.role === "assistant")?.tool_calls ?? []) as Array<{
+      function: { arguments: unknown };
+    }>;
+    expect(calls.map((c) => c.function.arguments)).toEqual([{ city: "Oslo" }, { city: "Rome" }]);
   });
 
   it("streams thinking as reasoning (not answer text), keeps it in the thread, and does not send it back on the next turn", async () => {
