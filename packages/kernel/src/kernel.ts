@@ -513,6 +513,9 @@ export class KernelHost implements Kernel {
   }
 
   async assembleTools(options: GetAvailableToolsOptions = {}): Promise<ToolEntry[]> {
+    // A model declared without tool support is offered none: it could not call them, and some servers refuse them.
+    const model = options.modelName === undefined ? undefined : this.config.models.find((m) => m.name === options.modelName);
+    if (model?.supports_tools === false) return [];
     const context = toolAssemblyContext(options, this.scope);
     const assembled = await this.hooks.assembleTools.promise([], context);
     const { entries, conflicts } = finalizeToolEntries(assembled, context);
