@@ -337,6 +337,11 @@ export class KernelHost implements Kernel {
     return composedConfigJsonSchema(this.pluginInfos);
   }
 
+  /** Each `models:` entry checked by its provider (when registered and it has a `check`), at boot. */
+  checkModelEntries(): void {
+    for (const [i, config] of this.config.models.entries()) this.providers.get(config.provider)?.check?.(config, `models[${i}]`);
+  }
+
   async createModel(name?: string, options: CreateModelOptions = {}): Promise<BaseChatModel> {
     const config = this.modelConfig(name);
     const where = `models[${this.config.models.indexOf(config)}]`;
@@ -508,6 +513,9 @@ export class KernelHost implements Kernel {
   }
 
   async assembleTools(options: GetAvailableToolsOptions = {}): Promise<ToolEntry[]> {
+    // A model declared without tool support is offered none: it could not call them, and some servers refuse them.
+    const model = options.modelName === undefined ? undefined : this.config.models.find((m) => m.name === options.modelName);
+    if (model?.supports_tools === false) return [];
     const context = toolAssemblyContext(options, this.scope);
     const assembled = await this.hooks.assembleTools.promise([], context);
     const { entries, conflicts } = finalizeToolEntries(assembled, context);
@@ -565,6 +573,7 @@ export async function createKernel(options: CreateKernelOptions = {}): Promise<K
   });
   const kernel = new KernelHost(config, paths, logger, env);
   for (const candidate of ordered) kernel.installPlugin(candidate, pluginConfigs.get(candidate));
+  kernel.checkModelEntries();
   kernel.hooks.boot.call();
   logger.debug({ plugins: ordered.map((c) => c.plugin.name) }, "kernel booted");
   return kernel;

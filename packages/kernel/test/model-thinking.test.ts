@@ -102,6 +102,20 @@ describe("when_thinking_enabled / when_thinking_disabled", () => {
     await k.createModel("wrapped", { thinking: false });
     expect(received.map((c) => c.model)).toEqual(["thinking-model", "base-model"]);
   });
+
+  it("reasoning_effort reaches the provider with thinking on, and is dropped with thinking off unless the disabled block names one", async () => {
+    const received: ModelConfig[] = [];
+    const k = await boot(
+      received,
+      "models:\n  - name: r\n    provider: recording\n    supports_thinking: true\n    reasoning_effort: high\n" +
+        "  - name: s\n    provider: recording\n    supports_thinking: true\n    reasoning_effort: high\n    when_thinking_disabled: { reasoning_effort: minimal }\n",
+    );
+    await k.createModel("r", { thinking: true });
+    await k.createModel("r", { thinking: false });
+    await k.createModel("r");
+    await k.createModel("s", { thinking: false });
+    expect(received.map((c) => c.reasoning_effort)).toEqual(["high", undefined, "high", "minimal"]);
+  });
 });
 
 describe("thinking blocks in config.yaml", () => {
@@ -125,5 +139,31 @@ describe("thinking blocks in config.yaml", () => {
       "models:\n  - name: a\n    provider: recording\n    supports_thinking: true\n    when_thinking_enabled:\n      max_token: 10\n",
     );
     expect(issue).toMatchObject({ path: "models[0].when_thinking_enabled.max_token", line: 6, suggestion: "max_tokens" });
+  });
+
+  it("rejects reasoning_effort on a model without supports_thinking, and a value outside minimal|low|medium|high", async () => {
+    const [issue] = await issues("models:\n  - name: a\n    provider: recording\n    reasoning_effort: low\n");
+    expect(issue).toMatchObject({ path: "models[0].reasoning_effort", line: 4 });
+    expect(issue?.message).toContain("supports_thinking: true");
+    const [bad] = await issues("models:\n  - name: a\n    provider: recording\n    supports_thinking: true\n    reasoning_effort: max\n");
+    expect(bad).toMatchObject({ path: "models[0].reasoning_effort", line: 5 });
+  });
+
+  it("rejects max_tokens above the declared max_output_tokens, pointing at max_tokens", async () => {
+    const [issue] = await issues("models:\n  - name: a\n    provider: recording\n    max_output_tokens: 8192\n    max_tokens: 10000\n");
+    expect(issue).toMatchObject({ path: "models[0].max_tokens", line: 5 });
+    expect(issue?.message).toContain("max_output_tokens");
+  });
+
+  it("declared capabilities reach the provider: supports_tools defaults to true, context_window and max_output_tokens as written", async () => {
+    const received: ModelConfig[] = [];
+    const k = await boot(
+      received,
+      "models:\n  - name: a\n    provider: recording\n    context_window: 32768\n    max_output_tokens: 4096\n  - name: b\n    provider: recording\n    supports_tools: false\n",
+    );
+    await k.createModel("a");
+    await k.createModel("b");
+    expect(received[0]).toMatchObject({ supports_tools: true, context_window: 32768, max_output_tokens: 4096 });
+    expect(received[1]?.supports_tools).toBe(false);
   });
 });

@@ -3,3 +3,5 @@
 // such providers need it (a cassette or a scripted model does not).
 export { fetchWithTraceId } from "@antler/kernel";
 export { type ModelErrorContextOptions, providerErrorStatus, toModelCallError, withModelErrorContext } from "./model-call.js";
+export { type ReasoningPassback, reasoningText, reasoningToSendBack, withReasoningSentBack } from "./reasoning.js";
+export { traceIdHeaders } from "./trace-headers.js";

@@ -24,9 +24,10 @@ function isAbort(error: unknown): boolean {
   return name === "AbortError" || name === "ModelAbortError" || name === "APIUserAbortError";
 }
 
-/** The HTTP status a provider SDK put on its error, if any. */
+/** The HTTP status a provider SDK put on its error, if any (`status`; Ollama's client calls it `status_code`). */
 export function providerErrorStatus(error: unknown): number | undefined {
-  const status = (error as { status?: unknown } | null)?.status;
+  const e = error as { status?: unknown; status_code?: unknown } | null;
+  const status = e?.status ?? e?.status_code;
   return typeof status === "number" ? status : undefined;
 }
 

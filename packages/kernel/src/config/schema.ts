@@ -11,6 +11,10 @@ const modelSettingsSchema = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.number().int().positive().optional(),
   timeout_seconds: z.number().positive().optional(),
+  reasoning_effort: z
+    .enum(["minimal", "low", "medium", "high"])
+    .optional()
+    .describe("How hard a reasoning model thinks; each provider maps it to its own knob. Needs supports_thinking."),
   options: z.record(z.string(), z.unknown()).optional().describe("Provider-specific options, passed through."),
 });
 const merged = "its keys replace the entry's, `options` merge key by key (a null value removes one)";
@@ -26,7 +30,9 @@ export const modelConfigSchema = z
     base_url: z.string().url().optional().describe("OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, ...)."),
     max_retries: z.number().int().min(0).optional(),
     context_window: z.number().int().positive().optional(),
+    max_output_tokens: z.number().int().positive().optional().describe("The most tokens the model can write in one answer."),
     supports_vision: z.boolean().default(false),
+    supports_tools: z.boolean().default(true).describe("false: the model is never given tools."),
     supports_thinking: z.boolean().default(false).describe("Runs may switch thinking on; without it, thinking is always off."),
     when_thinking_enabled: modelSettingsSchema.optional().describe(`Applied when a run has thinking on: ${merged}.`),
     when_thinking_disabled: modelSettingsSchema.optional().describe(`Applied when a run has thinking off: ${merged}.`),
@@ -34,6 +40,14 @@ export const modelConfigSchema = z
   .refine((m) => m.supports_thinking || !m.when_thinking_enabled, {
     path: ["when_thinking_enabled"],
     message: "needs supports_thinking: true (without it thinking is always off, so this block would never apply)",
+  })
+  .refine((m) => m.supports_thinking || m.reasoning_effort === undefined, {
+    path: ["reasoning_effort"],
+    message: "needs supports_thinking: true (only a reasoning model has an effort to set)",
+  })
+  .refine((m) => m.max_output_tokens === undefined || m.max_tokens === undefined || m.max_tokens <= m.max_output_tokens, {
+    path: ["max_tokens"],
+    message: "is more than max_output_tokens (the most this model can write); lower max_tokens or correct max_output_tokens",
   });
 
 export const sandboxSectionSchema = z.strictObject({

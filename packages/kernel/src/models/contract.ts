@@ -25,9 +25,12 @@ export interface CreateModelOptions {
 /** The entry the provider gets for `thinking`: the matching `when_thinking_*` block applied over it. */
 export function thinkingModelConfig(config: ModelConfig, thinking: boolean): ModelConfig {
   const { when_thinking_enabled: on, when_thinking_disabled: off, ...base } = config;
-  const block = (thinking && config.supports_thinking ? on : off) ?? {};
+  const enabled = thinking && config.supports_thinking;
+  const block = (enabled ? on : off) ?? {};
   const options = Object.entries({ ...base.options, ...block.options }).filter(([, value]) => value !== null);
-  return { ...base, ...block, options: options.length > 0 ? Object.fromEntries(options) : undefined };
+  // A run with thinking off asks for no reasoning effort, unless its own block names one.
+  const reasoning_effort = enabled ? (block.reasoning_effort ?? base.reasoning_effort) : block.reasoning_effort;
+  return { ...base, ...block, reasoning_effort, options: options.length > 0 ? Object.fromEntries(options) : undefined };
 }
 
 /**
@@ -39,6 +42,12 @@ export interface ModelProvider {
   readonly id: string;
   readonly description?: string;
   create(config: ModelConfig, env: ModelProviderEnv): BaseChatModel | Promise<BaseChatModel>;
+  /**
+   * Checks an entry against what the provider knows (a setting it has no knob for, a capability it lacks) when
+   * the kernel boots, so `antler config check` reports it. Throws `AntlerError(CONFIG_INVALID)` naming
+   * `where` (e.g. `models[2].reasoning_effort`) with a hint. Must stay light: no vendor SDK is loaded for it.
+   */
+  check?(config: ModelConfig, where: string): void;
 }
 
 /** What the models list (client and gateway) shows: never keys or URLs with credentials. */

@@ -2,6 +2,8 @@ import { AntlerError, ErrorCodes, type ModelConfig, type ModelProviderEnv } from
 import { fetchWithTraceId, withModelErrorContext } from "@antler/model-kit";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI, type ChatOpenAIFields } from "@langchain/openai";
+import { reasoningServerSettings } from "./plugin.js";
+import { ReasoningServerChatModel } from "./reasoning-server.js";
 
 // Local OpenAI-compatible servers (vLLM, Ollama) need no key, but the OpenAI client refuses to start without one.
 const PLACEHOLDER_KEY = "not-needed";
@@ -39,7 +41,13 @@ export function createOpenAIModel(config: ModelConfig, env: ModelProviderEnv): B
       hint: `Set ${where}.api_key (e.g. api_key: $OPENAI_API_KEY) or export OPENAI_API_KEY; for a local OpenAI-compatible server set ${where}.base_url.`,
     });
   }
-  const { configuration: extraConfiguration, ...extraFields } = (config.options ?? {}) as Partial<ChatOpenAIFields>;
+  const server = reasoningServerSettings(config, where);
+  const {
+    configuration: extraConfiguration,
+    reasoning_field: _field,
+    reasoning_passback: _passback,
+    ...extraFields
+  } = (config.options ?? {}) as Partial<ChatOpenAIFields> & { reasoning_field?: unknown; reasoning_passback?: unknown };
   // Reasoning settings only go to models declared to reason, like `thinking` for Anthropic.
   const reasoningKey = (["reasoning", "reasoningEffort", "reasoning_effort"] as const).find(
     (key) => (extraFields as Record<string, unknown>)[key] !== undefined,
@@ -59,7 +67,8 @@ export function createOpenAIModel(config: ModelConfig, env: ModelProviderEnv): B
     ...(config.base_url ? { baseURL: config.base_url } : {}),
     fetch: fetchWithTraceId(extraConfiguration?.fetch ?? globalThis.fetch),
   };
-  const model = new ChatOpenAI({
+  const effort = config.supports_thinking ? config.reasoning_effort : undefined;
+  const fields: ChatOpenAIFields = {
     ...extraFields,
     model: config.model,
     apiKey,
@@ -69,6 +78,14 @@ export function createOpenAIModel(config: ModelConfig, env: ModelProviderEnv): B
     ...(config.max_tokens === undefined ? {} : { maxTokens: config.max_tokens }),
     ...(config.timeout_seconds === undefined ? {} : { timeout: config.timeout_seconds * 1000 }),
     ...(config.max_retries === undefined ? {} : { maxRetries: config.max_retries }),
-  });
+  };
+  // OpenAI's knob is `reasoning.effort` (sent for its reasoning models); a reasoning server reads `reasoning_effort`.
+  const model = server
+    ? new ReasoningServerChatModel(
+        effort ? { ...fields, modelKwargs: { reasoning_effort: effort, ...fields.modelKwargs } } : fields,
+        server.field,
+        server.passback,
+      )
+    : new ChatOpenAI(effort && !fields.reasoning ? { ...fields, reasoning: { effort } } : fields);
   return withModelErrorContext(model, config.name, { where, hint: failureHint(where) });
 }

@@ -257,6 +257,26 @@ describe("@antler/plugin-openai", () => {
     expect(bodyOf(s, 1)).not.toHaveProperty("reasoning_effort");
   });
 
+  it("maps the entry's reasoning_effort to OpenAI's reasoning effort; a thinking-off run sends none", async () => {
+    const s = await server({ script: [{ text: "reasoned" }, { text: "plain" }] });
+    const kernel = await kernelWith([
+      {
+        name: "o4",
+        provider: "openai",
+        model: "o4-mini",
+        base_url: s.url,
+        api_key: "sk-test",
+        max_retries: 0,
+        supports_thinking: true,
+        reasoning_effort: "minimal",
+      },
+    ]);
+    await (await kernel.createModel("o4", { thinking: true })).invoke("think");
+    await (await kernel.createModel("o4", { thinking: false })).invoke("answer");
+    expect(bodyOf(s, 0)).toMatchObject({ reasoning_effort: "minimal" });
+    expect(bodyOf(s, 1)).not.toHaveProperty("reasoning_effort");
+  });
+
   it("sends options.reasoning to a model that declares supports_thinking, and refuses it on one that does not", async () => {
     const s = await server({ script: [{ text: "reasoned" }] });
     await (await modelFor(s, { model: "o4-mini", supports_thinking: true, options: { reasoning: { effort: "low" } } })).invoke("think");

@@ -1,0 +1,2 @@
+export { createDeepSeekModel } from "./model.js";
+export { default } from "./plugin.js";

@@ -1,0 +1,2 @@
+export { createGeminiModel } from "./model.js";
+export { default } from "./plugin.js";

@@ -1,0 +1,2 @@
+export { createOllamaModel } from "./model.js";
+export { default } from "./plugin.js";
