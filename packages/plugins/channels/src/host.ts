@@ -1,0 +1,108 @@
+import { createToken, type Logger, type PluginContext } from "@antler/kernel";
+import type { AntlerClient } from "@antler/plugin-runtime";
+import type { ChannelsConfig } from "./config.js";
+import type { ChannelProvider } from "./contract.js";
+import { ChannelRuntime } from "./runtime.js";
+import type { ChannelStore } from "./store.js";
+
+const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+/** A provider, or a function that makes it on first use (so `setup` does no I/O). */
+export type ChannelProviderSource = ChannelProvider | (() => ChannelProvider);
+
+/**
+ * The channels of one kernel: the registered providers, the store and the one runtime. `CHANNELS` resolves it;
+ * providers register through `registerChannel`.
+ */
+export class ChannelsHost {
+  private readonly sources = new Map<string, ChannelProviderSource>();
+  private readonly made = new Map<string, ChannelProvider>();
+  private current: ChannelRuntime | undefined;
+
+  constructor(
+    readonly store: ChannelStore,
+    readonly config: ChannelsConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  register(id: string, source: ChannelProviderSource): void {
+    if (!PROVIDER_ID.test(id)) {
+      throw new Error(`channel provider id "${id}" must be lower-case letters, digits and "-" (at most 32)`);
+    }
+    if (this.sources.has(id)) throw new Error(`a channel provider "${id}" is registered twice`);
+    this.sources.set(id, source);
+  }
+
+  /** Every registered provider, made on first call. */
+  providers(): ReadonlyMap<string, ChannelProvider> {
+    for (const [id, source] of this.sources) {
+      if (this.made.has(id)) continue;
+      const provider = typeof source === "function" ? source() : source;
+      if (provider.id !== id) throw new Error(`channel provider registered as "${id}" says its id is "${provider.id}"`);
+      this.made.set(id, provider);
+    }
+    return this.made;
+  }
+
+  ids(): string[] {
+    return [...this.sources.keys()];
+  }
+
+  /** The runtime, created with the first client that asks (the gateway's, or `antler channels run`'s). */
+  runtime(client: AntlerClient): ChannelRuntime {
+    this.current ??= new ChannelRuntime({
+      client,
+      store: this.store,
+      config: this.config,
+      logger: this.logger,
+      providers: () => this.providers(),
+    });
+    return this.current;
+  }
+
+  /** Starts every provider's long-connection mode (`receive`), and the recovery of open events. */
+  startReceiving(client: AntlerClient): () => Promise<void> {
+    const runtime = this.runtime(client);
+    const controller = new AbortController();
+    const loops: Promise<void>[] = [];
+    for (const provider of this.providers().values()) {
+      if (!provider.receive) continue;
+      this.logger.info({ provider: provider.id }, "channel receiving");
+      loops.push(
+        provider.receive(runtime.sink(provider.id), controller.signal).catch((err) => {
+          if (!controller.signal.aborted) this.logger.error({ err, provider: provider.id }, "channel receiver stopped");
+        }),
+      );
+    }
+    runtime.startRecovery();
+    return async () => {
+      controller.abort();
+      await Promise.allSettled(loops);
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.current?.close();
+    for (const provider of this.made.values()) await provider.close?.().catch(() => {});
+    await this.store.close();
+  }
+}
+
+/** The kernel's channels: `kernel.scope.resolve(CHANNELS)`. */
+export const CHANNELS = createToken<ChannelsHost>("plugin-channels.host");
+
+/**
+ * Registers a channel provider from a plugin's `setup` (list `@antler/plugin-channels` in `dependsOn`):
+ * `registerChannel(ctx, () => myProvider(ctx.config))`. The provider is made on first use.
+ */
+export function registerChannel(ctx: PluginContext<unknown>, source: ChannelProviderSource, id?: string): void {
+  const host = ctx.services.resolve(CHANNELS);
+  const resolvedId = id ?? (typeof source === "function" ? undefined : source.id);
+  if (resolvedId !== undefined) {
+    host.register(resolvedId, source);
+    return;
+  }
+  // A factory without an id: make it now to learn the id (cheap by contract: no I/O before first use).
+  const provider = (source as () => ChannelProvider)();
+  host.register(provider.id, provider);
+}
