@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
 import type { StreamEvent } from "@antler/plugin-runtime";
 import type { OutboundButton } from "./contract.js";
+import type { EventContext } from "./event-context.js";
 import { splitText } from "./outbound.js";
-import type { EventContext } from "./runtime.js";
 
 /** The clarification whose buttons are live in a conversation: a press maps `c:<index>` back to the option. */
 export interface PendingQuestion {

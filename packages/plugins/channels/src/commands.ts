@@ -1,4 +1,4 @@
-import type { EventContext } from "./runtime.js";
+import type { EventContext } from "./event-context.js";
 
 export interface ParsedCommand {
   /** Lower case, without the slash or a `@botname` suffix. */

@@ -7,9 +7,10 @@ import type { AntlerClient } from "@antler/plugin-runtime";
 import { answerWithRun, type PendingQuestion } from "./answer.js";
 import { handleCommand, parseCommand } from "./commands.js";
 import type { ChannelsConfig } from "./config.js";
-import type { ChannelProvider, ChannelSink, ChatAddress, InboundMessage, OutboundMessage } from "./contract.js";
+import type { ChannelProvider, ChannelSink, ChatAddress, InboundMessage } from "./contract.js";
+import type { EventContext } from "./event-context.js";
 import { Outbound } from "./outbound.js";
-import type { ChannelEventRow, ChannelStore } from "./store.js";
+import type { ChannelStore } from "./store.js";
 
 export interface ChannelRuntimeOptions {
   /** The client runs go through: the gateway's under `antler serve`, one of its own in `antler channels run`. */
@@ -25,17 +26,6 @@ export interface ChannelRuntimeOptions {
 
 /** What handling an event came to (also its journal status). */
 export type EventOutcome = "answered" | "ignored";
-
-/** Handles one event after it was claimed: everything it needs, so helpers stay free functions. */
-export interface EventContext {
-  readonly runtime: ChannelRuntime;
-  readonly provider: ChannelProvider;
-  readonly row: ChannelEventRow;
-  readonly message: InboundMessage;
-  readonly out: Outbound;
-  /** Replies once per `slot` of this event (idempotent across restarts). */
-  reply(text: string, slot?: string, extra?: Omit<OutboundMessage, "text">): Promise<string>;
-}
 
 const HOW_TO_CONNECT = (provider: string) =>
   [
