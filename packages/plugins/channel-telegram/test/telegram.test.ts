@@ -25,6 +25,14 @@ async function send(text: string, extra: Parameters<typeof textUpdate>[1] extend
   return update;
 }
 
+async function until(probe: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("condition not met");
+}
+
 /** The bot's messages in a chat posted since `from` (an index into the chat's messages). */
 const since = (chatId: number, from: number) => h.tg.chat(chatId).slice(from);
 
@@ -199,11 +207,60 @@ describe("telegram webhook", () => {
     expect(h.tg.chat(ADA.id).at(-1)?.text).toContain('No model named "nope"');
   });
 
+  it("/cancel stops the running answer without waiting behind it", async () => {
+    const chat = { id: 4242, type: "private" };
+    const slow = textUpdate(h.tg, { text: "this is slow", from: ADA, chat });
+    expect((await h.post(slow)).status).toBe(200);
+    await until(async () => {
+      const conversation = await h.host.store.conversation("telegram", { id: "4242", kind: "direct" }, "alice");
+      if (!conversation) return false;
+      const runs = await h.client.listRuns(conversation.thread_id, { userId: "alice" });
+      return runs.some((r) => r.status === "running");
+    });
+    expect((await h.post(textUpdate(h.tg, { text: "/cancel", from: ADA, chat }))).status).toBe(200);
+    await h.idle();
+    const texts = h.tg.chat(chat.id).map((m) => m.text);
+    expect(texts).toContain("Cancelled the running answer.");
+    expect(texts).toContain("Cancelled.");
+    expect(texts).not.toContain("Slow answer.");
+    expect((await h.host.store.event("telegram", String(slow.update_id)))?.status).toBe("answered");
+  });
+
   it("writes no message text into logs at info level", async () => {
     const marker = "zebra-secret-phrase-93";
     await send(`remember ${marker}`);
     const infoAndAbove = h.logs.lines.filter((l) => l.level !== "debug" && l.level !== "trace");
     expect(infoAndAbove.length).toBeGreaterThan(0);
     for (const line of infoAndAbove) expect(JSON.stringify(line)).not.toContain(marker);
+  });
+});
+
+describe("telegram operator policy", () => {
+  let p: TelegramHarness;
+
+  beforeAll(async () => {
+    p = await startHarness({
+      channels: { default_user: "guest", allow: { users: ["telegram:42", "telegram:43"], chats: [], workspaces: [] } },
+    });
+  });
+
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it("answers an unbound but allowed user as the configured default user", async () => {
+    const update = textUpdate(p.tg, { text: "hi as guest", from: { id: 43, username: "eve" } });
+    expect((await p.post(update)).status).toBe(200);
+    await p.idle();
+    expect(p.tg.chat(43).at(-1)?.text).toBe("You said: hi as guest");
+    expect((await p.host.store.event("telegram", String(update.update_id)))?.user_id).toBe("guest");
+  });
+
+  it("ignores users outside the allowlist without answering them", async () => {
+    const update = textUpdate(p.tg, { text: "let me in", from: { id: 99, username: "mallory" } });
+    expect((await p.post(update)).status).toBe(200);
+    await p.idle();
+    expect(p.tg.chat(99)).toHaveLength(0);
+    expect((await p.host.store.event("telegram", String(update.update_id)))?.status).toBe("ignored");
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
+import { ErrorCodes } from "@antler/kernel";
 import type { StreamEvent } from "@antler/plugin-runtime";
 import type { OutboundButton } from "./contract.js";
 import type { EventContext } from "./event-context.js";
@@ -99,7 +100,7 @@ export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void
       })();
     };
     if (caps.edits) void provider.typing?.(message.chat).catch(() => {});
-    for await (const event of client.stream(turn.text, {
+    const events = client.stream(turn.text, {
       threadId: turn.threadId,
       userId: turn.userId,
       runId,
@@ -108,8 +109,17 @@ export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void
       ...((turn.agent ?? config.agent) ? { agent: (turn.agent ?? config.agent) as string } : {}),
       ...((turn.model ?? config.model) ? { model: (turn.model ?? config.model) as string } : {}),
       metadata: { channel: provider.id, channel_event_id: row.event_id, channel_chat_id: message.chat.id },
-    })) {
-      if (readEvent(event, output)) refresh();
+    });
+    try {
+      for await (const event of events) if (readEvent(event, output)) refresh();
+    } catch (err) {
+      if ((err as { code?: unknown })?.code !== ErrorCodes.RUN_CANCELLED) throw err;
+      // Stopped with /cancel (or by another client): say so where the answer was going.
+      await editing;
+      const text = output.text.trim() === "" ? "Cancelled." : `${output.text}\n\n(cancelled)`;
+      if (liveId !== undefined) await out.edit(message.chat, liveId, { text });
+      else await ctx.reply(text, "final:0");
+      return;
     }
     await editing;
     if (liveId !== undefined) await store.outboxPut(`${row.id}#live`, liveId);

@@ -27,6 +27,9 @@ export interface ChannelRuntimeOptions {
 /** What handling an event came to (also its journal status). */
 export type EventOutcome = "answered" | "ignored";
 
+/** Commands handled at once, not behind the chat's queue: they are about the run that may be in it. */
+const IMMEDIATE_COMMANDS = new Set(["cancel", "status", "help"]);
+
 const HOW_TO_CONNECT = (provider: string) =>
   [
     "Hi! This bot answers people whose account is connected to Antler.",
@@ -78,10 +81,21 @@ export class ChannelRuntime {
       return;
     }
     this.logger.info(log, "channel event journaled");
-    if (!this.closed) this.schedule(`${providerId}:${message.eventId}`, `${providerId}:${message.chat.id}`);
+    if (!this.closed) this.schedule(`${providerId}:${message.eventId}`, `${providerId}:${message.chat.id}`, message);
   }
 
-  private schedule(rowId: string, chatKey: string): void {
+  /**
+   * One chat's events are handled in order (a `/new` before a question applies to it), except the commands about
+   * what is running, which must not wait behind the run they are about.
+   */
+  private schedule(rowId: string, chatKey: string, message: InboundMessage): void {
+    const command = message.button ? undefined : parseCommand(message.text)?.name;
+    if (command !== undefined && IMMEDIATE_COMMANDS.has(command)) {
+      const now = this.handle(rowId).catch(() => {});
+      this.inFlight.add(now);
+      void now.finally(() => this.inFlight.delete(now));
+      return;
+    }
     const previous = this.chains.get(chatKey) ?? Promise.resolve();
     const next = previous.then(() => this.handle(rowId)).catch(() => {});
     this.chains.set(chatKey, next);
@@ -97,7 +111,7 @@ export class ChannelRuntime {
     const open = await this.store.openEvents(100);
     for (const row of open) {
       const message = JSON.parse(row.payload) as InboundMessage;
-      this.schedule(row.id, `${row.provider}:${message.chat.id}`);
+      this.schedule(row.id, `${row.provider}:${message.chat.id}`, message);
     }
     if (open.length > 0) this.logger.info({ events: open.length }, "channel events to recover");
     return open.length;
