@@ -1,5 +1,7 @@
+import { runPluginConformance } from "@antler/kernel/testing";
+import channels from "@antler/plugin-channels";
 import { describe, expect, it } from "vitest";
-import { markdownToTelegramHtml, telegramConfigSchema } from "../src/index.js";
+import telegram, { markdownToTelegramHtml, telegramConfigSchema } from "../src/index.js";
 
 describe("telegram config", () => {
   it("refuses webhook mode without a webhook_secret, saying why and what to write", () => {
@@ -42,4 +44,14 @@ describe("markdown to Telegram HTML", () => {
   it("leaves snake_case words and lone asterisks alone", () => {
     expect(markdownToTelegramHtml("use snake_case_name and 2 * 3 * 4")).toBe("use snake_case_name and 2 * 3 * 4");
   });
+});
+
+runPluginConformance(telegram, {
+  dependencies: [channels],
+  validConfig: { token: "123:abc", mode: "webhook", webhook_secret: "a-secret-of-16-chars-or-more" },
+  invalidConfigs: [
+    { token: "123:abc", mode: "webhook" },
+    { token: "nope", mode: "polling" },
+    { token: "123:abc", mode: "carrier-pigeon" },
+  ],
 });
