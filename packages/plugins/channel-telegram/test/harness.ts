@@ -8,6 +8,7 @@ import { type CapturedLogs, captureLogs, type ScriptedStep, scriptedModelsPlugin
 import channels, { CHANNELS, type ChannelsConfigInput, type ChannelsHost } from "@antler/plugin-channels";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
 import { AntlerClient } from "@antler/plugin-runtime";
+import schedulerPlugin from "@antler/plugin-scheduler";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import telegram, { type TelegramConfigInput } from "../src/index.js";
@@ -105,6 +106,7 @@ export async function startHarness(
     plugins: [
       scriptedModelsPlugin({ m: { respond: script } }),
       testTools(baseDir),
+      { plugin: schedulerPlugin, config: { run_in_gateway: false } },
       { plugin: channels, config: { stream: { edit_interval_ms: 200 }, recovery_interval_seconds: 3600, ...(options.channels ?? {}) } },
       {
         plugin: telegram,

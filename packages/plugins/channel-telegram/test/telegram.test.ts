@@ -1,6 +1,7 @@
 // Telegram end to end: a real gateway and AntlerClient (SQLite, scripted model), the Telegram provider on grammY
 // pointed at a loopback server that speaks the Bot API. Every update goes in as Telegram sends it (webhook POST or
 // getUpdates) and every answer is read back from what the bot posted to the Bot API.
+import { SCHEDULER } from "@antler/plugin-scheduler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BOT, pressUpdate, textUpdate } from "./bot-api-server.js";
 import { startHarness, type TelegramHarness } from "./harness.js";
@@ -224,6 +225,34 @@ describe("telegram webhook", () => {
     expect(texts).toContain("Cancelled.");
     expect(texts).not.toContain("Slow answer.");
     expect((await h.host.store.event("telegram", String(slow.update_id)))?.status).toBe("answered");
+  });
+
+  it("delivers a scheduled task's answer to the owner's bound chat, once per occurrence", async () => {
+    await send("hi before the schedule");
+    const scheduler = h.client.kernel.scope.resolve(SCHEDULER);
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const task = await scheduler.add("alice", { prompt: "daily digest", at, deliver_to: { channel: "telegram", chat: "42" } });
+    expect(task.deliver_to).toEqual({ channel: "telegram", chat: "42" });
+    const before = h.tg.chat(ADA.id).length;
+    const callsBefore = h.tg.calls.length;
+    const run = await (await scheduler.trigger("alice", task.id)).done;
+    expect(run.status).toBe("succeeded");
+    const posted = since(ADA.id, before);
+    expect(posted.map((m) => m.text)).toEqual(["You said: daily digest"]);
+    // The push is on the occurrence's trace.
+    const push = h.tg.calls.slice(callsBefore).find((c) => c.method === "sendMessage");
+    expect(push?.traceId).toBe(run.trace_id);
+  });
+
+  it("refuses a deliver_to chat where the owner never talked to the bot, with a coded error", async () => {
+    const scheduler = h.client.kernel.scope.resolve(SCHEDULER);
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    await expect(scheduler.add("alice", { prompt: "x", at, deliver_to: { channel: "telegram", chat: "-100999" } })).rejects.toMatchObject({
+      code: "ANTLER_ERR_CHANNEL_NOT_BOUND",
+    });
+    await expect(scheduler.add("alice", { prompt: "x", at, deliver_to: { channel: "slack", chat: "C1" } })).rejects.toMatchObject({
+      code: "ANTLER_ERR_CHANNEL_UNKNOWN",
+    });
   });
 
   it("writes no message text into logs at info level", async () => {

@@ -1,11 +1,19 @@
-import { createToken, type Logger, type PluginContext } from "@antler/kernel";
+import { AntlerError, createToken, type Logger, type PluginContext } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import type { ChannelsConfig } from "./config.js";
-import type { ChannelProvider } from "./contract.js";
+import type { ChannelProvider, ChatAddress } from "./contract.js";
+import { Outbound } from "./outbound.js";
 import { ChannelRuntime } from "./runtime.js";
 import type { ChannelStore } from "./store.js";
 
 const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+/** Where a push goes: a provider and a chat (and thread) in it. */
+export interface ChannelPushTarget {
+  channel: string;
+  chat: string;
+  thread?: string | undefined;
+}
 
 /** A provider, or a function that makes it on first use (so `setup` does no I/O). */
 export type ChannelProviderSource = ChannelProvider | (() => ChannelProvider);
@@ -79,6 +87,48 @@ export class ChannelsHost {
       controller.abort();
       await Promise.allSettled(loops);
     };
+  }
+
+  /**
+   * Checks that `userId` may receive pushes in `target`: the provider is configured and the user has a conversation
+   * in that chat (they connected and wrote to the bot there), so nobody can make the bot post into someone else's chat.
+   */
+  async checkPushTarget(userId: string, target: ChannelPushTarget): Promise<{ provider: ChannelProvider; chat: ChatAddress }> {
+    const provider = this.providers().get(target.channel);
+    if (!provider) {
+      throw new AntlerError("ANTLER_ERR_CHANNEL_UNKNOWN", `no channel provider "${target.channel}" is configured`, {
+        where: "deliver_to.channel",
+        hint:
+          this.ids().length > 0
+            ? `Configured: ${this.ids().join(", ")}.`
+            : "Add a provider plugin such as @antler/plugin-channel-telegram.",
+      });
+    }
+    const chat: ChatAddress = { id: target.chat, kind: "direct", ...(target.thread ? { thread: target.thread } : {}) };
+    if (!(await this.store.conversation(provider.id, chat, userId))) {
+      throw new AntlerError("ANTLER_ERR_CHANNEL_NOT_BOUND", `user ${userId} has no conversation in ${target.channel} chat ${target.chat}`, {
+        where: "deliver_to.chat",
+        hint: "Connect in that chat first (`antler channels connect` and /connect <code>), then send the bot a message there.",
+      });
+    }
+    return { provider, chat };
+  }
+
+  /**
+   * Posts `text` to a chat where `userId` talks to the bot (a scheduled task's `deliver_to`), once per `slot`: a
+   * retried delivery with the same slot does not post again. Throws the coded errors of `checkPushTarget`.
+   */
+  async push(userId: string, target: ChannelPushTarget, text: string, slot: string): Promise<string> {
+    const { provider, chat } = await this.checkPushTarget(userId, target);
+    const out = new Outbound(provider, this.store, this.config.send_attempts, (info) =>
+      this.logger.warn(
+        { provider: provider.id, ...info },
+        info.rateLimited ? "channel rate-limited; waiting" : "channel send failed; retrying",
+      ),
+    );
+    const sent = await out.send(`push:${slot}`, chat, { text: text.trim() === "" ? "(no answer)" : text });
+    this.logger.info({ provider: provider.id, chat: target.chat, user: userId, slot }, "channel push delivered");
+    return sent.messageId;
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,7 @@ export {
   type OutboundMessage,
   type SentMessage,
 } from "./contract.js";
-export { CHANNELS, type ChannelProviderSource, ChannelsHost, registerChannel } from "./host.js";
+export { CHANNELS, type ChannelProviderSource, type ChannelPushTarget, ChannelsHost, registerChannel } from "./host.js";
 export { CHANNELS_PLUGIN_NAME, CHANNELS_PLUGIN_VERSION, default } from "./plugin.js";
 export { ChannelRuntime, type ChannelRuntimeOptions } from "./runtime.js";
 export { type ChannelEventRow, type ChannelEventStatus, ChannelStore, channelMigrations, normalizeConnectCode } from "./store.js";

@@ -7,7 +7,7 @@ import type { AntlerClient } from "@antler/plugin-runtime";
 import { answerWithRun, type PendingQuestion } from "./answer.js";
 import { handleCommand, parseCommand } from "./commands.js";
 import type { ChannelsConfig } from "./config.js";
-import type { ChannelProvider, ChannelSink, ChatAddress, InboundMessage } from "./contract.js";
+import type { ChannelProvider, ChannelSink, InboundMessage } from "./contract.js";
 import type { EventContext } from "./event-context.js";
 import { Outbound } from "./outbound.js";
 import type { ChannelStore } from "./store.js";
@@ -136,23 +136,6 @@ export class ChannelRuntime {
   /** Issues a one-time code that binds whoever sends `/connect <code>` on `provider` to `userId`. */
   issueConnectCode(provider: string, userId: string): Promise<{ code: string; expiresAt: string }> {
     return this.store.issueConnectCode(provider, userId, this.config.connect_code_ttl_seconds * 1000);
-  }
-
-  /**
-   * Posts a message to a chat outside any inbound event: the hook for pushes (a scheduled task's result). `slot`
-   * makes it idempotent (the same slot posts once).
-   */
-  async deliver(providerId: string, chat: ChatAddress, text: string, slot = `push:${randomUUID()}`): Promise<string> {
-    const provider = this.requireProvider(providerId);
-    const out = this.outbound(provider);
-    const sent = await out.send(slot, chat, { text });
-    return sent.messageId;
-  }
-
-  private requireProvider(id: string): ChannelProvider {
-    const provider = this.providers().get(id);
-    if (!provider) throw new Error(`no channel provider "${id}" is registered`);
-    return provider;
   }
 
   outbound(provider: ChannelProvider): Outbound {
