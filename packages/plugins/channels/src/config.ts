@@ -46,6 +46,12 @@ export const channelsConfigSchema = z.strictObject({
     .max(3600)
     .default(60)
     .describe("How long an instance holds an event it handles; an event held by a dead instance is handled again after it."),
+  retention_days: z
+    .number()
+    .min(1)
+    .max(3650)
+    .default(7)
+    .describe("Handled events (and their outbox entries) are deleted after this; a platform retry later than this would run again."),
   recovery_interval_seconds: z
     .number()
     .min(0.2)

@@ -117,11 +117,14 @@ export class ChannelRuntime {
     return open.length;
   }
 
-  /** Looks for open events now and then every `recovery_interval_seconds`. */
+  /** Looks for open events (and prunes old handled ones) now and then every `recovery_interval_seconds`. */
   startRecovery(): void {
     if (this.recovery || this.closed) return;
     const tick = () => {
       void this.recoverOpenEvents().catch((err) => this.logger.warn({ err }, "channel recovery failed"));
+      void this.store
+        .prune(new Date(Date.now() - this.config.retention_days * 86_400_000))
+        .catch((err) => this.logger.warn({ err }, "channel journal pruning failed"));
     };
     tick();
     this.recovery = setInterval(tick, this.config.recovery_interval_seconds * 1000);

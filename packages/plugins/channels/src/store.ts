@@ -279,6 +279,36 @@ export class ChannelStore {
       .execute();
   }
 
+  /**
+   * Deletes handled events (answered, ignored, failed) journaled before `before`, outbox entries written before it,
+   * and expired connect codes: the journal holds message text, and a table that only grows makes every scan slower.
+   */
+  async prune(before: Date, limit = 500): Promise<number> {
+    const db = await this.db();
+    const cutoff = before.toISOString();
+    const old = await db
+      .selectFrom("channel_events")
+      .select("id")
+      .where("status", "in", ["answered", "ignored", "failed"])
+      .where("created_at", "<", cutoff)
+      .limit(limit)
+      .execute();
+    if (old.length > 0) {
+      await db
+        .deleteFrom("channel_events")
+        .where(
+          "id",
+          "in",
+          old.map((r) => r.id),
+        )
+        .execute();
+    }
+    // Outbox entries matter only while their answer may be retried, which ends long before this.
+    await db.deleteFrom("channel_outbox").where("created_at", "<", cutoff).execute();
+    await db.deleteFrom("channel_connect_codes").where("expires_at", "<", this.iso()).execute();
+    return old.length;
+  }
+
   async event(provider: string, eventId: string): Promise<ChannelEventRow | undefined> {
     const db = await this.db();
     return db.selectFrom("channel_events").selectAll().where("id", "=", `${provider}:${eventId}`).executeTakeFirst();
