@@ -147,6 +147,17 @@ describe("telegram webhook", () => {
     expect((await h.host.store.event("telegram", String(again.update_id)))?.status).toBe("ignored");
   });
 
+  it("takes a typed answer to a question with buttons, and removes the buttons", async () => {
+    const before = h.tg.chat(ADA.id).length;
+    await send("pick a colour for me");
+    const question = since(ADA.id, before).at(-1);
+    expect(question?.reply_markup?.inline_keyboard.flat().length).toBe(2);
+    await send("red");
+    expect(question?.reply_markup).toBeUndefined();
+    expect(question?.text).toContain("Which colour?");
+    expect(h.tg.chat(ADA.id).at(-1)?.text).toBe("Painting it red.");
+  });
+
   it("binds a Telegram user with a one-time /connect code; unbound users are told how", async () => {
     const bob = { id: 77, username: "bob" };
     const before = h.tg.chat(bob.id).length;

@@ -247,6 +247,11 @@ export class ChannelRuntime {
       await ctx.out
         .edit(message.chat, message.button.messageId, { text: `${pending?.question ?? ""}\n\n✔ ${option}`.trim() })
         .catch(() => {});
+    } else if (conversation?.pending_question && !command) {
+      // A typed answer to a question with buttons: the buttons go, so the question cannot be answered twice.
+      const pending = JSON.parse(conversation.pending_question) as PendingQuestion;
+      await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId, pending_question: null });
+      await ctx.out.edit(message.chat, pending.message_id, { text: pending.question }).catch(() => {});
     }
     text = stripLeadingMention(text);
     const uploads = await this.takeUploads(ctx, current.threadId, userId);
