@@ -48,6 +48,17 @@ function warnIfEphemeral(io: CliIO): void {
   }
 }
 
+/** `telegram:123456` or `telegram:-100123:42` (a forum topic) as a task's `deliver_to`. */
+function deliverTo(value: string, usage: string): { channel: string; chat: string; thread?: string } {
+  const [channel, chat, thread, ...rest] = value.split(":");
+  if (!channel || !chat || rest.length > 0) {
+    throw schedulerError(SchedulerErrorCodes.INVALID, `--deliver-to ${JSON.stringify(value)} is not <channel>:<chat>[:<thread>]`, {
+      hint: `Usage: ${usage}. Example: --deliver-to telegram:123456789.`,
+    });
+  }
+  return { channel, chat, ...(thread ? { thread } : {}) };
+}
+
 function schedule(task: ScheduledTaskView): string {
   return task.kind === "cron" ? `cron "${task.cron}" ${task.timezone}` : `once ${task.run_at}`;
 }
@@ -69,7 +80,7 @@ function runLine(run: ScheduledRun): string {
 /** `antler schedule add|list|runs|pause|resume|trigger|rm` and `antler scheduler run`. The CLI acts as the operator. */
 export function schedulerCommands(resolve: Resolve): CliCommand[] {
   const ADD =
-    'antler schedule add (--cron "<m h dom mon dow>" [--tz <zone>] | --at <ISO time>) --prompt "<text>" [--name n] [--user id] [--thread id | --fixed-thread] [--model name] [--agent name] [--paused] [--json]';
+    'antler schedule add (--cron "<m h dom mon dow>" [--tz <zone>] | --at <ISO time>) --prompt "<text>" [--name n] [--user id] [--thread id | --fixed-thread] [--model name] [--agent name] [--deliver-to <channel>:<chat>[:<thread>]] [--paused] [--json]';
   return [
     {
       name: "schedule add",
@@ -91,6 +102,7 @@ export function schedulerCommands(resolve: Resolve): CliCommand[] {
             model: { type: "string", short: "m" },
             agent: { type: "string", short: "a" },
             paused: { type: "boolean" },
+            "deliver-to": { type: "string" },
             json: { type: "boolean" },
           },
           ADD,
@@ -107,6 +119,7 @@ export function schedulerCommands(resolve: Resolve): CliCommand[] {
           ...(values.thread !== undefined ? { thread: "fixed" as const, thread_id: values.thread as string } : {}),
           ...(values["fixed-thread"] ? { thread: "fixed" as const } : {}),
           paused: values.paused === true,
+          ...(values["deliver-to"] !== undefined ? { deliver_to: deliverTo(values["deliver-to"] as string, ADD) } : {}),
         };
         warnIfEphemeral(io);
         const task = await resolve(io.kernel).add((values.user as string | undefined) ?? DEFAULT_USER_ID, input);

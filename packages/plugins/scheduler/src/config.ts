@@ -58,6 +58,14 @@ export const taskInputSchema = z
     // Copied into every occurrence's run context, so it is held to the same limits as a run's context over HTTP.
     context: boundedCallerData("context").optional().describe("Extra runtime context; server-owned keys are refused."),
     paused: z.boolean().default(false),
+    deliver_to: z
+      .strictObject({
+        channel: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'a channel provider id, such as "telegram"'),
+        chat: z.string().min(1).max(200),
+        thread: z.string().min(1).max(200).optional(),
+      })
+      .optional()
+      .describe("Post each occurrence's answer to this chat (`@antler/plugin-channels`); the owner must talk to the bot there."),
   })
   .refine((t) => (t.at === undefined) !== (t.cron === undefined), {
     message: "give exactly one of `at` (a once task) and `cron` (a recurring task)",

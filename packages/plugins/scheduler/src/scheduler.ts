@@ -45,8 +45,18 @@ function publishFiring(event: SchedulerFiringEvent): void {
   if (firingChannel.hasSubscribers) firingChannel.publish(event);
 }
 
-/** A task as the API shows it: the stored row with `context` parsed. */
-export type ScheduledTaskView = Omit<ScheduledTask, "context"> & { context: Record<string, unknown> };
+/** Where a task's answers go (`deliver_to`): a channel provider's chat. */
+export interface DeliverTo {
+  channel: string;
+  chat: string;
+  thread?: string | undefined;
+}
+
+/** A task as the API shows it: the stored row with `context` and `deliver_to` parsed. */
+export type ScheduledTaskView = Omit<ScheduledTask, "context" | "deliver_to"> & {
+  context: Record<string, unknown>;
+  deliver_to: DeliverTo | null;
+};
 
 /** One occurrence handed to the runner: the claim is held while it runs. */
 export interface Occurrence {
@@ -192,6 +202,7 @@ export class Scheduler {
     }
     if (task.model !== undefined) this.kernel.modelConfig(task.model);
     if (task.agent !== undefined) await requireCustomAgent(this.kernel, { userId: owner, name: task.agent });
+    if (task.deliver_to !== undefined) await (await this.channels()).checkPushTarget(owner, task.deliver_to);
     let nextFireAt: Date;
     let runAt: string | null = null;
     if (task.cron !== undefined) {
@@ -227,6 +238,7 @@ export class Scheduler {
       context: JSON.stringify(context),
       user_role: options.userRole ?? null,
       state: task.paused ? "paused" : "active",
+      deliver_to: task.deliver_to ? JSON.stringify(task.deliver_to) : null,
       overlap_policy: "skip",
       next_fire_at: nextFireAt.toISOString(),
       lease_owner: null,
@@ -831,6 +843,7 @@ export class Scheduler {
     if (!this.client) throw new AntlerError(ErrorCodes.KERNEL_STATE, "the scheduler is closed");
     const { INTERNAL_PRINCIPAL } = await import("@antler/plugin-runtime");
     let agentRunId: string | null = null;
+    let answer = "";
     for await (const event of this.client.stream(occurrence.task.prompt, {
       threadId: occurrence.threadId,
       userId: occurrence.task.owner_user_id,
@@ -847,8 +860,27 @@ export class Scheduler {
       multitaskStrategy: "enqueue",
     })) {
       if (event.type === "end") agentRunId = event.data.run_id;
+      if (event.type === "values") answer = lastAnswer(event.data.messages) ?? answer;
+    }
+    const target = occurrence.task.deliver_to;
+    if (target) {
+      // Once per occurrence run: a retried delivery of the same run does not post twice.
+      await (await this.channels()).push(occurrence.task.owner_user_id, target, answer, `schedule:${occurrence.run.id}`);
     }
     return { agentRunId };
+  }
+
+  /** The kernel's channels (`@antler/plugin-channels`), for `deliver_to`; a coded error when they are not configured. */
+  private async channels() {
+    const { CHANNELS } = await import("@antler/plugin-channels");
+    const host = this.kernel.scope.tryResolve(CHANNELS);
+    if (!host) {
+      throw schedulerError(SchedulerErrorCodes.INVALID, "deliver_to needs @antler/plugin-channels, which is not configured", {
+        where: "deliver_to",
+        hint: "Add @antler/plugin-channels and a provider (such as @antler/plugin-channel-telegram) to plugins: in config.yaml.",
+      });
+    }
+    return host;
   }
 
   /**
@@ -899,7 +931,23 @@ function view(row: ScheduledTask): ScheduledTaskView {
   } catch {
     // A hand-edited row with bad JSON runs with no extra context rather than not at all.
   }
-  return { ...row, run_count: Number(row.run_count), context };
+  let deliverTo: DeliverTo | null = null;
+  try {
+    deliverTo = row.deliver_to ? (JSON.parse(row.deliver_to) as DeliverTo) : null;
+  } catch {
+    // Bad JSON in a hand-edited row: the answer is not posted anywhere.
+  }
+  return { ...row, run_count: Number(row.run_count), context, deliver_to: deliverTo };
+}
+
+/** The text of the newest AI message with text, from a state snapshot's messages. */
+function lastAnswer(messages: ReadonlyArray<{ type: string; content: string }>): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.type === "human") return undefined;
+    if (message?.type === "ai" && message.content.trim() !== "") return message.content;
+  }
+  return undefined;
 }
 
 function notFound(id: string): AntlerError {

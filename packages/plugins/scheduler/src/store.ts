@@ -34,6 +34,8 @@ export type ScheduledTasksTable = {
    */
   user_role: string | null;
   state: TaskState;
+  /** JSON `{ channel, chat, thread? }`: where each occurrence's answer is posted; null: nowhere. */
+  deliver_to: string | null;
   overlap_policy: "skip";
   next_fire_at: string | null;
   /** The claim: which instance runs which occurrence, until when. Null when nothing runs. */
@@ -161,6 +163,12 @@ export const schedulerMigrations: readonly Migration[] = [
     async up(db) {
       // Nullable: tasks stored before it keep running with default_role, as they did.
       await db.schema.alterTable(TASKS_TABLE).addColumn("user_role", "text").execute();
+    },
+  },
+  {
+    name: "scheduler/005-deliver-to",
+    async up(db) {
+      await db.schema.alterTable(TASKS_TABLE).addColumn("deliver_to", "text").execute();
     },
   },
 ];

@@ -1,0 +1,239 @@
+import { randomUUID } from "node:crypto";
+import { basename } from "node:path";
+import { ErrorCodes } from "@antler/kernel";
+import type { StreamEvent } from "@antler/plugin-runtime";
+import type { OutboundButton } from "./contract.js";
+import type { EventContext } from "./event-context.js";
+import { splitText } from "./outbound.js";
+
+/** The clarification whose buttons are live in a conversation: a press maps `c:<index>` back to the option. */
+export interface PendingQuestion {
+  message_id: string;
+  question: string;
+  options: string[];
+}
+
+interface Turn {
+  threadId: string;
+  userId: string;
+  agent: string | null;
+  model: string | null;
+  text: string;
+}
+
+interface HumanInput {
+  question?: string;
+  context?: string;
+  options?: string[];
+}
+
+/** What the run produced, read from its events. */
+interface RunOutput {
+  /** Text of the newest AI message. */
+  text: string;
+  /** Tool calls, compactly, in order. */
+  tools: string[];
+  question: { text: string; input: HumanInput } | undefined;
+  artifactsBefore: string[] | undefined;
+  artifactsAfter: string[];
+  /** The id of the AI message `text` is from: a new message starts a new text. */
+  aiId?: string | undefined;
+}
+
+const MAX_TOOLS_SHOWN = 6;
+
+/** The live message's text while the run streams: tool calls compactly, then the answer so far. */
+function liveText(output: RunOutput, showTools: boolean): string {
+  const tools =
+    showTools && output.tools.length > 0
+      ? output.tools
+          .slice(-MAX_TOOLS_SHOWN)
+          .map((t) => `⚙ ${t}`)
+          .join("\n")
+      : "";
+  const body = output.text === "" ? "…" : `${output.text} …`;
+  return tools === "" ? body : `${tools}\n\n${body}`;
+}
+
+/**
+ * Runs the agent on the conversation's thread and answers: a live message edited at most once per
+ * `stream.edit_interval_ms` (edits that hit a rate limit are skipped), then the final text, clarification choices
+ * as buttons, and the files the run presented. The run id is journaled before the run starts, so after a crash a
+ * finished run is answered from its thread instead of being run again.
+ */
+export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void> {
+  const { runtime, provider, message, row, out } = ctx;
+  const { client, config, store, logger } = runtime;
+  const caps = provider.capabilities;
+  const output: RunOutput = { text: "", tools: [], question: undefined, artifactsBefore: undefined, artifactsAfter: [] };
+  const previous = row.run_id ? await client.getRun(turn.threadId, row.run_id, { userId: turn.userId }).catch(() => undefined) : undefined;
+  if (previous?.status === "success") {
+    // Answered by a run that finished before this instance died: send its answer, never run it again.
+    logger.info({ run_id: previous.run_id, event_id: row.event_id }, "channel event's run already finished; answering from it");
+    const state = await client.getThreadState(turn.threadId, { userId: turn.userId });
+    readFinalState(state.values as Record<string, unknown>, output);
+  } else {
+    const runId = randomUUID();
+    await store.update(row.id, { run_id: runId, thread_id: turn.threadId });
+    let liveId = caps.edits ? await store.outboxGet(`${row.id}#live`) : undefined;
+    let lastEdit = 0;
+    let editing: Promise<void> | undefined;
+    let holdUntil = 0;
+    const refresh = () => {
+      if (!caps.edits || editing) return;
+      const now = Date.now();
+      if (now - lastEdit < config.stream.edit_interval_ms || now < holdUntil) return;
+      lastEdit = now;
+      const text = liveText(output, config.stream.show_tools).slice(0, caps.maxTextLength);
+      editing = (async () => {
+        try {
+          if (liveId === undefined) liveId = (await out.send(`${row.id}#live`, message.chat, { text })).messageId;
+          else await provider.edit?.(message.chat, liveId, { text });
+        } catch (err) {
+          // A live edit is never worth waiting for: skip it, and hold off as long as the platform asked.
+          const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
+          if (typeof retryAfterMs === "number") holdUntil = Date.now() + retryAfterMs;
+          logger.debug({ err }, "live message update skipped");
+        } finally {
+          editing = undefined;
+        }
+      })();
+    };
+    if (caps.edits) void provider.typing?.(message.chat).catch(() => {});
+    const events = client.stream(turn.text, {
+      threadId: turn.threadId,
+      userId: turn.userId,
+      runId,
+      traceId: row.trace_id,
+      multitaskStrategy: "enqueue",
+      ...((turn.agent ?? config.agent) ? { agent: (turn.agent ?? config.agent) as string } : {}),
+      ...((turn.model ?? config.model) ? { model: (turn.model ?? config.model) as string } : {}),
+      metadata: { channel: provider.id, channel_event_id: row.event_id, channel_chat_id: message.chat.id },
+    });
+    try {
+      for await (const event of events) if (readEvent(event, output)) refresh();
+    } catch (err) {
+      if ((err as { code?: unknown })?.code !== ErrorCodes.RUN_CANCELLED) throw err;
+      // Stopped with /cancel (or by another client): say so where the answer was going.
+      await editing;
+      const text = output.text.trim() === "" ? "Cancelled." : `${output.text}\n\n(cancelled)`;
+      if (liveId !== undefined) await out.edit(message.chat, liveId, { text });
+      else await ctx.reply(text, "final:0");
+      return;
+    }
+    await editing;
+    if (liveId !== undefined) await store.outboxPut(`${row.id}#live`, liveId);
+    await sendFinal(ctx, output, liveId, turn.userId);
+    await sendFiles(ctx, turn, output);
+    return;
+  }
+  await sendFinal(ctx, output, await store.outboxGet(`${row.id}#live`), turn.userId);
+  await sendFiles(ctx, turn, output);
+}
+
+/** Folds one run event into the output; true when the live message would change. */
+function readEvent(event: StreamEvent, output: RunOutput): boolean {
+  if (event.type === "messages-tuple") {
+    const data = event.data;
+    if (data.type === "ai") {
+      if ("tool_calls" in data && data.tool_calls) {
+        for (const call of data.tool_calls) output.tools.push(call.name);
+        return true;
+      }
+      if (data.content !== "") {
+        if (data.id !== output.aiId) output.text = "";
+        output.aiId = data.id;
+        output.text += data.content;
+        return true;
+      }
+      return false;
+    }
+    if (data.name === "ask_clarification" && data.status === "success") {
+      const input = (data.artifact as { human_input?: HumanInput } | undefined)?.human_input ?? {};
+      output.question = { text: data.content, input };
+    }
+    return false;
+  }
+  if (event.type === "values") {
+    readFinalState(event.data as unknown as Record<string, unknown>, output);
+  }
+  return false;
+}
+
+/** Reads the newest AI text, the artifacts and a closing clarification from a state snapshot. */
+function readFinalState(values: Record<string, unknown>, output: RunOutput): void {
+  const artifacts = Array.isArray(values.artifacts) ? (values.artifacts as string[]) : [];
+  output.artifactsBefore ??= artifacts;
+  output.artifactsAfter = artifacts;
+  const messages = Array.isArray(values.messages) ? (values.messages as Record<string, unknown>[]) : [];
+  const lastHuman = messages.map((m) => m.type).lastIndexOf("human");
+  const turn = messages.slice(lastHuman + 1);
+  const lastAi = turn.filter((m) => m.type === "ai" && typeof m.content === "string" && m.content !== "").at(-1);
+  if (lastAi) output.text = lastAi.content as string;
+  const last = turn.at(-1);
+  if (last?.type === "tool" && last.name === "ask_clarification" && last.status !== "error") {
+    const input = (last.artifact as { human_input?: HumanInput } | undefined)?.human_input ?? {};
+    output.question = { text: String(last.content ?? ""), input };
+  }
+}
+
+async function sendFinal(ctx: EventContext, output: RunOutput, liveId: string | undefined, userId: string): Promise<void> {
+  const { provider, message, out, runtime } = ctx;
+  const caps = provider.capabilities;
+  const question = output.question;
+  const options = question?.input.options ?? [];
+  const withButtons = question !== undefined && options.length > 0 && caps.buttons;
+  let text: string;
+  let buttons: OutboundButton[][] | undefined;
+  if (withButtons) {
+    const parts = [question.input.context, question.input.question].filter((p): p is string => !!p && p.trim() !== "");
+    text = parts.join("\n\n") || question.text;
+    buttons = options.map((option, i) => [{ label: option.slice(0, 60), value: `c:${i}` }]);
+  } else if (question) {
+    text = question.text;
+  } else {
+    text = output.text.trim() === "" ? "(no answer)" : output.text;
+  }
+  const pieces = splitText(text, caps.maxTextLength);
+  let questionId: string;
+  if (liveId !== undefined && caps.edits) {
+    // The live message becomes the answer's first piece; further pieces follow as new messages.
+    await out.edit(message.chat, liveId, { text: pieces[0] as string, ...(pieces.length === 1 && buttons ? { buttons } : {}) });
+    questionId = liveId;
+    for (let i = 1; i < pieces.length; i++) {
+      const last = i === pieces.length - 1;
+      questionId = await ctx.reply(pieces[i] as string, `final:${i}`, last && buttons ? { buttons } : {});
+    }
+  } else {
+    questionId = "";
+    for (let i = 0; i < pieces.length; i++) {
+      const last = i === pieces.length - 1;
+      questionId = await ctx.reply(pieces[i] as string, `final:${i}`, last && buttons ? { buttons } : {});
+    }
+  }
+  if (withButtons) {
+    const conversation = await runtime.store.conversation(provider.id, message.chat, userId);
+    if (conversation) {
+      const pending: PendingQuestion = { message_id: questionId, question: text, options };
+      await runtime.store.saveConversation(provider.id, message.chat, userId, {
+        thread_id: conversation.thread_id,
+        pending_question: JSON.stringify(pending),
+      });
+    }
+  }
+}
+
+/** Sends the files the run presented (artifacts that were not there when it started). */
+async function sendFiles(ctx: EventContext, turn: Turn, output: RunOutput): Promise<void> {
+  const { provider, message, row, out, runtime } = ctx;
+  if (!provider.capabilities.files || !provider.sendFile) return;
+  const before = new Set(output.artifactsBefore ?? []);
+  for (const path of output.artifactsAfter.filter((p) => !before.has(p))) {
+    const artifact = await runtime.client.getArtifact(turn.threadId, path, { userId: turn.userId });
+    await out.sendFile(`${row.id}#file:${path}`, message.chat, {
+      name: basename(path),
+      bytes: artifact.bytes,
+      mimeType: artifact.mimeType,
+    });
+  }
+}

@@ -1,0 +1,312 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { definePlugin } from "@antler/kernel";
+import { scriptedModelsPlugin } from "@antler/kernel/testing";
+import { AntlerClient } from "@antler/plugin-runtime";
+import type { BaseMessage } from "@langchain/core/messages";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChannelProvider, ChannelSink } from "../contract.js";
+import { CHANNELS, type ChannelsHost, registerChannel } from "../host.js";
+import channelsPlugin from "../plugin.js";
+import type { ChannelRuntime } from "../runtime.js";
+
+/** A message the bot posted, as the platform shows it now (after edits). */
+export interface PlatformMessage {
+  id: string;
+  /** The text as the platform holds it (its own format: HTML, mrkdwn ...). */
+  text: string;
+  buttons: Array<{ label: string; value: string }>;
+}
+
+/** Who sends what, where: the kit's view of a user's message. */
+export interface TestUserMessage {
+  chatId: string;
+  chatKind: "direct" | "group";
+  /** The platform user id: the kit uses decimal digits, so platforms with numeric ids take it as it is. */
+  userId: string;
+  text: string;
+  /** In a group: the message mentions the bot. */
+  mentioned?: boolean;
+}
+
+/**
+ * The test double of a platform, driven by the kit. It speaks the platform's real wire API (a loopback server the
+ * provider is pointed at) and delivers events the way the provider receives them in the mode under test.
+ */
+export interface ChannelTestPlatform {
+  /** A user's message: a webhook request to `provider.webhook(request, sink)`, or an event queued for `receive`. */
+  userSends(message: TestUserMessage, sink: ChannelSink): Promise<{ eventId: string }>;
+  /** The same event again, as the platform retries it. */
+  redeliver(eventId: string, sink: ChannelSink): Promise<void>;
+  /** A press of the button with `value` under the bot's message `messageId`. */
+  userPresses(press: Omit<TestUserMessage, "text"> & { messageId: string; value: string }, sink: ChannelSink): Promise<{ eventId: string }>;
+  /** The bot's messages in a chat, oldest first. */
+  messages(chatId: string): Promise<PlatformMessage[]>;
+  /** The platform refuses the next send with a rate limit (429 and its retry-after form). */
+  rateLimitNextSend(retryAfterSeconds: number): void;
+  /** A webhook request with a bad signature or token (webhook providers): the provider must answer 401. */
+  forgedWebhookRequest?(): Request;
+}
+
+export interface ChannelConformanceSubject {
+  provider: ChannelProvider;
+  platform: ChannelTestPlatform;
+}
+
+export interface ChannelConformanceOptions {
+  /** A fresh provider and its platform; called once for the suite. */
+  create: () => Promise<ChannelConformanceSubject>;
+  /** Cleans up after the suite (loopback servers). */
+  close?: () => Promise<void>;
+  /** Label in the describe title; default the provider's id. */
+  name?: string;
+  /** Per-test timeout in ms; default 30 000. */
+  timeoutMs?: number;
+}
+
+const USER = "conformance-user";
+
+function script(messages: BaseMessage[]) {
+  const human = messages.filter((m) => m.getType() === "human").at(-1);
+  const text = typeof human?.content === "string" ? human.content : "";
+  if (messages.at(-1)?.getType() !== "human") return { text: "Done." };
+  if (/^(left|right)$/.test(text.trim())) return { text: `Going ${text.trim()}.` };
+  if (/which way/i.test(text)) {
+    return {
+      toolCalls: [
+        { name: "ask_clarification", args: { question: "Which way?", clarification_type: "approach_choice", options: ["left", "right"] } },
+      ],
+    };
+  }
+  return { text: `You said ${text.replace(/^@\S+\s*/, "")}` };
+}
+
+/**
+ * The shared suite every channel provider passes. It runs the real channels runtime and `AntlerClient` (SQLite,
+ * a scripted model) against the provider and the platform double, through the contract only:
+ *
+ * ```ts
+ * runChannelConformance({ create: async () => ({ provider: new MyProvider(...), platform: myPlatform }), close });
+ * ```
+ */
+export function runChannelConformance(options: ChannelConformanceOptions): void {
+  const timeout = options.timeoutMs ?? 30_000;
+  describe(`channel conformance${options.name ? `: ${options.name}` : ""}`, () => {
+    let subject: ChannelConformanceSubject;
+    let client: AntlerClient;
+    let host: ChannelsHost;
+    let runtime: ChannelRuntime;
+    let sink: ChannelSink;
+    let stopReceiving: (() => Promise<void>) | undefined;
+    let dir: string;
+    let chatSeq = 0;
+    const chat = (kind: "direct" | "group" = "direct") => `${kind === "group" ? "-" : ""}${9_100_000 + ++chatSeq}`;
+
+    /** Waits until the event is handled (journaled and answered, ignored or failed). */
+    const handled = async (eventId: string) => {
+      for (let i = 0; i < timeout / 20; i++) {
+        const row = await host.store.event(subject.provider.id, eventId);
+        if (row && (row.status === "answered" || row.status === "ignored" || row.status === "failed")) {
+          await runtime.idle();
+          return row;
+        }
+        await sleep(20);
+      }
+      throw new Error(`event ${eventId} was not handled in ${timeout} ms`);
+    };
+    const texts = async (chatId: string) => (await subject.platform.messages(chatId)).map((m) => m.text);
+
+    beforeAll(async () => {
+      subject = await options.create();
+      dir = mkdtempSync(join(tmpdir(), "antler-channel-conformance-"));
+      const provider = subject.provider;
+      const register = definePlugin({
+        name: "channel-under-test",
+        version: "0.0.0",
+        kernel: "^0.1.0",
+        dependsOn: ["@antler/plugin-channels"],
+        setup(ctx) {
+          registerChannel(ctx, provider);
+        },
+      });
+      client = await AntlerClient.create({
+        config: {
+          base_dir: dir,
+          models: [{ name: "m", provider: "scripted" }],
+          storage: { backend: "sqlite" },
+          title: { enabled: false },
+          logging: { level: "error" },
+        },
+        plugins: [
+          scriptedModelsPlugin({ m: { respond: script } }),
+          { plugin: channelsPlugin, config: { stream: { edit_interval_ms: 200 }, recovery_interval_seconds: 3600 } },
+          register,
+        ],
+        cwd: dir,
+        env: {},
+        discover: false,
+      });
+      host = client.kernel.scope.resolve(CHANNELS);
+      runtime = host.runtime(client);
+      sink = runtime.sink(provider.id);
+      if (provider.receive) stopReceiving = host.startReceiving(client);
+    }, timeout);
+
+    afterAll(async () => {
+      await stopReceiving?.();
+      await client?.close();
+      await options.close?.();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }, timeout);
+
+    it("declares an id, its capabilities and at least one delivery mode", () => {
+      expect(subject.provider.id).toMatch(/^[a-z0-9][a-z0-9-]{0,31}$/);
+      const caps = subject.provider.capabilities;
+      expect(typeof caps.edits).toBe("boolean");
+      expect(typeof caps.buttons).toBe("boolean");
+      expect(typeof caps.files).toBe("boolean");
+      expect(caps.maxTextLength).toBeGreaterThan(0);
+      expect(Boolean(subject.provider.webhook) || Boolean(subject.provider.receive)).toBe(true);
+      if (caps.edits) expect(typeof subject.provider.edit).toBe("function");
+      if (caps.files) expect(typeof subject.provider.sendFile).toBe("function");
+    });
+
+    it(
+      "send posts a message the platform shows, and edit replaces its text",
+      async () => {
+        const chatId = chat();
+        const sent = await subject.provider.send({ id: chatId, kind: "direct" }, { text: "first words" });
+        expect(sent.messageId).toBeTruthy();
+        expect((await texts(chatId)).join("\n")).toContain("first words");
+        if (subject.provider.capabilities.edits) {
+          await subject.provider.edit?.({ id: chatId, kind: "direct" }, sent.messageId, { text: "second words" });
+          const shown = await texts(chatId);
+          expect(shown).toHaveLength(1);
+          expect(shown[0]).toContain("second words");
+        }
+      },
+      timeout,
+    );
+
+    it(
+      "a bound user's direct message is journaled, run, and answered in the chat",
+      async () => {
+        const chatId = chat();
+        await host.store.bind(subject.provider.id, "501", USER);
+        const { eventId } = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "501", text: "hello there" }, sink);
+        const row = await handled(eventId);
+        expect(row.status).toBe("answered");
+        expect(row.user_id).toBe(USER);
+        expect((await texts(chatId)).at(-1)).toContain("You said hello there");
+        const run = await client.getRun(row.thread_id as string, row.run_id as string, { userId: USER });
+        expect(run.status).toBe("success");
+        expect(run.trace_id).toBe(row.trace_id);
+      },
+      timeout,
+    );
+
+    it(
+      "an unbound user gets a how-to-connect reply and no run",
+      async () => {
+        const chatId = chat();
+        const { eventId } = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "599", text: "anyone?" }, sink);
+        const row = await handled(eventId);
+        expect(row.run_id).toBeNull();
+        expect((await texts(chatId)).at(-1)).toContain("/connect");
+      },
+      timeout,
+    );
+
+    it(
+      "a re-delivered event is answered once",
+      async () => {
+        const chatId = chat();
+        await host.store.bind(subject.provider.id, "502", USER);
+        const { eventId } = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "502", text: "just once" }, sink);
+        await handled(eventId);
+        await subject.platform.redeliver(eventId, sink);
+        await subject.platform.redeliver(eventId, sink);
+        const second = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "502", text: "marker after" }, sink);
+        await handled(second.eventId);
+        const shown = await texts(chatId);
+        expect(shown.filter((t) => t.includes("You said just once"))).toHaveLength(1);
+        expect(shown.at(-1)).toContain("You said marker after");
+      },
+      timeout,
+    );
+
+    it(
+      "in a group, a message without a mention is ignored and one with a mention is answered",
+      async () => {
+        const chatId = chat("group");
+        await host.store.bind(subject.provider.id, "503", USER);
+        const quiet = await subject.platform.userSends({ chatId, chatKind: "group", userId: "503", text: "side talk" }, sink);
+        expect((await handled(quiet.eventId)).status).toBe("ignored");
+        const loud = await subject.platform.userSends(
+          { chatId, chatKind: "group", userId: "503", text: "answer me", mentioned: true },
+          sink,
+        );
+        expect((await handled(loud.eventId)).status).toBe("answered");
+        const shown = await texts(chatId);
+        expect(shown).toHaveLength(1);
+        expect(shown[0]).toContain("You said answer me");
+      },
+      timeout,
+    );
+
+    it(
+      "clarification options become buttons (or a typed question), and the answer resumes the thread",
+      async () => {
+        const chatId = chat();
+        await host.store.bind(subject.provider.id, "504", USER);
+        const asked = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "504", text: "which way now?" }, sink);
+        const row = await handled(asked.eventId);
+        const question = (await subject.platform.messages(chatId)).at(-1);
+        expect(question?.text).toContain("Which way?");
+        let answer: { eventId: string };
+        if (subject.provider.capabilities.buttons) {
+          expect(question?.buttons.map((b) => b.label)).toEqual(["left", "right"]);
+          const right = question?.buttons.find((b) => b.label === "right");
+          answer = await subject.platform.userPresses(
+            { chatId, chatKind: "direct", userId: "504", messageId: question?.id as string, value: right?.value as string },
+            sink,
+          );
+        } else {
+          answer = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "504", text: "right" }, sink);
+        }
+        const answered = await handled(answer.eventId);
+        expect(answered.status).toBe("answered");
+        expect(answered.thread_id).toBe(row.thread_id);
+        expect((await texts(chatId)).at(-1)).toContain("Going right.");
+      },
+      timeout,
+    );
+
+    it(
+      "a rate-limited send is retried after the platform's retry-after and delivered once",
+      async () => {
+        const chatId = chat();
+        await host.store.bind(subject.provider.id, "505", USER);
+        subject.platform.rateLimitNextSend(1);
+        const { eventId } = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "505", text: "slow down" }, sink);
+        expect((await handled(eventId)).status).toBe("answered");
+        const shown = await texts(chatId);
+        expect(shown.filter((t) => t.includes("You said slow down"))).toHaveLength(1);
+      },
+      timeout,
+    );
+
+    it(
+      "a webhook request with a bad signature or token is refused with 401",
+      async (test) => {
+        // Only webhook delivery has requests to forge.
+        if (!subject.provider.webhook || !subject.platform.forgedWebhookRequest) return test.skip();
+        const response = await subject.provider.webhook(subject.platform.forgedWebhookRequest(), sink);
+        expect(response.status).toBe(401);
+      },
+      timeout,
+    );
+  });
+}

@@ -1,0 +1,3 @@
+import { channelStoreSuite } from "./store-suite.js";
+
+channelStoreSuite(() => ({ backend: "sqlite" }));
