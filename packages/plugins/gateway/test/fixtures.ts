@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { performance } from "node:perf_hooks";
 import { type CodePlugin, definePlugin, type KernelConfigInput, threadPaths } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { captureLogs, type Script, scriptedModelsPlugin } from "@antler/kernel/testing";
@@ -272,53 +272,6 @@ export function watchRss(readRss: () => number = () => process.memoryUsage.rss()
 }
 
 /** The resident set size of another process, in bytes (Linux: /proc/<pid>/status). */
-/** One measured stretch of event-loop delay, in ms. */
-export interface LoopDelayStretch {
-  p99: number;
-  max: number;
-}
-
-/**
- * This process's event-loop delay (perf_hooks, 10 ms resolution) over chosen stretches of work: `measure` records
- * one stretch (each in its own histogram, so the time between stretches is no sample), `p99()` and `max()` read
- * the worst stretch in ms. A test keeps two, a baseline and one under load, taken on the same machine in the same
- * minute: a loaded machine raises both, code that holds the loop only the second.
- */
-export function eventLoopDelay() {
-  const stretches: LoopDelayStretch[] = [];
-  return {
-    /** A stretch measured elsewhere (another process). */
-    add(stretch: LoopDelayStretch): void {
-      stretches.push(stretch);
-    },
-    async measure(work: () => Promise<unknown>): Promise<void> {
-      const histogram = monitorEventLoopDelay({ resolution: 10 });
-      histogram.enable();
-      try {
-        await work();
-      } finally {
-        histogram.disable();
-        stretches.push({ p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 });
-      }
-    },
-    p99: (): number => Math.max(0, ...stretches.map((s) => s.p99)),
-    max: (): number => Math.max(0, ...stretches.map((s) => s.max)),
-  };
-}
-
-/**
- * Whether the loop was held under load, against a baseline of the same machine: often (p99 over twice the
- * baseline's plus 40 ms: a run path holding the loop ~100 ms per run) or once for long (the longest delay over four
- * times the baseline's plus 250 ms: 20 large bodies processed in one synchronous go). Returns what was exceeded.
- */
-export function loopHeld(underLoad: { p99(): number; max(): number }, baseline: { p99(): number; max(): number }): string | undefined {
-  const [p99, rest99, max, restMax] = [underLoad.p99(), baseline.p99(), underLoad.max(), baseline.max()];
-  const facts = `p99 ${p99.toFixed(1)} ms and longest ${max.toFixed(1)} ms under load; ${rest99.toFixed(1)} and ${restMax.toFixed(1)} ms at rest`;
-  if (p99 > 2 * rest99 + 40) return `the event loop was held often: ${facts}`;
-  if (max > 4 * restMax + 250) return `the event loop was held once for long: ${facts}`;
-  return undefined;
-}
-
 export function rssOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? "0") * 1024;
