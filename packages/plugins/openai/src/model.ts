@@ -2,8 +2,8 @@ import { AntlerError, ErrorCodes, type ModelConfig, type ModelProviderEnv } from
 import { fetchWithTraceId, withModelErrorContext } from "@antler/model-kit";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI, type ChatOpenAIFields } from "@langchain/openai";
-import { reasoningServerSettings } from "./plugin.js";
 import { ReasoningServerChatModel } from "./reasoning-server.js";
+import { reasoningServerSettings } from "./reasoning-settings.js";
 
 // Local OpenAI-compatible servers (vLLM, Ollama) need no key, but the OpenAI client refuses to start without one.
 const PLACEHOLDER_KEY = "not-needed";
