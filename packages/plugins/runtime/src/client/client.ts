@@ -10,6 +10,7 @@ import {
   DEFAULT_USER_ID,
   ErrorCodes,
   ensureTraceContext,
+  getCurrentTraceId,
   isAntlerError,
   type Kernel,
   type Logger,
@@ -209,7 +210,8 @@ interface RunStart {
   input: unknown;
   inputMessageId: string | undefined;
   onAdmitted: RunCallOptions["onAdmitted"];
-  resumed?: { cause: "resume" | "timeout"; interruptId: string };
+  /** A resumed run: why, on which interrupt, and the trace id of the request that resumed it (logged as the link). */
+  resumed?: { cause: "resume" | "timeout"; interruptId: string; by: string | null };
   /** Writes (or claims) the run's record, calling `admitted` once it exists; answers the context to run with. */
   record(scope: {
     traceId: string;
@@ -639,7 +641,7 @@ export class AntlerClient {
       input: new Command({ resume: value }),
       inputMessageId: undefined,
       onAdmitted: options.onAdmitted,
-      resumed: { cause: options.cause, interruptId: pending.id },
+      resumed: { cause: options.cause, interruptId: pending.id, by: getCurrentTraceId() ?? null },
       record: async ({ admitted }) => {
         const claimed = await runs.claimPaused(runId, { id: this.instanceId, leaseMs: this.leases.leaseMs }, pending.id);
         if (!claimed) {
@@ -661,7 +663,9 @@ export class AntlerClient {
     const { userId, threadId, modelName, thinking } = start;
     const { saver, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
-    const run = await ensureTraceContext(start.traceId, (scopeId) =>
+    // A resumed run keeps its own trace id whatever scope resumes it (a request's, the heartbeat's).
+    const scoped = start.resumed ? requestTraceContext : ensureTraceContext;
+    const run = await scoped(start.traceId, (scopeId) =>
       this.kernel.beginRun({ threadId, userId, signal: start.signal, traceId: scopeId, runId: start.runId }),
     );
     const { traceId, runId } = run.context;
@@ -725,7 +729,10 @@ export class AntlerClient {
             interrupt_id: start.resumed.interruptId,
           },
         };
-        this.kernel.logger.info({ run_id: runId, trace_id: traceId, cause: start.resumed.cause }, "paused run resumed");
+        this.kernel.logger.info(
+          { run_id: runId, trace_id: traceId, cause: start.resumed.cause, resumed_by_trace_id: start.resumed.by },
+          "paused run resumed",
+        );
         if (observed) observe("runEvent", (o) => o.runEvent(runId, event));
         yield event;
       }
