@@ -50,6 +50,8 @@ const ruleSchema = z
     tools: z.array(z.string().min(1)).default([]),
     /** Tool groups this rule covers (`bash`, `file:write`, `web`, `mcp`, a `tools:` group, ...); `*` for every tool. */
     groups: z.array(z.string().min(1)).default([]),
+    /** `ask`: calls a guardrail provider answers with `ask: true` (allow: false) need approval instead of being denied. */
+    guardrail: z.literal("ask").optional(),
     /** Only calls whose arguments meet every condition (by dotted path) need approval. */
     when: z.strictObject({ args: z.record(z.string().min(1), argConditionSchema).default({}) }).optional(),
     /** Why approval is needed, as the person deciding reads it. */
@@ -59,11 +61,11 @@ const ruleSchema = z
     non_interactive: defaultDecisionSchema.optional(),
   })
   .superRefine((rule, issues) => {
-    if (rule.tools.length === 0 && rule.groups.length === 0) {
+    if (rule.tools.length === 0 && rule.groups.length === 0 && rule.guardrail === undefined) {
       issues.addIssue({
         code: "custom",
         path: ["tools"],
-        message: "a rule must name tools or groups (e.g. tools: [bash] or groups: [file:write])",
+        message: "a rule must name tools, groups or guardrail: ask (e.g. tools: [bash] or groups: [file:write])",
       });
     }
   });

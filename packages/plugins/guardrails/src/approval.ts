@@ -4,6 +4,8 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { interrupt } from "@langchain/langgraph";
 import { z } from "zod";
 import type { ApprovalRuleConfig, ApprovalSection, ArgCondition } from "./approval-config.js";
+import type { GuardrailReason } from "./contract.js";
+import { APPROVED_TOOL_CALLS_KEY } from "./middleware.js";
 
 /** The `kind` of an approval's interrupt value. */
 export const APPROVAL_INTERRUPT_KIND = "approval";
@@ -59,6 +61,8 @@ interface CompiledRule {
   tools: ReadonlySet<string>;
   groups: ReadonlySet<string>;
   conditions: Array<{ path: string[]; condition: ArgCondition; pattern?: RegExp }>;
+  /** Covers calls a guardrail provider answers with `ask`. */
+  ask: boolean;
   reason: string;
   timeoutMs: number;
   onTimeout: "approve" | "reject";
@@ -68,7 +72,7 @@ interface CompiledRule {
 export function compileApprovalRules(section: ApprovalSection): CompiledRule[] {
   return section.rules.map((rule: ApprovalRuleConfig, index) => {
     const name = rule.name ?? `rule-${index}`;
-    const targets = [...rule.tools, ...rule.groups.map((g) => `group ${g}`)].join(", ");
+    const targets = [...rule.tools, ...rule.groups.map((g) => `group ${g}`), ...(rule.guardrail ? ["guardrail ask"] : [])].join(", ");
     return {
       name,
       tools: new Set(rule.tools),
@@ -78,6 +82,7 @@ export function compileApprovalRules(section: ApprovalSection): CompiledRule[] {
         condition,
         ...(condition.matches !== undefined ? { pattern: new RegExp(condition.matches) } : {}),
       })),
+      ask: rule.guardrail === "ask",
       reason: rule.reason ?? `approval rule "${name}" covers ${targets}`,
       timeoutMs: rule.timeout ?? section.timeout,
       onTimeout: rule.on_timeout ?? section.on_timeout,
@@ -109,16 +114,17 @@ function conditionHolds(args: Record<string, unknown>, rule: CompiledRule["condi
   return true;
 }
 
-/** The first rule that covers the call, or undefined. */
+/** The first rule that covers the call (by name or group, or `asked`: a guardrail provider asked), or undefined. */
 export function matchRule(
   rules: readonly CompiledRule[],
   call: Pick<ToolCall, "name" | "args">,
   group: string | null | undefined,
+  asked = false,
 ): CompiledRule | undefined {
   const args = (call.args ?? {}) as Record<string, unknown>;
   return rules.find(
     (rule) =>
-      (rule.tools.has(call.name) || rule.groups.has("*") || (typeof group === "string" && rule.groups.has(group))) &&
+      (rule.tools.has(call.name) || rule.groups.has("*") || (typeof group === "string" && rule.groups.has(group)) || (asked && rule.ask)) &&
       rule.conditions.every((c) => conditionHolds(args, c)),
   );
 }
@@ -187,6 +193,11 @@ export interface ApprovalMiddlewareOptions {
   readonly lookup: ApprovalToolLookup;
   readonly logger: Logger;
   readonly now?: () => Date;
+  /**
+   * Asks the guardrail providers about a call (rules with `guardrail: ask`): their reasons when one answers
+   * `ask`, else null (allowed, or denied: the Guardrail middleware refuses it when it would run).
+   */
+  readonly askGuardrails?: ((call: ToolCall, context: Record<string, unknown>) => Promise<readonly GuardrailReason[] | null>) | undefined;
 }
 
 const str = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
@@ -204,8 +215,10 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
   const { section, lookup, logger } = options;
   const now = options.now ?? (() => new Date());
   const rules = compileApprovalRules(section);
+  const askRules = rules.some((rule) => rule.ask);
   return {
     name: "approval",
+    state: { [APPROVED_TOOL_CALLS_KEY]: z.array(z.string()).optional() },
     afterModel: {
       canJumpTo: ["model"],
       hook: async (state, runtime) => {
@@ -214,9 +227,18 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
         const context = (runtime?.context ?? {}) as Record<string, unknown>;
         const traceId = resolveTraceId(context[TRACE_METADATA_KEY]);
         const matched: Array<{ call: ToolCall; rule: CompiledRule }> = [];
+        const askedReasons = new Map<string, string>();
         for (const call of last.tool_calls) {
-          const rule = matchRule(rules, call, lookup.groupOf(call.name));
-          if (rule && call.id) matched.push({ call, rule });
+          if (!call.id) continue;
+          let rule = matchRule(rules, call, lookup.groupOf(call.name));
+          if (!rule && askRules && options.askGuardrails) {
+            const reasons = await options.askGuardrails(call, context);
+            if (reasons) {
+              rule = matchRule(rules, call, lookup.groupOf(call.name), true);
+              askedReasons.set(call.id, reasons.map((r) => `${r.code}: ${r.message}`).join("; "));
+            }
+          }
+          if (rule) matched.push({ call, rule });
         }
         if (matched.length === 0) return undefined;
         const pendingCalls: PendingApprovalCall[] = matched.map(({ call, rule }) => ({
@@ -224,7 +246,7 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
           tool: call.name,
           args: (call.args ?? {}) as Record<string, unknown>,
           rule: rule.name,
-          reason: rule.reason,
+          reason: askedReasons.get(call.id as string) || rule.reason,
         }));
         const ruleOf = new Map(matched.map(({ call, rule }) => [call.id as string, rule]));
         const decided = new Map<string, ApprovalDecision>();
@@ -297,7 +319,7 @@ async function applyDecisions(
   traceId: string,
   context: Record<string, unknown>,
   logger: Logger,
-): Promise<{ messages: Array<AIMessage | ToolMessage>; jumpTo?: "model" }> {
+): Promise<{ messages: Array<AIMessage | ToolMessage>; [APPROVED_TOOL_CALLS_KEY]: string[]; jumpTo?: "model" }> {
   const refusals: ToolMessage[] = [];
   let edited = false;
   const calls = (last.tool_calls ?? []).map((call) => {
@@ -340,5 +362,8 @@ async function applyDecisions(
   }
   messages.push(...refusals);
   const everyCallRejected = refusals.length === (last.tool_calls ?? []).length;
-  return everyCallRejected ? { messages, jumpTo: "model" } : { messages };
+  const approved = [...decided].filter(([, d]) => d.decision !== "reject").map(([id]) => id);
+  return everyCallRejected
+    ? { messages, [APPROVED_TOOL_CALLS_KEY]: approved, jumpTo: "model" }
+    : { messages, [APPROVED_TOOL_CALLS_KEY]: approved };
 }

@@ -1,4 +1,4 @@
-import { AntlerError, definePlugin } from "@antler/kernel";
+import { AntlerError, definePlugin, resolveTraceId, TRACE_METADATA_KEY } from "@antler/kernel";
 import { provideRunAdmission } from "@antler/plugin-runtime/admission";
 import { RuntimeErrorCodes } from "@antler/plugin-runtime/errors";
 import { provideRunResumeCheck } from "@antler/plugin-runtime/resume-checks";
@@ -117,9 +117,32 @@ export default definePlugin({
       ctx.middleware.add(
         {
           name: "approval",
-          create: async () => {
+          create: async (assembly) => {
             const { approvalMiddleware } = await import("./approval.js");
-            return approvalMiddleware({ section: approval, lookup, logger: ctx.logger });
+            const { guardrailRequestFor } = await import("./middleware.js");
+            return approvalMiddleware({
+              section: approval,
+              lookup,
+              logger: ctx.logger,
+              // The configured providers (RBAC never asks): the first that does not allow decides.
+              askGuardrails: async (call, context) => {
+                const traceId = resolveTraceId(context[TRACE_METADATA_KEY]);
+                const request = guardrailRequestFor(call, call.args, context, {
+                  subagent: assembly.subagent,
+                  defaultRole: policy ? authz.default_role : null,
+                  traceId,
+                });
+                for (const { provider } of configured) {
+                  // A failing provider is left to the Guardrail middleware, whose fail_closed decides at the call.
+                  const decision = await Promise.resolve()
+                    .then(() => provider.evaluate(request, {}))
+                    .catch(() => null);
+                  if (!decision || decision.allow) continue;
+                  return decision.ask === true ? decision.reasons : null;
+                }
+                return null;
+              },
+            });
           },
         },
         { after: "DanglingToolCall" },

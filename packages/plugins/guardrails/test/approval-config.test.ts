@@ -45,7 +45,7 @@ describe("approval: config", () => {
   it("refuses a rule that names no tool or group, at its path, with what to write", async () => {
     const err = await bootError({ rules: [{ name: "empty" }] });
     expect(isAntlerError(err, ErrorCodes.CONFIG_INVALID)).toBe(true);
-    expect(String((err as Error).message)).toMatch(/approval\.rules\[0\]\.tools: a rule must name tools or groups/);
+    expect(String((err as Error).message)).toMatch(/approval\.rules\[0\]\.tools: a rule must name tools, groups or guardrail: ask/);
   });
 
   it("refuses a duration without a unit, a bad regular expression, an unknown decision and an unknown key", async () => {

@@ -1,4 +1,4 @@
-import { definePlugin, type KernelConfigInput } from "@antler/kernel";
+import { type CodePlugin, definePlugin, type KernelConfigInput } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { type ScriptedCall, type ScriptFunction, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { AntlerClient, type AntlerClientOptions, type StreamEvent } from "@antler/plugin-runtime";
@@ -67,6 +67,7 @@ export async function approvalClient(options: {
   storage?: Record<string, unknown>;
   config?: Record<string, unknown>;
   runLeases?: AntlerClientOptions["runLeases"];
+  plugins?: CodePlugin[];
 }): Promise<ApprovalClient> {
   const scripted = scriptedModelsPlugin({ m: options.script });
   const client = await AntlerClient.create({
@@ -77,7 +78,7 @@ export async function approvalClient(options: {
       approval: options.approval ?? DEFAULT_APPROVAL,
       ...options.config,
     } as KernelConfigInput,
-    plugins: [scripted, ledgerTools(options.ledger), guardrailsPlugin],
+    plugins: [scripted, ledgerTools(options.ledger), guardrailsPlugin, ...(options.plugins ?? [])],
     cwd: options.dir,
     env: {},
     discover: false,
