@@ -32,10 +32,10 @@ async function serve(calls: Parameters<typeof callThenReport>[0]) {
     shutdownGraceMs: 1000,
   });
   closing.push(() => gateway.close());
-  const call = (key: string, path: string, json?: unknown) =>
+  const call = (key: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
     fetch(`${gateway.url}${path}`, {
       method: json === undefined ? "GET" : "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
       ...(json === undefined ? {} : { body: JSON.stringify(json) }),
     });
   return { client: client as AntlerClient, ledger, call };
@@ -117,4 +117,45 @@ describe("POST /api/threads/{id}/runs/{run}/resume", () => {
     expect(((await response.json()) as WaitBody).output).toContain("a person rejected this call: use git clean");
     expect(ledger).toEqual([]);
   });
+
+  it("the run's event log shows the pause, then the resumed part under the same run id, numbered on", async () => {
+    const { call } = await serve([BASH]);
+    const paused = await pausedRun(call);
+    const first = parseSse(await (await call(ALICE_KEY, `/api/threads/t1/runs/${paused.run_id}/stream`)).text());
+    const pauseEvent = first.find((e) => e.event === "custom" && (e.data as { type?: string }).type === "run_paused");
+    expect(pauseEvent?.data).toMatchObject({ run_id: paused.run_id, trace_id: paused.trace_id, interrupt: { kind: "approval" } });
+    const firstEnd = first.at(-1);
+    expect(firstEnd).toMatchObject({ event: "end", data: { stop_reason: "paused" } });
+    await call(ALICE_KEY, `/api/threads/t1/runs/${paused.run_id}/resume`, { decision: "approve" });
+    // Following on from the pause's end (Last-Event-ID) reads the resumed part: no event lost, none repeated.
+    const rest = parseSse(
+      await (await fetchWithLastEventId(call, `/api/threads/t1/runs/${paused.run_id}/stream`, String(firstEnd?.id))).text(),
+    );
+    expect(rest[0]?.id).toBe((firstEnd?.id ?? 0) + 1);
+    expect(rest.map((e) => e.id)).toEqual(rest.map((_, i) => (firstEnd?.id ?? 0) + 1 + i));
+    const resumed = rest.find((e) => e.event === "custom" && (e.data as { type?: string }).type === "run_resumed");
+    expect(resumed?.data).toMatchObject({ run_id: paused.run_id, trace_id: paused.trace_id, cause: "resume" });
+    expect(rest.at(-1)).toMatchObject({ event: "end", data: { run_id: paused.run_id, trace_id: paused.trace_id } });
+    expect((rest.at(-1)?.data as { stop_reason: string | null }).stop_reason).not.toBe("paused");
+  });
 });
+
+function fetchWithLastEventId(call: Awaited<ReturnType<typeof serve>>["call"], path: string, lastEventId: string) {
+  return call(ALICE_KEY, path, undefined, { "last-event-id": lastEventId });
+}
+
+function parseSse(text: string): Array<{ id: number | undefined; event: string; data: unknown }> {
+  const out: Array<{ id: number | undefined; event: string; data: unknown }> = [];
+  for (const block of text.split("\n\n")) {
+    let id: number | undefined;
+    let event = "message";
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith("id:")) id = Number(line.slice(3).trim());
+      else if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).trim());
+    }
+    if (data.length > 0) out.push({ id, event, data: JSON.parse(data.join("\n")) });
+  }
+  return out;
+}

@@ -160,6 +160,11 @@ export interface ObservedRun {
  */
 export interface RunObserver {
   runStarted(run: ObservedRun): void;
+  /**
+   * Awaited (at most 5 s) before `runStarted` of a paused run that continues under its run id (`resume`, a timeout),
+   * so an event log numbers its events on from the earlier part's. Optional.
+   */
+  runResuming?(run: ObservedRun): Promise<void>;
   /** Synchronous and on the run's path: keep it cheap (queue the work, do it later). */
   runEvent(runId: string, event: StreamEvent): void;
   /**
@@ -709,6 +714,16 @@ export class AntlerClient {
     let pause: PausedInterrupt | undefined;
     let context: Record<string, unknown> = {};
     try {
+      if (start.resumed) {
+        const resuming = observers.map((o) =>
+          Promise.resolve()
+            .then(() => o.runResuming?.({ runId, threadId, userId, traceId }))
+            .catch((err: unknown) =>
+              this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "a run observer failed at runResuming"),
+            ),
+        );
+        await settledWithin(Promise.all(resuming), OBSERVER_END_WAIT_MS);
+      }
       const prepared = await start.record({ traceId, runId, run, admitted });
       context = prepared.context;
       const { callerMetadata, custom } = prepared;
