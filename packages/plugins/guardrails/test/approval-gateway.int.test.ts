@@ -1,5 +1,6 @@
 import { useTempDirs } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import metricsPlugin from "@antler/plugin-metrics";
 import type { AntlerClient, RunRecord } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { approvalClient, callThenReport, type Ledger } from "./approval-fixtures.js";
@@ -15,7 +16,12 @@ afterEach(async () => {
 
 async function serve(calls: Parameters<typeof callThenReport>[0]) {
   const ledger: Ledger = [];
-  const { client } = await approvalClient({ dir: temp.tempDir("antler-approval-gw-"), ledger, script: callThenReport(calls) });
+  const { client } = await approvalClient({
+    dir: temp.tempDir("antler-approval-gw-"),
+    ledger,
+    script: callThenReport(calls),
+    plugins: [metricsPlugin],
+  });
   closing.push(() => client.close());
   const gateway: RunningGateway = await startGateway({
     client,
@@ -137,6 +143,19 @@ describe("POST /api/threads/{id}/runs/{run}/resume", () => {
     expect(resumed?.data).toMatchObject({ run_id: paused.run_id, trace_id: paused.trace_id, cause: "resume" });
     expect(rest.at(-1)).toMatchObject({ event: "end", data: { run_id: paused.run_id, trace_id: paused.trace_id } });
     expect((rest.at(-1)?.data as { stop_reason: string | null }).stop_reason).not.toBe("paused");
+  });
+
+  it("/metrics shows how many runs are paused, counted from the database at the scrape", async () => {
+    const { call } = await serve([BASH]);
+    const pausedGauge = async () => {
+      const text = await (await call(ALICE_KEY, "/metrics")).text();
+      return Number(/^antler_runs_paused (\S+)$/m.exec(text)?.[1]);
+    };
+    expect(await pausedGauge()).toBe(0);
+    const paused = await pausedRun(call);
+    expect(await pausedGauge()).toBe(1);
+    await call(ALICE_KEY, `/api/threads/t1/runs/${paused.run_id}/resume`, { decision: "reject" });
+    expect(await pausedGauge()).toBe(0);
   });
 });
 

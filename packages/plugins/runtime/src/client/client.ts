@@ -578,6 +578,25 @@ export class AntlerClient {
   }
 
   /**
+   * Paused runs (waiting for an approval), newest first: the user's, or with `allUsers` every user's (for operators:
+   * the CLI, a console). Each record carries its `interrupt` and `resume_by`.
+   */
+  async listPausedRuns(options: { userId?: string; allUsers?: boolean; limit?: number } = {}): Promise<RunRecord[]> {
+    const { runs } = await this.openStorage();
+    const userId = options.allUsers ? undefined : assertSafeId("user", options.userId ?? this.defaultUser);
+    return runs.listPaused({
+      ...(userId !== undefined ? { userId } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
+  /** How many runs are paused on this database, across users (the `/metrics` gauge). */
+  async countPausedRuns(): Promise<number> {
+    const { runs } = await this.openStorage();
+    return runs.countPaused();
+  }
+
+  /**
    * Continues a paused run (an approval) with `resume` (the decision) and yields its events like `stream`: the
    * same run id and trace id, from the checkpoint it paused at. A run of another user, or none, is RUN_NOT_FOUND;
    * one that is not paused is RUN_NOT_PAUSED; a decision the pause's owner refuses (edited arguments the tool's

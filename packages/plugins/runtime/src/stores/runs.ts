@@ -286,6 +286,8 @@ export interface RunStore {
   claimPaused(runId: string, owner: { id: string; leaseMs: number }, interruptId?: string): Promise<PauseRecord | null>;
   /** Paused runs whose deadline has passed (oldest deadline first), at most `limit`. */
   listExpiredPauses(limit?: number): Promise<RunRecord[]>;
+  /** How many runs are paused, across users (the operators' gauge). */
+  countPaused(): Promise<number>;
   /** Paused runs of every thread of the user, or of all users (operators), newest first. */
   listPaused(options?: { userId?: string; threadId?: string; limit?: number }): Promise<RunRecord[]>;
 }
@@ -602,6 +604,14 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         .limit(limit)
         .execute();
       return rows.map(toRecord);
+    },
+    async countPaused() {
+      const row = await db
+        .selectFrom(RUNS_TABLE)
+        .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
+        .where("status", "=", "paused")
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
     },
     async listPaused(listOptions = {}) {
       let query = db.selectFrom(RUNS_TABLE).selectAll().where("status", "=", "paused");
