@@ -194,6 +194,11 @@ export interface ApprovalMiddlewareOptions {
   readonly logger: Logger;
   readonly now?: () => Date;
   /**
+   * A subagent's agent (the `task` tool, batch items): it cannot pause (its graph runs inside a tool call or a batch
+   * worker), so its calls get the rule's `non_interactive` decision, like an unattended run's.
+   */
+  readonly subagent?: boolean;
+  /**
    * Asks the guardrail providers about a call (rules with `guardrail: ask`): their reasons when one answers
    * `ask`, else null (allowed, or denied: the Guardrail middleware refuses it when it would run).
    */
@@ -250,7 +255,7 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
         }));
         const ruleOf = new Map(matched.map(({ call, rule }) => [call.id as string, rule]));
         const decided = new Map<string, ApprovalDecision>();
-        if (context.non_interactive === true) {
+        if (context.non_interactive === true || options.subagent === true) {
           for (const call of pendingCalls) {
             const rule = ruleOf.get(call.tool_call_id) as CompiledRule;
             decided.set(
@@ -259,7 +264,7 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
                 ? { decision: "approve" }
                 : {
                     decision: "reject",
-                    reason: `this run cannot wait for a person (non-interactive), and rule "${rule.name}" rejects by default.`,
+                    reason: `this run cannot wait for a person (${options.subagent ? "a subagent" : "non-interactive"}), and rule "${rule.name}" rejects by default.`,
                   },
             );
           }

@@ -124,6 +124,7 @@ export default definePlugin({
               section: approval,
               lookup,
               logger: ctx.logger,
+              subagent: assembly.subagent,
               // The configured providers (RBAC never asks): the first that does not allow decides.
               askGuardrails: async (call, context) => {
                 const traceId = resolveTraceId(context[TRACE_METADATA_KEY]);
