@@ -86,6 +86,19 @@ describe("approval pauses a run before a matched tool runs", () => {
     expect(ledger).toHaveLength(1);
   });
 
+  it("two resumes at once: exactly one continues the run, the other is RUN_NOT_PAUSED, and the tool runs once", async () => {
+    const { client, ledger } = await setup([BASH]);
+    const first = await client.invoke("clean up", { threadId: "t1" });
+    const outcomes = await Promise.allSettled([
+      client.resume("t1", first.run_id, { decision: "approve" }),
+      client.resume("t1", first.run_id, { decision: "approve" }),
+    ]);
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected")?.reason;
+    expect(isAntlerError(refused, RuntimeErrorCodes.RUN_NOT_PAUSED)).toBe(true);
+    expect(ledger).toEqual([{ tool: "bash", args: { command: "rm -rf build" } }]);
+  });
+
   it("edit: the tool runs once with the edited arguments", async () => {
     const { client, ledger } = await setup([BASH]);
     const first = await client.invoke("clean up", { threadId: "t1" });
