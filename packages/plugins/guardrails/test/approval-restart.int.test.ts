@@ -1,4 +1,4 @@
-import { describeWithPostgres, usePostgresSchema, useTempDirs } from "@antler/kernel/testing";
+import { describeWithPostgres, runKernelCommand, usePostgresSchema, useTempDirs } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ApprovalClient, approvalClient, callThenReport, type Ledger } from "./approval-fixtures.js";
 
@@ -44,5 +44,36 @@ describeWithPostgres("a pause survives a restart on PostgreSQL", (url) => {
       postgres_url: url,
       postgres_schema: schema.name,
     });
+  });
+});
+
+describe("antler runs list --status paused", () => {
+  it("lists paused runs (every user's with --all-users) with what they wait for, and refuses an unknown status", async () => {
+    const dir = temp.tempDir("antler-approval-cli-");
+    const ledger: Ledger = [];
+    const a = await approvalClient({ dir, ledger, script: callThenReport([BASH]) });
+    const paused = await a.client.invoke("clean up", { threadId: "t1", userId: "alice" });
+    await a.client.invoke("hello", { threadId: "t2", userId: "bob" });
+    await a.client.close();
+    const b = await approvalClient({ dir, ledger, script: callThenReport([BASH]) });
+    open.push(b);
+    const all = await runKernelCommand(b.client.kernel, ["runs", "list", "--status", "paused", "--all-users", "--json"]);
+    expect(all.code).toBe(0);
+    const listed = JSON.parse(all.stdout) as {
+      runs: Array<{ run_id: string; user_id: string; status: string; interrupt: { value: { calls: unknown[] } } }>;
+    };
+    expect(listed.runs.map((r) => [r.user_id, r.status])).toEqual([
+      ["bob", "paused"],
+      ["alice", "paused"],
+    ]);
+    expect(listed.runs[1]?.run_id).toBe(paused.run_id);
+    const text = await runKernelCommand(b.client.kernel, ["runs", "list", "--status", "paused", "--user", "alice"]);
+    expect(text.stdout).toContain(`${paused.run_id}  alice/t1  paused`);
+    expect(text.stdout).toContain("waits: bash until ");
+    expect(text.stdout).not.toContain("bob/t2");
+    const bad = await runKernelCommand(b.client.kernel, ["runs", "list", "--status", "sleeping"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--status must be one of pending, running, paused, success, error, cancelled");
+    expect(ledger).toEqual([]);
   });
 });

@@ -590,6 +590,19 @@ export class AntlerClient {
     });
   }
 
+  /**
+   * Runs in one status across the user's threads (or, with `allUsers`, every user's), most recently updated first:
+   * `antler runs list --status paused`. Expired leases are not swept here; `getRun` does that for one run.
+   */
+  async listRunsByStatus(status: RunStatus, options: { userId?: string; allUsers?: boolean; limit?: number } = {}): Promise<RunRecord[]> {
+    const { runs } = await this.openStorage();
+    const userId = options.allUsers ? undefined : assertSafeId("user", options.userId ?? this.defaultUser);
+    return runs.listByStatus(status, {
+      ...(userId !== undefined ? { userId } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
   /** How many runs are paused on this database, across users (the `/metrics` gauge). */
   async countPausedRuns(): Promise<number> {
     const { runs } = await this.openStorage();

@@ -290,6 +290,8 @@ export interface RunStore {
   countPaused(): Promise<number>;
   /** Paused runs of every thread of the user, or of all users (operators), newest first. */
   listPaused(options?: { userId?: string; threadId?: string; limit?: number }): Promise<RunRecord[]>;
+  /** Runs in one status across threads (the user's, or every user's), most recently updated first: operators' lists. */
+  listByStatus(status: RunStatus, options?: { userId?: string; limit?: number }): Promise<RunRecord[]>;
 }
 
 // Bound parameters per statement stay far below SQLite's and PostgreSQL's limits.
@@ -612,6 +614,15 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         .where("status", "=", "paused")
         .executeTakeFirst();
       return Number(row?.n ?? 0);
+    },
+    async listByStatus(status, listOptions = {}) {
+      let query = db.selectFrom(RUNS_TABLE).selectAll().where("status", "=", status);
+      if (listOptions.userId !== undefined) query = query.where("user_id", "=", listOptions.userId);
+      const rows = await query
+        .orderBy("updated_at", "desc")
+        .limit(Math.min(1000, Math.max(1, Math.trunc(listOptions.limit ?? 100))))
+        .execute();
+      return rows.map(toRecord);
     },
     async listPaused(listOptions = {}) {
       let query = db.selectFrom(RUNS_TABLE).selectAll().where("status", "=", "paused");
