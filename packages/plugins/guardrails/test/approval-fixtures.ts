@@ -68,6 +68,7 @@ export async function approvalClient(options: {
   config?: Record<string, unknown>;
   runLeases?: AntlerClientOptions["runLeases"];
   plugins?: CodePlugin[];
+  maxActiveRuns?: number;
 }): Promise<ApprovalClient> {
   const scripted = scriptedModelsPlugin({ m: options.script });
   const client = await AntlerClient.create({
@@ -83,6 +84,7 @@ export async function approvalClient(options: {
     env: {},
     discover: false,
     ...(options.runLeases ? { runLeases: options.runLeases } : {}),
+    ...(options.maxActiveRuns ? { maxActiveRuns: options.maxActiveRuns } : {}),
   });
   return { client, calls: () => [...(scripted.models.get("m")?.calls ?? [])] };
 }

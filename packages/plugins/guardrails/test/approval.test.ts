@@ -63,6 +63,20 @@ describe("approval pauses a run before a matched tool runs", () => {
     expect((refused as Error).message).toContain(`run ${endData.run_id} is paused for approval`);
   });
 
+  it("a paused run holds no slot: with maxActiveRuns 1, another thread's run starts while it waits", async () => {
+    const ledger: Ledger = [];
+    const { client } = await approvalClient({
+      dir: temp.tempDir("antler-approval-"),
+      ledger,
+      script: callThenReport([BASH]),
+      maxActiveRuns: 1,
+    });
+    open.push(client);
+    expect((await client.invoke("clean up", { threadId: "t1" })).status).toBe("paused");
+    expect((await client.invoke("clean up too", { threadId: "t2" })).status).toBe("paused");
+    expect(await client.countPausedRuns()).toBe(2);
+  });
+
   it("approve: the same run continues from its checkpoint with its trace id, and the tool runs exactly once", async () => {
     const { client, ledger, calls } = await setup([BASH]);
     const first = await client.invoke("clean up", { threadId: "t1" });
