@@ -142,7 +142,7 @@ describe("POST /api/threads/{id}/runs/{run}/resume", () => {
     const resumed = rest.find((e) => e.event === "custom" && (e.data as { type?: string }).type === "run_resumed");
     expect(resumed?.data).toMatchObject({ run_id: paused.run_id, trace_id: paused.trace_id, cause: "resume" });
     expect(rest.at(-1)).toMatchObject({ event: "end", data: { run_id: paused.run_id, trace_id: paused.trace_id } });
-    expect((rest.at(-1)?.data as { stop_reason: string | null }).stop_reason).not.toBe("paused");
+    expect((rest.at(-1)?.data as { stop_reason?: string | null } | undefined)?.stop_reason).not.toBe("paused");
   });
 
   it("/metrics shows how many runs are paused, counted from the database at the scrape", async () => {
