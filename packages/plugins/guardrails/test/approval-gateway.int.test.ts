@@ -1,7 +1,7 @@
 import { useTempDirs } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
 import metricsPlugin from "@antler/plugin-metrics";
-import type { AntlerClient, RunRecord } from "@antler/plugin-runtime";
+import { type AntlerClient, type RunRecord, runRecordSchema, runWaitResponseSchema } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { approvalClient, callThenReport, type Ledger } from "./approval-fixtures.js";
 
@@ -72,6 +72,9 @@ describe("POST /api/threads/{id}/runs/{run}/resume", () => {
     const { call, ledger } = await serve([BASH]);
     const paused = await pausedRun(call);
     const listed = (await (await call(ALICE_KEY, "/api/threads/t1/runs")).json()) as { runs: RunRecord[] };
+    // The documented shapes hold for a paused record and a paused wait answer.
+    expect(runRecordSchema.parse(listed.runs[0])).toEqual(listed.runs[0]);
+    expect(runWaitResponseSchema.safeParse(paused).success).toBe(true);
     expect(listed.runs[0]).toMatchObject({ run_id: paused.run_id, status: "paused", interrupt: { value: { kind: "approval" } } });
     const response = await call(ALICE_KEY, `/api/threads/t1/runs/${paused.run_id}/resume`, { decision: "approve" });
     expect(response.status).toBe(200);
