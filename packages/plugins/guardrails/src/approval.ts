@@ -282,26 +282,7 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
           for (;;) {
             const open = pendingCalls.filter((c) => !decided.has(c.tool_call_id));
             if (open.length === 0) break;
-            const timeoutMs = Math.min(...open.map((c) => (ruleOf.get(c.tool_call_id) as CompiledRule).timeoutMs));
-            const value: ApprovalInterrupt = {
-              kind: APPROVAL_INTERRUPT_KIND,
-              calls: open,
-              expires_at: new Date(now().getTime() + timeoutMs).toISOString(),
-              on_timeout: {
-                decisions: Object.fromEntries(
-                  open.map((c) => {
-                    const rule = ruleOf.get(c.tool_call_id) as CompiledRule;
-                    const decision: ApprovalDecision =
-                      rule.onTimeout === "approve"
-                        ? { decision: "approve" }
-                        : { decision: "reject", reason: `nobody approved this call within the approval timeout of rule "${rule.name}".` };
-                    return [c.tool_call_id, decision];
-                  }),
-                ),
-              },
-              ...(error ? { error } : {}),
-            };
-            const answer: unknown = interrupt(value);
+            const answer: unknown = interrupt(approvalInterrupt(open, ruleOf, now(), error));
             const checked = decideCalls(answer, open, lookup);
             // Vetted before the resume (AntlerClient.resume); one that slipped past (another resume path) is asked again.
             if (!checked.ok) {
@@ -315,6 +296,28 @@ export function approvalMiddleware(options: ApprovalMiddlewareOptions): Middlewa
         return applyDecisions(last, decided, traceId, context, logger);
       },
     },
+  };
+}
+
+/** The interrupt for the calls still open: the earliest of their rules' timeouts, and each rule's on_timeout. */
+function approvalInterrupt(
+  open: readonly PendingApprovalCall[],
+  ruleOf: ReadonlyMap<string, CompiledRule>,
+  at: Date,
+  error: string | undefined,
+): ApprovalInterrupt {
+  const rule = (call: PendingApprovalCall) => ruleOf.get(call.tool_call_id) as CompiledRule;
+  const timeoutMs = Math.min(...open.map((c) => rule(c).timeoutMs));
+  const onTimeout = (call: PendingApprovalCall): ApprovalDecision =>
+    rule(call).onTimeout === "approve"
+      ? { decision: "approve" }
+      : { decision: "reject", reason: `nobody approved this call within the approval timeout of rule "${rule(call).name}".` };
+  return {
+    kind: APPROVAL_INTERRUPT_KIND,
+    calls: [...open],
+    expires_at: new Date(at.getTime() + timeoutMs).toISOString(),
+    on_timeout: { decisions: Object.fromEntries(open.map((c) => [c.tool_call_id, onTimeout(c)])) },
+    ...(error ? { error } : {}),
   };
 }
 
