@@ -61,6 +61,11 @@ describe("approval pauses a run before a matched tool runs", () => {
     const refused = await client.chat("something else", { threadId: "t1" }).catch((e: unknown) => e);
     expect(isAntlerError(refused, RuntimeErrorCodes.THREAD_BUSY)).toBe(true);
     expect((refused as Error).message).toContain(`run ${endData.run_id} is paused for approval`);
+    // Nor may its state be written over or copied mid-turn.
+    const written = await client.updateThreadState("t1", { values: { title: "x" } }).catch((e: unknown) => e);
+    expect(isAntlerError(written, RuntimeErrorCodes.THREAD_BUSY)).toBe(true);
+    const copied = await client.copyThread("t1").catch((e: unknown) => e);
+    expect(isAntlerError(copied, RuntimeErrorCodes.THREAD_BUSY)).toBe(true);
   });
 
   it("a paused run holds no slot: with maxActiveRuns 1, another thread's run starts while it waits", async () => {

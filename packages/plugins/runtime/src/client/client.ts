@@ -990,8 +990,7 @@ export class AntlerClient {
     const newThreadId = assertSafeId("thread", options.newThreadId ?? randomUUID());
     const { threads, runs, saver } = await this.openStorage();
     const source = await threads.require(userId, assertSafeId("thread", threadId));
-    const active = await runs.listActive(userId, threadId);
-    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    await this.assertThreadIdle(runs, userId, threadId);
     if (await threads.get(userId, newThreadId)) {
       throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(newThreadId)} already exists`, {
         hint: "Copy to a new thread id (or leave it out for a fresh one).",
@@ -1066,8 +1065,7 @@ export class AntlerClient {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads, runs, saver } = await this.openStorage();
     await threads.require(userId, assertSafeId("thread", threadId));
-    const active = await runs.listActive(userId, threadId);
-    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    await this.assertThreadIdle(runs, userId, threadId);
     const config = {
       configurable: {
         thread_id: checkpointThreadId(userId, threadId),
@@ -1188,6 +1186,17 @@ export class AntlerClient {
       if (Date.now() >= deadline) return answer("running");
       await delay(pollMs);
     }
+  }
+
+  /**
+   * THREAD_BUSY while a run is running, queued or paused on the thread: its latest checkpoint is mid-turn (a paused
+   * run's holds the calls waiting for a decision), so it must not be copied or written over.
+   */
+  private async assertThreadIdle(runs: RunStore, userId: string, threadId: string): Promise<void> {
+    const active = await runs.listActive(userId, threadId);
+    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    const [paused] = await runs.listPaused({ userId, threadId, limit: 1 });
+    if (paused) throw threadBusyError(threadId, { run_id: paused.run_id, status: "paused" });
   }
 
   /**
