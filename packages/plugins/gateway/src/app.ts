@@ -73,6 +73,9 @@ const UNAUTHENTICATED = Object.freeze({ kind: "user" as const, userId: "" });
 const answered = new WeakSet<object>();
 
 /** Builds the Hono app: trace middleware first, then CORS, auth on /api, the built-in routes and contributed ones. */
+/** `POST .../runs/{run}/resume`: the decision (its shape is the pause owner's), plus what to do if the caller leaves. */
+const resumeRequestSchema = z.looseObject({ on_disconnect: z.enum(["cancel", "continue"]).optional() });
+
 export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   const { client, config } = options;
   const logger = options.logger ?? client.kernel.logger.child({ plugin: "@antler/plugin-gateway" });
@@ -234,6 +237,14 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     const { message, onDisconnect, options: runOptions } = await prepareRun(c);
     const signal = onDisconnect === "continue" ? undefined : c.req.raw.signal;
     const result = await client.invoke(message, { ...runOptions, signal });
+    return c.json(result, 200, { "x-run-id": result.run_id });
+  });
+  // A paused run's decision (an approval): the body is the decision, checked by the pause's owner (the plugin that
+  // paused it) before anything runs; the answer is the run's result as /runs/wait gives it, paused again or not.
+  app.post("/api/threads/:id/runs/:run/resume", async (c) => {
+    const { on_disconnect: onDisconnect, ...decision } = await readJson(c, resumeRequestSchema);
+    const signal = onDisconnect === "continue" ? undefined : c.req.raw.signal;
+    const result = await client.resume(c.req.param("id"), c.req.param("run"), decision, { userId: user(c), signal });
     return c.json(result, 200, { "x-run-id": result.run_id });
   });
   app.get("/api/threads/:id/runs", async (c) => {

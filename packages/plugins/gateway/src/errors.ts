@@ -59,12 +59,14 @@ const BAD_REQUEST = new Set<string>([
   ErrorCodes.CONFIG_PARSE,
   RuntimeErrorCodes.UPLOAD_INVALID,
   RuntimeErrorCodes.AGENT_INVALID,
+  RuntimeErrorCodes.RESUME_INVALID,
 ]);
 const CONFLICT = new Set<string>([
   RuntimeErrorCodes.STATE_CONFLICT,
   RuntimeErrorCodes.THREAD_BUSY,
   ErrorCodes.RUN_CANCELLED,
   RuntimeErrorCodes.AGENT_CONFLICT,
+  RuntimeErrorCodes.RUN_NOT_PAUSED,
 ]);
 
 /** The HTTP status for a coded kernel error. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { approvalSectionSchema } from "./approval-config.js";
 
 const providerEntrySchema = z.strictObject({
   /** A registered provider: `allowlist`, `http`, or one a provider plugin registers. */
@@ -65,6 +66,7 @@ export type AuthorizationSection = z.output<typeof authorizationSectionSchema>;
 export type RoleConfig = z.output<typeof roleSchema>;
 
 export const guardrailsConfigSections = {
+  approval: approvalSectionSchema.default(approvalSectionSchema.parse({})),
   guardrails: guardrailsSectionSchema.default(guardrailsSectionSchema.parse({})),
   authorization: authorizationSectionSchema.default(authorizationSectionSchema.parse({})),
 };

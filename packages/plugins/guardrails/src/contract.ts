@@ -35,6 +35,11 @@ export interface GuardrailDecision {
   readonly reasons: readonly GuardrailReason[];
   /** Which policy decided, for audit (`allowlist`, `rbac`, a policy service's id). */
   readonly policy_id?: string | undefined;
+  /**
+   * With `allow: false`: a person may allow the call instead. An `approval:` rule with `guardrail: ask` then pauses
+   * the run for a decision (the reasons say why); without such a rule the call is denied as usual.
+   */
+  readonly ask?: boolean | undefined;
 }
 
 /**

@@ -1,4 +1,17 @@
 export {
+  APPROVAL_AUTO_DECIDED_EVENT,
+  APPROVAL_DECIDED_EVENT,
+  APPROVAL_INTERRUPT_KIND,
+  type ApprovalDecision,
+  type ApprovalInterrupt,
+  type ApprovalMiddlewareOptions,
+  type ApprovalResume,
+  approvalMiddleware,
+  approvalResumeSchema,
+  type PendingApprovalCall,
+} from "./approval.js";
+export { type ApprovalSection, approvalSectionSchema } from "./approval-config.js";
+export {
   type AuthorizationSection,
   authorizationSectionSchema,
   type GuardrailsSection,

@@ -27,6 +27,31 @@ export interface GuardrailMiddlewareOptions {
   readonly logger: Logger;
 }
 
+/** State key where the Approval middleware lists the calls of the turn a person approved (or edited). */
+export const APPROVED_TOOL_CALLS_KEY = "approved_tool_calls";
+
+/** What a provider is asked about one call, from the run's context. */
+export function guardrailRequestFor(
+  toolCall: { name: string; id?: string | undefined },
+  args: unknown,
+  context: Record<string, unknown>,
+  options: { subagent: boolean; defaultRole: string | null; traceId: string },
+): GuardrailRequest {
+  return {
+    tool_name: toolCall.name,
+    tool_input: args && typeof args === "object" ? (args as Record<string, unknown>) : {},
+    user_id: str(context.user_id) ?? DEFAULT_USER_ID,
+    user_role: str(context.user_role) ?? options.defaultRole,
+    thread_id: str(context.thread_id),
+    run_id: runIdOfCall(),
+    tool_call_id: toolCall.id ?? "",
+    agent: str(context.agent_name),
+    is_subagent: options.subagent,
+    is_internal: context.is_internal === true,
+    trace_id: options.traceId,
+  };
+}
+
 /** `additional_kwargs` key of a refusal's ToolMessage: `{ policy_id, reasons }`. */
 export const GUARDRAIL_REFUSAL_KEY = "antler_guardrail";
 
@@ -65,19 +90,10 @@ export function guardrailMiddleware(options: GuardrailMiddlewareOptions): Middle
       // The run's id when usable, else the ambient one, else a fresh one: a policy service, the denial event and the
       // log line always get an id, and never an unvalidated one (it goes into an HTTP header).
       const traceId = resolveTraceId(context[TRACE_METADATA_KEY]);
-      const guardRequest: GuardrailRequest = {
-        tool_name: toolName,
-        tool_input: args && typeof args === "object" ? (args as Record<string, unknown>) : {},
-        user_id: str(context.user_id) ?? DEFAULT_USER_ID,
-        user_role: str(context.user_role) ?? defaultRole,
-        thread_id: str(context.thread_id),
-        run_id: runIdOfCall(),
-        tool_call_id: request.toolCall.id ?? "",
-        agent: str(context.agent_name),
-        is_subagent: subagent,
-        is_internal: context.is_internal === true,
-        trace_id: traceId,
-      };
+      const guardRequest = guardrailRequestFor(request.toolCall, args, context, { subagent, defaultRole, traceId });
+      // Calls a person approved after a provider asked for it (`ask`, the Approval middleware's record of the turn).
+      const approved = (request.state as { [APPROVED_TOOL_CALLS_KEY]?: unknown } | undefined)?.[APPROVED_TOOL_CALLS_KEY];
+      const personApproved = Array.isArray(approved) && approved.includes(guardRequest.tool_call_id);
       const signal = (request.runtime as { signal?: AbortSignal } | undefined)?.signal;
       for (const { provider, failClosed } of providers) {
         let decision: GuardrailDecision;
@@ -104,6 +120,7 @@ export function guardrailMiddleware(options: GuardrailMiddlewareOptions): Middle
           };
         }
         if (decision.allow) continue;
+        if (decision.ask === true && personApproved) continue;
         const reasons =
           decision.reasons.length > 0
             ? decision.reasons

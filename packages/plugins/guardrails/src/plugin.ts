@@ -1,6 +1,8 @@
-import { AntlerError, definePlugin } from "@antler/kernel";
+import { AntlerError, definePlugin, resolveTraceId, TRACE_METADATA_KEY } from "@antler/kernel";
 import { provideRunAdmission } from "@antler/plugin-runtime/admission";
 import { RuntimeErrorCodes } from "@antler/plugin-runtime/errors";
+import { provideRunResumeCheck } from "@antler/plugin-runtime/resume-checks";
+import { approvalEnabled, approvalSection } from "./approval-config.js";
 import { authorizationSection, guardrailsConfigSections, guardrailsSection } from "./config.js";
 import { GUARDRAIL_PROVIDERS, GUARDRAILS_PLUGIN_NAME, type GuardrailProvider } from "./contract.js";
 import { GuardrailErrorCodes } from "./errors.js";
@@ -94,6 +96,71 @@ export default definePlugin({
             details: { role, model: run.modelName },
           });
         }
+      });
+    }
+
+    const approval = approvalSection(ctx.kernelConfig);
+    if (approvalEnabled(approval)) {
+      // What the approval rules and the edit check need of each tool: its group and its argument schema.
+      const approvalTools = new Map<string, { group: string | null; schema: unknown }>();
+      ctx.hooks.assembleTools.tap(
+        (entries) => {
+          for (const entry of entries) approvalTools.set(entry.tool.name, { group: rbacGroupOf(entry), schema: entry.tool.schema });
+          return entries;
+        },
+        { stage: "last" },
+      );
+      const lookup = {
+        groupOf: (name: string) => approvalTools.get(name)?.group,
+        schemaOf: (name: string) => approvalTools.get(name)?.schema,
+      };
+      ctx.middleware.add(
+        {
+          name: "approval",
+          create: async (assembly) => {
+            const { approvalMiddleware } = await import("./approval.js");
+            const { guardrailRequestFor } = await import("./middleware.js");
+            return approvalMiddleware({
+              section: approval,
+              lookup,
+              logger: ctx.logger,
+              subagent: assembly.subagent,
+              // The configured providers (RBAC never asks): the first that does not allow decides.
+              askGuardrails: async (call, context) => {
+                const traceId = resolveTraceId(context[TRACE_METADATA_KEY]);
+                const request = guardrailRequestFor(call, call.args, context, {
+                  subagent: assembly.subagent,
+                  defaultRole: policy ? authz.default_role : null,
+                  traceId,
+                });
+                for (const { provider } of configured) {
+                  // A failing provider is left to the Guardrail middleware, whose fail_closed decides at the call.
+                  const decision = await Promise.resolve()
+                    .then(() => provider.evaluate(request, {}))
+                    .catch(() => null);
+                  if (!decision || decision.allow) continue;
+                  return decision.ask === true ? decision.reasons : null;
+                }
+                return null;
+              },
+            });
+          },
+        },
+        { after: "DanglingToolCall" },
+      );
+      provideRunResumeCheck(ctx, async ({ interrupt, resume }) => {
+        if (interrupt.value.kind !== "approval") return undefined;
+        const { decideCalls } = await import("./approval.js");
+        const pending = (interrupt.value.calls ?? []) as Parameters<typeof decideCalls>[1];
+        const checked = decideCalls(resume, pending, lookup);
+        if (!checked.ok) {
+          throw new AntlerError(RuntimeErrorCodes.RESUME_INVALID, checked.message, {
+            where: checked.where,
+            hint: 'Send { "decision": "approve" }, { "decision": "reject", "reason": "..." }, { "decision": "edit", "args": {...} } (one pending call), or { "decisions": { "<tool_call_id>": ... } }. The run is still paused.',
+            details: { pending: pending.map((call) => call.tool_call_id) },
+          });
+        }
+        return { decisions: Object.fromEntries(checked.decisions) };
       });
     }
 

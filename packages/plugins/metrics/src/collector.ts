@@ -34,6 +34,8 @@ export class MetricsCollector {
   private readonly toolCalls: Counter<"tool" | "outcome">;
   private readonly sseStreams: Gauge;
   private readonly batchDepth: Gauge;
+  /** Runs paused for an approval on the database, counted at each scrape. */
+  readonly pausedRuns: Gauge;
   private readonly batchClaimed: Counter;
   private readonly batchTakeovers: Counter;
   private readonly schedulerFirings: Counter<"trigger" | "result">;
@@ -79,6 +81,11 @@ export class MetricsCollector {
     this.batchDepth = new Gauge({
       name: `${p}batch_queue_depth`,
       help: "Batch items waiting to be claimed, as last counted by a worker in this process.",
+      registers,
+    });
+    this.pausedRuns = new Gauge({
+      name: `${p}runs_paused`,
+      help: "Runs paused for a person's decision (an approval), on the gateway's database, counted at the scrape.",
       registers,
     });
     this.batchClaimed = new Counter({

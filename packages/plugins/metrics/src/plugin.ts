@@ -66,7 +66,7 @@ export default definePlugin({
           mount: "root",
           auth: config.auth === "api_keys" ? "gateway" : "none",
           summary: "Prometheus metrics (text exposition format).",
-          async handler({ request }) {
+          async handler({ request, client }) {
             if (token !== undefined) {
               const given = request.headers
                 .get("authorization")
@@ -77,6 +77,9 @@ export default definePlugin({
             }
             if (!collector)
               return { status: 503, body: { error: { code: "ANTLER_ERR_NOT_STARTED", message: "metrics are not collecting yet" } } };
+            // Read at the scrape: pauses are in the database, not in any instance's memory.
+            const paused = await client.countPausedRuns().catch(() => undefined);
+            if (paused !== undefined) collector.pausedRuns.set(paused);
             return new Response(await collector.registry.metrics(), {
               status: 200,
               headers: { "content-type": collector.registry.contentType },

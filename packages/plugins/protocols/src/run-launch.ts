@@ -46,16 +46,35 @@ export async function launchRun(
   options: Omit<RunCallOptions, "signal" | "onAdmitted">,
   cancelWith?: AbortSignal,
 ): Promise<LaunchedRun> {
+  return launchStream((signal, onAdmitted) => client.stream(message, { ...options, signal, onAdmitted }), cancelWith);
+}
+
+/**
+ * `launchRun` for a paused run (an approval): continues it under its own run id with `resume` (the decision), once
+ * the runtime has checked the decision (a refusal rejects here: the run stays paused).
+ */
+export async function launchResume(
+  client: GatewayRequest["client"],
+  target: { threadId: string; runId: string; userId: string },
+  resume: unknown,
+  cancelWith?: AbortSignal,
+): Promise<LaunchedRun> {
+  return launchStream(
+    (signal, onAdmitted) => client.resumeStream(target.threadId, target.runId, resume, { userId: target.userId, signal, onAdmitted }),
+    cancelWith,
+  );
+}
+
+async function launchStream(
+  start: (signal: AbortSignal, onAdmitted: () => void) => AsyncGenerator<StreamEvent, void, undefined>,
+  cancelWith?: AbortSignal,
+): Promise<LaunchedRun> {
   const hangUp = new AbortController();
   let admitted: () => void = () => {};
   const admission = new Promise<void>((resolve) => {
     admitted = resolve;
   });
-  const stream = client.stream(message, {
-    ...options,
-    signal: cancelWith ? AbortSignal.any([cancelWith, hangUp.signal]) : hangUp.signal,
-    onAdmitted: () => admitted(),
-  });
+  const stream = start(cancelWith ? AbortSignal.any([cancelWith, hangUp.signal]) : hangUp.signal, () => admitted());
   // Pull until the run is admitted: a refusal rejects the first step before admission.
   const firstStep = stream.next();
   firstStep.catch(() => undefined);

@@ -26,4 +26,8 @@ export const RuntimeErrorCodes = Object.freeze({
   RUNS_AT_CAPACITY: "ANTLER_ERR_RUNS_AT_CAPACITY",
   /** The caller's role may not use the model a run asked for (authorization layer 1); 403 over HTTP. */
   MODEL_FORBIDDEN: "ANTLER_ERR_MODEL_FORBIDDEN",
+  /** Resuming a run that is not paused (running, or ended): 409 over HTTP. `details.status` says what it is. */
+  RUN_NOT_PAUSED: "ANTLER_ERR_RUN_NOT_PAUSED",
+  /** A resume's decision does not fit the pause (unknown call id, edited arguments the tool's schema refuses): 400. */
+  RESUME_INVALID: "ANTLER_ERR_RESUME_INVALID",
 });

@@ -29,6 +29,8 @@ export {
   type CreateThreadOptions,
   checkpointThreadId,
   type ObservedRun,
+  RUN_PAUSED_EVENT,
+  RUN_RESUMED_EVENT,
   RUNS_PER_CONNECTION,
   type RunCallOptions,
   type RunObserver,
@@ -83,6 +85,7 @@ export {
   WRITE_TODOS_TOOL,
 } from "./middleware/index.js";
 export { default } from "./plugin.js";
+export { provideRunResumeCheck, type RunResumeCheck, type RunResumeRequest, vetResume } from "./resume-checks.js";
 export { INTERNAL_PRINCIPAL, type Principal, type SanitizedContext, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
 export { type Shutdown, type ShutdownReason, type UntilShutdownOptions, untilShutdown } from "./shutdown.js";
 export {
@@ -101,6 +104,8 @@ export {
   type CreateRunInput,
   createRunStore,
   type MultitaskStrategy,
+  type PausedInterrupt,
+  type PauseRecord,
   type PromoteResult,
   RUNS_TABLE,
   type RunRecord,

@@ -58,6 +58,12 @@ export default definePlugin({
       });
     }
     ctx.commands.add({
+      name: "runs list",
+      summary: "List runs in one status across threads (pending, running, paused, ...); a paused run shows what it waits for.",
+      usage: "antler runs list --status <pending|running|paused|success|error|cancelled> [--user id | --all-users] [--limit n] [--json]",
+      run: async (args, io) => (await import("./cli/commands.js")).runsListCommand(args, io),
+    });
+    ctx.commands.add({
       name: "plugin new",
       summary: "Write a new plugin package: a tool, a middleware, and a test (conformance kit + a scripted turn) that passes.",
       usage: "antler plugin new <name> [--dir <path>]",

@@ -40,6 +40,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/001-create",
       "runs/002-leases",
       "runs/003-one-running-per-thread",
+      "runs/004-pauses",
     ]);
     // Idempotent: a second open applies nothing.
     expect(await runMigrations(database, runRecordMigrations)).toEqual([]);
@@ -250,7 +251,9 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     opened.push(database);
     const first = runRecordMigrations.filter((m) => m.name === "runs/001-create");
     expect(await runMigrations(database, first)).toEqual(["runs/001-create"]);
-    const legacy = database.db.withTables<{ antler_runs: Omit<RunsTable, "owner_id" | "lease_until" | "cancel_requested_at"> }>();
+    const legacy = database.db.withTables<{
+      antler_runs: Omit<RunsTable, "owner_id" | "lease_until" | "cancel_requested_at" | "interrupt" | "resume_by">;
+    }>();
     const at = new Date().toISOString();
     await legacy
       .insertInto(RUNS_TABLE)
@@ -267,7 +270,11 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
         updated_at: at,
       })
       .execute();
-    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/002-leases", "runs/003-one-running-per-thread"]);
+    expect(await runMigrations(database, runRecordMigrations)).toEqual([
+      "runs/002-leases",
+      "runs/003-one-running-per-thread",
+      "runs/004-pauses",
+    ]);
     const inAMinute = createRunStore(database, { now: () => new Date(Date.now() + 60_000) });
     expect((await inAMinute.get("alice", "old"))?.status).toBe("running");
     const inADay = createRunStore(database, { now: () => new Date(Date.now() + 24 * 3600_000) });
@@ -278,9 +285,9 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     const open = place();
     const database = await open();
     opened.push(database);
-    const upTo002 = runRecordMigrations.filter((m) => m.name !== "runs/003-one-running-per-thread");
+    const upTo002 = runRecordMigrations.filter((m) => m.name === "runs/001-create" || m.name === "runs/002-leases");
     await runMigrations(database, upTo002);
-    const rows = database.db.withTables<{ antler_runs: RunsTable }>();
+    const rows = database.db.withTables<{ antler_runs: Omit<RunsTable, "interrupt" | "resume_by"> }>();
     for (const [runId, at] of [
       ["older", "2026-01-01T00:00:00.000Z"],
       ["newer", "2026-01-01T00:00:01.000Z"],
@@ -304,7 +311,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
         })
         .execute();
     }
-    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/003-one-running-per-thread"]);
+    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/003-one-running-per-thread", "runs/004-pauses"]);
     const store = createRunStore(database);
     expect((await store.get("alice", "newer"))?.status).toBe("running");
     expect(await store.get("alice", "older")).toMatchObject({ status: "error", error: expect.stringContaining("runs/003") });

@@ -98,6 +98,8 @@ const END_WRITE_WAIT_MS = 5000;
  */
 export class RunEventLog implements RunObserver {
   private readonly live = new Map<string, LiveRun>();
+  /** Resumed runs about to start: the last seq their earlier part left in the store. */
+  private readonly resumeAfter = new Map<string, number>();
   private readonly digester = new MessagesDigester();
   private pending: Entry[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -117,8 +119,20 @@ export class RunEventLog implements RunObserver {
 
   // ---------------------------------------------------------------- writing (RunObserver)
 
+  /** A paused run continues: its events go on from the last one stored, under the same run id. */
+  async runResuming(run: ObservedRun): Promise<void> {
+    const bounds = await this.store.bounds(run.runId);
+    if (bounds) this.resumeAfter.set(run.runId, bounds.last);
+  }
+
   runStarted(run: ObservedRun): void {
     const live = new LiveRun(run, this.digester);
+    const after = this.resumeAfter.get(run.runId);
+    if (after !== undefined) {
+      this.resumeAfter.delete(run.runId);
+      live.lastSeq = after;
+      live.writtenSeq = after;
+    }
     this.live.set(run.runId, live);
     this.push(live, "metadata", { run_id: run.runId, thread_id: run.threadId, trace_id: run.traceId });
   }

@@ -17,6 +17,8 @@ export const httpDecisionSchema = z.object({
   allow: z.boolean(),
   reasons: z.array(reasonSchema).default([]),
   policy_id: z.string().min(1).optional(),
+  /** With allow false: ask a person (an `approval:` rule with `guardrail: ask`) instead of denying. */
+  ask: z.boolean().optional(),
 });
 
 /** A policy service that did not give a usable answer. */

@@ -44,6 +44,8 @@ export function toLangGraphRun(record: RunRecord, options: { endedOnInterrupt?: 
   let status: LangGraphRunStatus;
   switch (record.status) {
     case "cancelled":
+    case "paused":
+      // A paused run waits on an approval: LangGraph's interrupted run.
       status = "interrupted";
       break;
     case "success":

@@ -40,6 +40,8 @@ export interface PreparedLangGraphRun {
   message: string;
   /** `command.resume` was given: the thread must wait on an interrupt. */
   resume: boolean;
+  /** `command.resume` as sent: a paused run (an approval) resumes with it as it is. */
+  resumeValue: unknown;
   assistantId: string;
   streamModes: StreamMode[];
   subgraphs: boolean;
@@ -113,6 +115,7 @@ export function prepareLangGraphRun(req: LangGraphRequest): PreparedLangGraphRun
   return {
     message,
     resume: resume !== undefined,
+    resumeValue: resume,
     assistantId: body.assistant_id,
     streamModes,
     subgraphs: body.stream_subgraphs === true,

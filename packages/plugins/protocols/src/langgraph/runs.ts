@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { StreamEvent } from "@antler/plugin-runtime";
 import { z } from "zod";
-import { ensureThread, launchRun } from "../run-launch.js";
+import { ensureThread, launchResume, launchRun } from "../run-launch.js";
 import { drain, errorLine, protocolStreamResponse } from "../sse-stream.js";
 import { resolveAssistant } from "./assistants.js";
 import { errorCode, invalidRequest, LangGraphError, LangGraphErrorCodes, parseRequest, unsupported } from "./errors.js";
@@ -85,6 +85,19 @@ const threadInterrupt = (req: Req, threadId: string) => readPendingInterrupt(req
  */
 async function launch(req: Req, threadId: string, prepared: PreparedLangGraphRun, followRequest: boolean): Promise<LaunchedRun> {
   const { agent } = await resolveAssistant(req.client, req.userId, prepared.assistantId, "assistant_id");
+  if (prepared.resume) {
+    // A run paused for an approval continues itself (same run id) with the decision; a question is answered by a new run.
+    const [latest] = await req.client.listRuns(threadId, { userId: req.userId, limit: 1 });
+    if (latest?.status === "paused") {
+      const run = await launchResume(
+        req.client,
+        { threadId, runId: latest.run_id, userId: req.userId },
+        prepared.resumeValue,
+        followRequest && prepared.onDisconnect === "cancel" ? req.signal : undefined,
+      );
+      return { runId: latest.run_id, threadId, traceId: latest.trace_id, prepared, items: run.events, stop: run.stop };
+    }
+  }
   if (prepared.resume && !(await threadInterrupt(req, threadId))) {
     throw new LangGraphError(409, {
       code: LangGraphErrorCodes.NOT_INTERRUPTED,

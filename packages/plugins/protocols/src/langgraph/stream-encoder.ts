@@ -4,6 +4,9 @@ import { type LangGraphInterrupt, pendingInterrupt } from "./interrupts.js";
 import { type LangGraphMessage, type LangGraphValues, toLangGraphMessage, toLangGraphValues } from "./messages.js";
 import type { StreamMode } from "./runs-request.js";
 
+/** The runtime's `RUN_PAUSED_EVENT`, by value (this module loads only types from the runtime). */
+const RUN_PAUSED = "run_paused";
+
 /** One SSE frame of the LangGraph stream: `event:` and its JSON `data:`. */
 export interface LangGraphFrame {
   event: string;
@@ -25,6 +28,8 @@ const TOOLS_NODE = "tools";
 export class LangGraphStreamEncoder {
   private readonly modes: ReadonlySet<StreamMode>;
   private lastValues: ValuesEvent["data"] | undefined;
+  /** The approval the run paused on (its `run_paused` event), if it did. */
+  private paused: LangGraphInterrupt | null = null;
   private readonly seenIds = new Set<string>();
   private baseline = false;
   /** `messages` mode: the AI message being streamed, its text so far, and ids whose metadata was sent. */
@@ -62,8 +67,9 @@ export class LangGraphStreamEncoder {
     return [...this.closeOpen(), { event: "error", data: { error: code, message } }];
   }
 
-  /** Whether the run ended waiting on the user (its last values end on a question). */
+  /** Whether the run ended waiting on the user: paused for an approval, or its last values end on a question. */
   get interrupt(): LangGraphInterrupt | null {
+    if (this.paused) return this.paused;
     return this.lastValues ? pendingInterrupt(this.lastValues.messages) : null;
   }
 
@@ -172,6 +178,8 @@ export class LangGraphStreamEncoder {
 
   private fromCustom(data: Record<string, unknown>): LangGraphFrame[] {
     const out: LangGraphFrame[] = [];
+    // The run paused for an approval: LangGraph's interrupt is the pause's (its id, the pending calls).
+    if (data.type === RUN_PAUSED && isRecord(data.interrupt)) this.paused = { id: String(data.interrupt_id ?? ""), value: data.interrupt };
     const task = isRecord(data.subagent) && typeof data.subagent.task_id === "string" ? data.subagent.task_id : undefined;
     // A subagent's own events (re-emitted by the task tool) are its subgraph's, when the client asked for those.
     const event = this.run.subgraphs && task !== undefined ? `custom|tools:${task}` : "custom";

@@ -33,6 +33,9 @@ export async function threadStatus(
   const [latest] = await client.listRuns(threadId, { userId, limit: 1 });
   if (latest?.status === "running" || latest?.status === "pending") return { status: "busy", interrupt: null };
   if (latest?.status === "error") return { status: "error", interrupt: null };
+  // A run paused for approval: its interrupt (the pending calls) is the thread's.
+  if (latest?.status === "paused" && latest.interrupt)
+    return { status: "interrupted", interrupt: { id: latest.interrupt.id, value: latest.interrupt.value } };
   const messages = tail ?? (await client.getThread(threadId, { userId, messages: { limit: INTERRUPT_TAIL } })).messages;
   const interrupt = pendingInterrupt(messages);
   return { status: interrupt ? "interrupted" : "idle", interrupt };

@@ -109,6 +109,56 @@ export async function chatCommand(args: string[], io: CliIO): Promise<number> {
   }
 }
 
+const RUN_STATUSES = ["pending", "running", "paused", "success", "error", "cancelled"] as const;
+
+/**
+ * `antler runs list --status <status>`: runs in that status across threads, the user's (`--user`, default the CLI's)
+ * or every user's (`--all-users`), most recently updated first. A paused run shows what it waits for.
+ */
+export async function runsListCommand(args: string[], io: CliIO): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: "string", short: "c" },
+      status: { type: "string" },
+      user: { type: "string", short: "u" },
+      "all-users": { type: "boolean" },
+      limit: { type: "string" },
+      json: { type: "boolean" },
+    },
+    strict: true,
+  });
+  const status = values.status as (typeof RUN_STATUSES)[number] | undefined;
+  if (status === undefined || !RUN_STATUSES.includes(status)) {
+    write(io.stderr, `antler runs list: --status must be one of ${RUN_STATUSES.join(", ")}, e.g. antler runs list --status paused`);
+    return 2;
+  }
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+    write(io.stderr, `antler runs list: --limit must be a whole number of runs, at least 1 (got ${values.limit})`);
+    return 2;
+  }
+  const client = new AntlerClient({ kernel: io.kernel, userId: values.user });
+  try {
+    const runs = await client.listRunsByStatus(status, {
+      allUsers: values["all-users"] === true,
+      ...(limit !== undefined ? { limit } : {}),
+    });
+    if (values.json) write(io.stdout, JSON.stringify({ runs }, null, 2));
+    else if (runs.length === 0) write(io.stdout, `No ${status} runs.`);
+    else {
+      for (const run of runs) {
+        const calls = (run.interrupt?.value.calls as Array<{ tool?: string }> | undefined)?.map((c) => c.tool).join(", ");
+        const waits = run.status === "paused" ? `  waits: ${calls ?? run.interrupt?.value.kind ?? "?"} until ${run.resume_by ?? "-"}` : "";
+        write(io.stdout, `${run.run_id}  ${run.user_id}/${run.thread_id}  ${run.status}  ${run.updated_at}  trace ${run.trace_id}${waits}`);
+      }
+    }
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
 /** `antler agents list|show|rm`: the custom agents of a user (default: the CLI's user). */
 export async function agentsCommand(action: "list" | "show" | "rm", args: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseArgs({

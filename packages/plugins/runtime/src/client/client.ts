@@ -10,6 +10,8 @@ import {
   DEFAULT_USER_ID,
   ErrorCodes,
   ensureTraceContext,
+  getCurrentTraceId,
+  isAntlerError,
   type Kernel,
   type Logger,
   type ModelConfig,
@@ -20,7 +22,7 @@ import {
 } from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
 import { HumanMessage } from "@langchain/core/messages";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { type BaseCheckpointSaver, Command } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
 import {
@@ -37,12 +39,14 @@ import {
 } from "../agents.js";
 import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { RuntimeErrorCodes } from "../errors.js";
+import { vetResume } from "../resume-checks.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
 import { BackgroundPruner } from "../stores/retention.js";
 import {
   createRunStore,
   type MultitaskStrategy,
+  type PausedInterrupt,
   type RunRecord,
   type RunStatus,
   type RunStore,
@@ -156,6 +160,11 @@ export interface ObservedRun {
  */
 export interface RunObserver {
   runStarted(run: ObservedRun): void;
+  /**
+   * Awaited (at most 5 s) before `runStarted` of a paused run that continues under its run id (`resume`, a timeout),
+   * so an event log numbers its events on from the earlier part's. Optional.
+   */
+  runResuming?(run: ObservedRun): Promise<void>;
   /** Synchronous and on the run's path: keep it cheap (queue the work, do it later). */
   runEvent(runId: string, event: StreamEvent): void;
   /**
@@ -165,12 +174,20 @@ export interface RunObserver {
   runEnded(runId: string, outcome: "success" | "error" | "cancelled", error: unknown): void | Promise<void>;
 }
 
-/** What `invoke` (and `POST /runs/wait`) returns when a run ends. */
+/** The custom event a run's stream shows when it pauses: `{ type, run_id, thread_id, trace_id, interrupt, interrupt_id }`. */
+export const RUN_PAUSED_EVENT = "run_paused";
+/** The custom event that opens a resumed run's stream: `{ type, run_id, thread_id, trace_id, cause, interrupt_id }`. */
+export const RUN_RESUMED_EVENT = "run_resumed";
+
+/** What `invoke` (and `POST /runs/wait`) returns when a run ends, or pauses. */
 export interface RunResult {
   run_id: string;
   thread_id: string;
   trace_id: string;
-  status: "success";
+  /** `paused`: the run waits for a decision (`interrupt` says on what); resume it with `resume()`. */
+  status: "success" | "paused";
+  /** A paused run's interrupt value (an approval: `{ kind: "approval", calls, expires_at }`). */
+  interrupt?: Record<string, unknown>;
   /** The last AI message's text. */
   output: string;
   values: ValuesEvent["data"];
@@ -183,6 +200,30 @@ export interface CreateThreadOptions {
   /** `do_nothing` (default) returns an existing thread; `raise` makes it a STATE_CONFLICT error. */
   ifExists?: "do_nothing" | "raise";
   userId?: string;
+}
+
+/** How `execute` starts a run: what differs between a new run and a resumed one. */
+interface RunStart {
+  userId: string;
+  threadId: string;
+  modelName: string;
+  thinking: boolean;
+  traceId: string | undefined;
+  runId: string | undefined;
+  signal: AbortSignal | undefined;
+  /** The graph's input: the new message, or a `Command({ resume })`. */
+  input: unknown;
+  inputMessageId: string | undefined;
+  onAdmitted: RunCallOptions["onAdmitted"];
+  /** A resumed run: why, on which interrupt, and the trace id of the request that resumed it (logged as the link). */
+  resumed?: { cause: "resume" | "timeout"; interruptId: string; by: string | null };
+  /** Writes (or claims) the run's record, calling `admitted` once it exists; answers the context to run with. */
+  record(scope: {
+    traceId: string;
+    runId: string;
+    run: { cancelled: Promise<never> };
+    admitted: (status: "running" | "pending") => void;
+  }): Promise<{ context: Record<string, unknown>; callerMetadata: Record<string, unknown>; custom: CustomAgent | undefined }>;
 }
 
 interface LiveRun {
@@ -283,6 +324,8 @@ export class AntlerClient {
   private readonly leases: { heartbeatMs: number; leaseMs: number; cancelWaitMs: number };
   private heartbeat: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
+  /** Paused runs this client is applying the timeout decision of, so a slow one is not started twice. */
+  private readonly timingOut = new Set<string>();
   /** Holders of `sweepWhileIdle` (a serving gateway): while any, the heartbeat goes on with no live runs. */
   private idleSweepers = 0;
   private readonly agents = new Map<string, Promise<ReactAgent>>();
@@ -460,7 +503,7 @@ export class AntlerClient {
     // A bootstrap run names the agent it is about to create; any other run must name one that exists.
     const loadAgent = async () =>
       agentName === undefined || bootstrap ? undefined : await requireCustomAgent(this.kernel, { userId, name: agentName });
-    let custom = await loadAgent();
+    const custom = await loadAgent();
     const modelConfig = this.kernel.modelConfig(options.model ?? custom?.model);
     const modelName = modelConfig.name;
     const thinking = runThinking(options, custom, modelConfig, this.kernel.logger);
@@ -476,15 +519,196 @@ export class AntlerClient {
       internal: principal.kind === "internal",
       traceId: options.traceId,
     });
-    const { saver, threads, runs } = await this.openStorage();
+    const { threads, runs } = await this.openStorage();
+    const human = new HumanMessage({ content: message, id: randomUUID() });
+    yield* this.execute({
+      userId,
+      threadId,
+      modelName,
+      thinking,
+      traceId: options.traceId,
+      runId: options.runId,
+      signal: options.signal,
+      input: { messages: [human] },
+      inputMessageId: human.id as string,
+      onAdmitted: options.onAdmitted,
+      record: async ({ traceId, runId, run, admitted }) => {
+        const { context } = sanitizeRunContext(options.context, {
+          principal,
+          traceId,
+          server: {
+            thread_id: threadId,
+            user_id: userId,
+            model_name: modelName,
+            thinking_enabled: thinking,
+            ...(userRole !== undefined ? { user_role: userRole } : {}),
+            ...(agentName !== undefined ? { agent_name: agentName } : {}),
+            ...(bootstrap ? { is_bootstrap: true } : {}),
+          },
+        });
+        // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
+        // and the logs must agree on one id.
+        const callerMetadata: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
+        const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
+        await threads.touch(userId, threadId);
+        const strategy = options.multitaskStrategy ?? "reject";
+        const input = {
+          runId,
+          threadId,
+          userId,
+          traceId,
+          model: modelName,
+          kwargs: { input: message, context, metadata, multitask_strategy: strategy },
+          owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
+        };
+        if (strategy === "reject") {
+          await runs.startExclusive(input);
+          admitted("running");
+          return { context, callerMetadata, custom };
+        }
+        const record = await runs.create({ ...input, status: "pending" });
+        admitted("pending");
+        if (strategy === "interrupt") await this.interruptAhead(runs, record);
+        await this.waitTurn(runs, record, run.cancelled);
+        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
+        return { context, callerMetadata, custom: await loadAgent() };
+      },
+    });
+  }
+
+  /**
+   * Paused runs (waiting for an approval), newest first: the user's, or with `allUsers` every user's (for operators:
+   * the CLI, a console). Each record carries its `interrupt` and `resume_by`.
+   */
+  async listPausedRuns(options: { userId?: string; allUsers?: boolean; limit?: number } = {}): Promise<RunRecord[]> {
+    const { runs } = await this.openStorage();
+    const userId = options.allUsers ? undefined : assertSafeId("user", options.userId ?? this.defaultUser);
+    return runs.listPaused({
+      ...(userId !== undefined ? { userId } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
+  /**
+   * Runs in one status across the user's threads (or, with `allUsers`, every user's), most recently updated first:
+   * `antler runs list --status paused`. Expired leases are not swept here; `getRun` does that for one run.
+   */
+  async listRunsByStatus(status: RunStatus, options: { userId?: string; allUsers?: boolean; limit?: number } = {}): Promise<RunRecord[]> {
+    const { runs } = await this.openStorage();
+    const userId = options.allUsers ? undefined : assertSafeId("user", options.userId ?? this.defaultUser);
+    return runs.listByStatus(status, {
+      ...(userId !== undefined ? { userId } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
+  /** How many runs are paused on this database, across users (the `/metrics` gauge). */
+  async countPausedRuns(): Promise<number> {
+    const { runs } = await this.openStorage();
+    return runs.countPaused();
+  }
+
+  /**
+   * Continues a paused run (an approval) with `resume` (the decision) and yields its events like `stream`: the
+   * same run id and trace id, from the checkpoint it paused at. A run of another user, or none, is RUN_NOT_FOUND;
+   * one that is not paused is RUN_NOT_PAUSED; a decision the pause's owner refuses (edited arguments the tool's
+   * schema rejects) is RESUME_INVALID and the run stays paused. The stream opens a `run_resumed` custom event.
+   */
+  async *resumeStream(
+    threadId: string,
+    runId: string,
+    resume: unknown,
+    options: { userId?: string; signal?: AbortSignal; onAdmitted?: RunCallOptions["onAdmitted"] } = {},
+  ): AsyncGenerator<StreamEvent, void, undefined> {
+    const { maxActiveRuns } = await this.openStorage();
+    if (this.admittedRuns >= maxActiveRuns) throw atCapacity(maxActiveRuns);
+    this.admittedRuns += 1;
+    try {
+      yield* this.resumeTurn(threadId, runId, resume, { ...options, cause: "resume" });
+    } finally {
+      this.admittedRuns -= 1;
+    }
+  }
+
+  /** `resumeStream` to the end: the run's result, `status: "paused"` again when it paused for more approvals. */
+  async resume(
+    threadId: string,
+    runId: string,
+    resume: unknown,
+    options: { userId?: string; signal?: AbortSignal } = {},
+  ): Promise<RunResult> {
+    return collectResult(this.resumeStream(threadId, runId, resume, options));
+  }
+
+  private async *resumeTurn(
+    threadId: string,
+    runId: string,
+    resume: unknown,
+    options: { userId?: string; signal?: AbortSignal; onAdmitted?: RunCallOptions["onAdmitted"]; cause: "resume" | "timeout" },
+  ): AsyncGenerator<StreamEvent, void, undefined> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { runs, threads } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    const record = requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId);
+    if (record.status !== "paused" || !record.interrupt) throw notPaused(runId, record.status);
+    const pending = record.interrupt;
+    const context = { ...((record.kwargs.context as Record<string, unknown> | undefined) ?? {}) };
+    const agentName = typeof context.agent_name === "string" ? context.agent_name : undefined;
+    const custom =
+      agentName === undefined || context.is_bootstrap === true
+        ? undefined
+        : await requireCustomAgent(this.kernel, { userId, name: agentName });
+    const thinking = context.thinking_enabled === true;
     if (this.kernel.status === "booted") await this.kernel.start();
-    const run = await ensureTraceContext(options.traceId, (scopeId) =>
-      this.kernel.beginRun({ threadId, userId, signal: options.signal, traceId: scopeId, runId: options.runId }),
+    // Built before the check, so what the check consults (the tools' schemas) is assembled in this process too.
+    const { saver } = await this.openStorage();
+    await requestTraceContext(record.trace_id, () => this.agentFor({ userId, modelName: record.model, thinking, context, saver, custom }));
+    const value = await requestTraceContext(record.trace_id, () =>
+      vetResume(this.kernel, { userId, threadId, runId, traceId: record.trace_id, interrupt: pending, resume }),
+    );
+    yield* this.execute({
+      userId,
+      threadId,
+      modelName: record.model,
+      thinking,
+      traceId: record.trace_id,
+      runId,
+      signal: options.signal,
+      input: new Command({ resume: value }),
+      inputMessageId: undefined,
+      onAdmitted: options.onAdmitted,
+      resumed: { cause: options.cause, interruptId: pending.id, by: getCurrentTraceId() ?? null },
+      record: async ({ admitted }) => {
+        const claimed = await runs.claimPaused(runId, { id: this.instanceId, leaseMs: this.leases.leaseMs }, pending.id);
+        if (!claimed) {
+          const now = requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId);
+          throw notPaused(runId, now.status, "another resume took it first");
+        }
+        admitted("running");
+        return { context: claimed.context, callerMetadata: {}, custom };
+      },
+    });
+  }
+
+  /**
+   * The shared body of a new run and a resumed one: trace and run scopes, the live-run entry, observers, the
+   * record (`record` writes or claims it), the graph stream, and the ending: `success`, `error`, `cancelled`, or
+   * `paused` when the graph stopped at an interrupt (the record keeps it; the run holds nothing afterwards).
+   */
+  private async *execute(start: RunStart): AsyncGenerator<StreamEvent, void, undefined> {
+    const { userId, threadId, modelName, thinking } = start;
+    const { saver, runs } = await this.openStorage();
+    if (this.kernel.status === "booted") await this.kernel.start();
+    // A resumed run keeps its own trace id whatever scope resumes it (a request's, the heartbeat's).
+    const scoped = start.resumed ? requestTraceContext : ensureTraceContext;
+    const run = await scoped(start.traceId, (scopeId) =>
+      this.kernel.beginRun({ threadId, userId, signal: start.signal, traceId: scopeId, runId: start.runId }),
     );
     const { traceId, runId } = run.context;
     // Each step runs on the run's own id, never on whatever scope the consumer pulls the stream from.
     const bind = <T>(fn: () => T): T => requestTraceContext(traceId, fn);
-    let outcome: "success" | "error" | "cancelled" = "cancelled";
+    let outcome: "success" | "error" | "cancelled" | "paused" = "cancelled";
     let failure: unknown;
     let iterator: AsyncIterator<unknown> | undefined;
     let recorded = false;
@@ -511,67 +735,57 @@ export class AntlerClient {
         }
       }
     };
-    const announce = () => {
+    const admitted = (status: "running" | "pending") => {
+      recorded = true;
+      live.recorded = true;
+      this.startHeartbeat();
       observed = observers.length > 0;
       observe("runStarted", (o) => o.runStarted({ runId, threadId, userId, traceId }));
+      start.onAdmitted?.(status);
     };
+    let pause: PausedInterrupt | undefined;
+    let context: Record<string, unknown> = {};
     try {
-      const { context } = sanitizeRunContext(options.context, {
-        principal,
-        traceId,
-        server: {
-          thread_id: threadId,
-          user_id: userId,
-          model_name: modelName,
-          thinking_enabled: thinking,
-          ...(userRole !== undefined ? { user_role: userRole } : {}),
-          ...(agentName !== undefined ? { agent_name: agentName } : {}),
-          ...(bootstrap ? { is_bootstrap: true } : {}),
-        },
-      });
-      // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
-      // and the logs must agree on one id.
-      const callerMetadata: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
-      const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
-      await threads.touch(userId, threadId);
-      const strategy = options.multitaskStrategy ?? "reject";
-      const input = {
-        runId,
-        threadId,
-        userId,
-        traceId,
-        model: modelName,
-        kwargs: { input: message, context, metadata, multitask_strategy: strategy },
-        owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
-      };
-      if (strategy === "reject") {
-        await runs.startExclusive(input);
-        recorded = true;
-        live.recorded = true;
-        this.startHeartbeat();
-        announce();
-        options.onAdmitted?.("running");
-      } else {
-        const record = await runs.create({ ...input, status: "pending" });
-        recorded = true;
-        live.recorded = true;
-        this.startHeartbeat();
-        announce();
-        options.onAdmitted?.("pending");
-        if (strategy === "interrupt") await this.interruptAhead(runs, record);
-        await this.waitTurn(runs, record, run.cancelled);
-        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
-        custom = await loadAgent();
+      if (start.resumed) {
+        const resuming = observers.map((o) =>
+          Promise.resolve()
+            .then(() => o.runResuming?.({ runId, threadId, userId, traceId }))
+            .catch((err: unknown) =>
+              this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "a run observer failed at runResuming"),
+            ),
+        );
+        await settledWithin(Promise.all(resuming), OBSERVER_END_WAIT_MS);
       }
+      const prepared = await start.record({ traceId, runId, run, admitted });
+      context = prepared.context;
+      const { callerMetadata, custom } = prepared;
       const agent = await bind(() => this.agentFor({ userId, modelName, thinking, context, saver, custom }));
       // Checkpoints are keyed per user, so two users' thread ids can never meet.
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
-      const human = new HumanMessage({ content: message, id: randomUUID() });
-      const translator = new StreamTranslator({ inputMessageId: human.id as string, serialized: this.serializedMessages });
+      // A resumed run brings no message: "" matches none, so its first values event is all history (never re-emitted).
+      const translator = new StreamTranslator({ inputMessageId: start.inputMessageId ?? "", serialized: this.serializedMessages });
+      if (start.resumed) {
+        const event: StreamEvent = {
+          type: "custom",
+          data: {
+            type: RUN_RESUMED_EVENT,
+            run_id: runId,
+            thread_id: threadId,
+            trace_id: traceId,
+            cause: start.resumed.cause,
+            interrupt_id: start.resumed.interruptId,
+          },
+        };
+        this.kernel.logger.info(
+          { run_id: runId, trace_id: traceId, cause: start.resumed.cause, resumed_by_trace_id: start.resumed.by },
+          "paused run resumed",
+        );
+        if (observed) observe("runEvent", (o) => o.runEvent(runId, event));
+        yield event;
+      }
       const stream = await bind(() =>
         agent.stream(
-          { messages: [human] } as never,
+          start.input as never,
           {
             configurable,
             context: withRunContext(context, run.context),
@@ -594,17 +808,57 @@ export class AntlerClient {
         const step = await bind(() => Promise.race([(iterator as AsyncIterator<unknown>).next(), run.cancelled]));
         if (step.done) break;
         const [mode, data] = step.value as [string, unknown];
+        const interrupts = mode === "values" ? (data as { __interrupt__?: unknown }).__interrupt__ : undefined;
+        if (Array.isArray(interrupts)) {
+          // LangGraph's own frame: the graph stopped at an interrupt. Only the first is kept; Antler's pauses raise one.
+          pause ??= toPausedInterrupt(interrupts[0]);
+          continue;
+        }
         for (const event of translator.translate(mode, data)) {
           if (observed) observe("runEvent", (o) => o.runEvent(runId, event));
           yield event;
         }
       }
       const values = translator.finalValues;
-      if (values?.title) await threads.touch(userId, threadId, { title: values.title });
-      outcome = "success";
+      if (values?.title) await this.openStorage().then(({ threads }) => threads.touch(userId, threadId, { title: values.title as string }));
+      if (pause) {
+        const expires = pause.value.expires_at;
+        const resumeBy = typeof expires === "string" && !Number.isNaN(Date.parse(expires)) ? new Date(expires).toISOString() : null;
+        // Out of the heartbeat first: a paused record has no lease to renew.
+        live.recorded = false;
+        if (!(await runs.pause(runId, { interrupt: pause, context }, resumeBy))) {
+          throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `run ${runId} ended elsewhere while it paused`, {
+            hint: "It was cancelled (or its record deleted) meanwhile; start a new run.",
+          });
+        }
+        recorded = false;
+        outcome = "paused";
+        this.kernel.logger.info({ run_id: runId, trace_id: traceId, interrupt_id: pause.id, kind: pause.value.kind }, "run paused");
+        const paused: StreamEvent = {
+          type: "custom",
+          data: {
+            type: RUN_PAUSED_EVENT,
+            run_id: runId,
+            thread_id: threadId,
+            trace_id: traceId,
+            interrupt: pause.value,
+            interrupt_id: pause.id,
+          },
+        };
+        if (observed) observe("runEvent", (o) => o.runEvent(runId, paused));
+        yield paused;
+      } else {
+        outcome = "success";
+      }
       const end: StreamEvent = {
         type: "end",
-        data: { thread_id: threadId, run_id: runId, trace_id: traceId, usage: translator.usage, stop_reason: values?.stop_reason ?? null },
+        data: {
+          thread_id: threadId,
+          run_id: runId,
+          trace_id: traceId,
+          usage: translator.usage,
+          stop_reason: pause ? "paused" : (values?.stop_reason ?? null),
+        },
       };
       if (observed) observe("runEvent", (o) => o.runEvent(runId, end));
       yield end;
@@ -625,26 +879,28 @@ export class AntlerClient {
           await open.return?.();
         }).catch(() => undefined);
       }
+      // Observers and the run scope hear a pause as a success: the stream ended cleanly, the record says paused.
+      const ended = outcome === "paused" ? "success" : outcome;
       try {
         if (observed) {
           const endings = observers.map((o) =>
             Promise.resolve()
-              .then(() => o.runEnded(runId, outcome, failure))
+              .then(() => o.runEnded(runId, ended, failure))
               .catch((err: unknown) =>
                 this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "a run observer failed at runEnded"),
               ),
           );
           await settledWithin(Promise.all(endings), OBSERVER_END_WAIT_MS);
         }
-        if (recorded) {
+        if (recorded && outcome !== "paused") {
           // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
           live.recorded = false;
           const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
-          await runs.finish(runId, outcome, outcome === "error" ? error : null).catch((err: unknown) => {
+          await runs.finish(runId, ended, ended === "error" ? error : null).catch((err: unknown) => {
             this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
           });
         }
-        await run.end(outcome, failure);
+        await run.end(ended, failure);
       } finally {
         this.live.delete(runId);
         if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
@@ -658,24 +914,7 @@ export class AntlerClient {
 
   /** Runs one turn to the end and returns its result (the in-process `POST /runs/wait`). */
   async invoke(message: string, options: RunCallOptions = {}): Promise<RunResult> {
-    let values: ValuesEvent["data"] | undefined;
-    for await (const event of this.stream(message, options)) {
-      if (event.type === "values") values = event.data;
-      if (event.type === "end") {
-        const finalValues = values ?? { title: null, messages: [], artifacts: [], summary_text: null, todos: null, stop_reason: null };
-        return {
-          run_id: event.data.run_id,
-          thread_id: event.data.thread_id,
-          trace_id: event.data.trace_id,
-          status: "success",
-          output: lastAiText(finalValues.messages, ""),
-          values: finalValues,
-          usage: event.data.usage,
-        };
-      }
-    }
-    // stream() always ends with `end` or throws; reaching here means the consumer contract broke.
-    throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, "the run ended without an end event");
+    return collectResult(this.stream(message, options));
   }
 
   /** Creates a thread for the user (a fresh UUID without `threadId`). Trace ids are never kept in thread metadata. */
@@ -751,8 +990,7 @@ export class AntlerClient {
     const newThreadId = assertSafeId("thread", options.newThreadId ?? randomUUID());
     const { threads, runs, saver } = await this.openStorage();
     const source = await threads.require(userId, assertSafeId("thread", threadId));
-    const active = await runs.listActive(userId, threadId);
-    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    await this.assertThreadIdle(runs, userId, threadId);
     if (await threads.get(userId, newThreadId)) {
       throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `thread ${JSON.stringify(newThreadId)} already exists`, {
         hint: "Copy to a new thread id (or leave it out for a fresh one).",
@@ -827,8 +1065,7 @@ export class AntlerClient {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const { threads, runs, saver } = await this.openStorage();
     await threads.require(userId, assertSafeId("thread", threadId));
-    const active = await runs.listActive(userId, threadId);
-    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    await this.assertThreadIdle(runs, userId, threadId);
     const config = {
       configurable: {
         thread_id: checkpointThreadId(userId, threadId),
@@ -928,6 +1165,11 @@ export class AntlerClient {
       await runs.finish(runId, "cancelled");
       return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
     }
+    if (record.status === "paused") {
+      // Nothing runs it: ending the record is the whole cancel (its checkpoint keeps the unanswered calls).
+      await runs.finish(runId, "cancelled");
+      return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
+    }
     if (record.status !== "running" && record.status !== "pending") throw alreadyEnded(runId, record.status);
     if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
     if (!(await runs.requestCancel(runId))) {
@@ -947,6 +1189,17 @@ export class AntlerClient {
   }
 
   /**
+   * THREAD_BUSY while a run is running, queued or paused on the thread: its latest checkpoint is mid-turn (a paused
+   * run's holds the calls waiting for a decision), so it must not be copied or written over.
+   */
+  private async assertThreadIdle(runs: RunStore, userId: string, threadId: string): Promise<void> {
+    const active = await runs.listActive(userId, threadId);
+    if (active[0]) throw threadBusyError(threadId, { run_id: active[0].run_id, status: active[0].status as "running" | "pending" });
+    const [paused] = await runs.listPaused({ userId, threadId, limit: 1 });
+    if (paused) throw threadBusyError(threadId, { run_id: paused.run_id, status: "paused" });
+  }
+
+  /**
    * `interrupt`: asks every run ahead of `record` on its thread to stop. Runs live here are aborted; runs of
    * another instance get a cancel request that their owner honours at its next heartbeat.
    */
@@ -958,6 +1211,10 @@ export class AntlerClient {
       const live = this.live.get(other.run_id);
       if (live) live.abort("interrupted by a newer run on the thread (multitask_strategy interrupt)");
       else await runs.requestCancel(other.run_id);
+    }
+    // A paused run ahead holds the thread too; nothing runs it, so ending its record is the cancel.
+    for (const paused of await runs.listPaused({ userId: record.user_id, threadId: record.thread_id })) {
+      await runs.finish(paused.run_id, "cancelled");
     }
   }
 
@@ -1204,6 +1461,39 @@ export class AntlerClient {
     };
   }
 
+  /**
+   * Paused runs past their deadline get their interrupt's `on_timeout` decision: each is resumed here, in the
+   * background, as if a person had answered (`run_resumed` with cause `timeout`). The claim in `resumeTurn` makes
+   * sure one instance does it. A pause without `on_timeout` is cancelled instead.
+   */
+  private async resumeExpiredPauses(upkeep: RunStore): Promise<void> {
+    for (const record of await upkeep.listExpiredPauses()) {
+      if (this.timingOut.has(record.run_id)) continue;
+      const decision = record.interrupt?.value.on_timeout;
+      const log = this.kernel.logger.child({ run_id: record.run_id, trace_id: record.trace_id });
+      if (decision === undefined) {
+        await upkeep.finish(record.run_id, "cancelled");
+        log.warn("a paused run expired without an on_timeout decision; cancelled");
+        continue;
+      }
+      this.timingOut.add(record.run_id);
+      log.info({ resume_by: record.resume_by }, "a paused run expired; applying its on_timeout decision");
+      void (async () => {
+        try {
+          const events = this.resumeTurn(record.thread_id, record.run_id, decision, { userId: record.user_id, cause: "timeout" });
+          for await (const _ of events) {
+            // Nobody reads a timed-out run's stream here; its observers (the run event log) see it.
+          }
+        } catch (err) {
+          if (!isAntlerError(err, RuntimeErrorCodes.RUN_NOT_PAUSED))
+            log.warn({ err }, "applying a paused run's on_timeout decision failed");
+        } finally {
+          this.timingOut.delete(record.run_id);
+        }
+      })();
+    }
+  }
+
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
@@ -1244,6 +1534,7 @@ export class AntlerClient {
         log.warn({ run_id, status, instance_id: this.instanceId }, "a live run is no longer running in its record; stopping it");
         live.abort(`the run record ended elsewhere (${status})`);
       }
+      await this.resumeExpiredPauses(storage.upkeep);
       const swept = await storage.upkeep.sweepExpired();
       if (swept.length > 0) {
         log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished runs whose process stopped renewing their lease");
@@ -1334,6 +1625,45 @@ async function settledWithin(promise: Promise<unknown>, ms: number): Promise<voi
 
 export function checkpointThreadId(userId: string, threadId: string): string {
   return `${userId}/${threadId}`;
+}
+
+/** Reads a run's events to its `end`: the result, paused or not. */
+async function collectResult(events: AsyncGenerator<StreamEvent, void, undefined>): Promise<RunResult> {
+  let values: ValuesEvent["data"] | undefined;
+  let interrupt: Record<string, unknown> | undefined;
+  for await (const event of events) {
+    if (event.type === "values") values = event.data;
+    if (event.type === "custom" && event.data.type === RUN_PAUSED_EVENT) interrupt = event.data.interrupt as Record<string, unknown>;
+    if (event.type === "end") {
+      const finalValues = values ?? { title: null, messages: [], artifacts: [], summary_text: null, todos: null, stop_reason: null };
+      return {
+        run_id: event.data.run_id,
+        thread_id: event.data.thread_id,
+        trace_id: event.data.trace_id,
+        status: interrupt ? "paused" : "success",
+        ...(interrupt ? { interrupt } : {}),
+        output: lastAiText(finalValues.messages, ""),
+        values: finalValues,
+        usage: event.data.usage,
+      };
+    }
+  }
+  // stream() always ends with `end` or throws; reaching here means the consumer contract broke.
+  throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, "the run ended without an end event");
+}
+
+/** LangGraph's interrupt as a paused run keeps it. */
+function toPausedInterrupt(raw: unknown): PausedInterrupt {
+  const { id, value } = (raw ?? {}) as { id?: unknown; value?: unknown };
+  const body = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+  return { id: typeof id === "string" ? id : "", value: body };
+}
+
+function notPaused(runId: string, status: RunStatus, why?: string): AntlerError {
+  return new AntlerError(RuntimeErrorCodes.RUN_NOT_PAUSED, `run ${runId} is not paused (it is ${status})${why ? `: ${why}` : ""}`, {
+    hint: "Only a paused run (status paused, waiting for an approval) can be resumed; read it with GET /api/threads/{id}/runs/{run}.",
+    details: { status },
+  });
 }
 
 function lastAiText(messages: readonly SerializedMessage[], fallback: string): string {

@@ -142,8 +142,14 @@ export const threadCreateRequestSchema = z.strictObject({
 
 // ---------------------------------------------------------------- runs
 
-/** `pending`: queued behind another run on its thread (multitask_strategy `enqueue` or `interrupt`). */
-export const runStatusSchema = z.enum(["pending", "running", "success", "error", "cancelled"]);
+/**
+ * `pending`: queued behind another run on its thread (multitask_strategy `enqueue` or `interrupt`). `paused`: waiting
+ * for a person's decision (an approval); resume it with `POST .../runs/{run}/resume`.
+ */
+export const runStatusSchema = z.enum(["pending", "running", "paused", "success", "error", "cancelled"]);
+
+/** What a paused run waits on: LangGraph's interrupt id and value (an approval: `{ kind, calls, expires_at, on_timeout }`). */
+export const pausedInterruptSchema = z.object({ id: z.string(), value: jsonObject });
 
 /** LangGraph's name and values: what a run does when its thread is busy. Default `reject`. */
 export const multitaskStrategySchema = z.enum(["reject", "enqueue", "interrupt"]);
@@ -160,18 +166,24 @@ export const runRecordSchema = z.object({
   error: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
+  /** A paused run's pending interrupt; null otherwise. */
+  interrupt: pausedInterruptSchema.nullable(),
+  /** A paused run's deadline (ISO-8601), after which its `on_timeout` decision applies; null otherwise. */
+  resume_by: z.string().nullable(),
 });
 
 export const runListResponseSchema = z.object({ runs: z.array(runRecordSchema) });
 
 export const runCancelResponseSchema = z.object({ run_id: z.string(), thread_id: z.string(), status: runStatusSchema });
 
-/** `POST /api/threads/{id}/runs/wait` and `client.invoke`. */
+/** `POST /api/threads/{id}/runs/wait`, `POST .../runs/{run}/resume`, `client.invoke` and `client.resume`. */
 export const runWaitResponseSchema = z.object({
   run_id: z.string(),
   thread_id: z.string(),
   trace_id: z.string(),
-  status: z.literal("success"),
+  /** `paused`: the run waits for a decision on `interrupt`. */
+  status: z.enum(["success", "paused"]),
+  interrupt: jsonObject.optional(),
   /** The last AI message's text. */
   output: z.string(),
   values: valuesEventSchema.shape.data,

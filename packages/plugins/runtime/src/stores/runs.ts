@@ -4,7 +4,11 @@ import { RuntimeErrorCodes } from "../errors.js";
 
 export const RUNS_TABLE = "antler_runs";
 
-export type RunStatus = "pending" | "running" | "success" | "error" | "cancelled";
+/**
+ * `paused`: waiting for a person (an approval) with its interrupt stored; it holds no lease and no process, and
+ * any instance may resume it. It keeps its thread busy for other runs until it resumes or is cancelled.
+ */
+export type RunStatus = "pending" | "running" | "paused" | "success" | "error" | "cancelled";
 
 /** Statuses of a run that holds or waits for its thread: leased, renewed, swept and cancellable. */
 const ACTIVE_STATUSES = ["pending", "running"] as const;
@@ -34,6 +38,10 @@ export interface RunsTable {
   lease_until: string | null;
   /** When a cancel was asked for from an instance that does not hold the run; the owner honours it. */
   cancel_requested_at: string | null;
+  /** A paused run's pending interrupt as JSON (`PausedInterrupt`); null otherwise. Added by runs/004. */
+  interrupt: string | null;
+  /** Until when a paused run waits; past it, its interrupt's `on_timeout` resumes it. Null: no deadline. */
+  resume_by: string | null;
 }
 
 // Rows that are running when runs/002 is applied have no owner that renews them. They get one grace lease,
@@ -120,7 +128,28 @@ export const runRecordMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    name: "runs/004-pauses",
+    async up(db: Kysely<unknown>) {
+      for (const column of ["interrupt", "resume_by"]) {
+        await db.schema.alterTable(RUNS_TABLE).addColumn(column, "text").execute();
+      }
+      // Serves the expiry sweep: paused rows whose deadline is in the past.
+      await db.schema.createIndex("antler_runs_resume_by").on(RUNS_TABLE).columns(["status", "resume_by"]).execute();
+    },
+  },
 ];
+
+/**
+ * What a paused run waits on: LangGraph's interrupt (its id and value, as the graph raised it) and what resuming
+ * needs that the record's redacted kwargs do not keep (the run's context).
+ */
+export interface PausedInterrupt {
+  /** LangGraph's interrupt id. */
+  id: string;
+  /** The interrupt's value; `kind` names who handles it (`approval`), `on_timeout` is the resume value at expiry. */
+  value: { kind?: string; expires_at?: string; on_timeout?: unknown } & Record<string, unknown>;
+}
 
 export interface RunRecord {
   run_id: string;
@@ -135,6 +164,17 @@ export interface RunRecord {
   error: string | null;
   created_at: string;
   updated_at: string;
+  /** A paused run's pending interrupt (`value` is what the stream's `run_paused` event showed); null otherwise. */
+  interrupt: PausedInterrupt | null;
+  /** A paused run's deadline (ISO-8601), or null. */
+  resume_by: string | null;
+}
+
+/** What a paused run's record keeps for whoever resumes it (never shown over the API). */
+export interface PauseRecord {
+  interrupt: PausedInterrupt;
+  /** The run's context as it ran (the kwargs copy is redacted). */
+  context: Record<string, unknown>;
 }
 
 export interface CreateRunInput {
@@ -157,7 +197,7 @@ export interface CreateRunInput {
 /** Why a run could not start on its thread: the run that holds it (or, with none running, the first queued one). */
 export interface ThreadHolder {
   run_id: string;
-  status: "pending" | "running";
+  status: "pending" | "running" | "paused";
 }
 
 /** What one `promote` attempt found. */
@@ -234,6 +274,24 @@ export interface RunStore {
    * never swept.
    */
   sweepExpired(options?: { runIds?: readonly string[]; as?: "error" | "cancelled" }): Promise<string[]>;
+  /**
+   * Running → paused: stores the interrupt (and the context to resume with), drops owner and lease. False when the
+   * run is no longer running (cancelled meanwhile).
+   */
+  pause(runId: string, pause: PauseRecord, resumeBy: string | null): Promise<boolean>;
+  /**
+   * Paused → running under `owner`, only if it is still paused (and, with `interruptId`, still waits on that
+   * interrupt): of two instances resuming at once, exactly one gets the run. Returns what the pause kept, or null.
+   */
+  claimPaused(runId: string, owner: { id: string; leaseMs: number }, interruptId?: string): Promise<PauseRecord | null>;
+  /** Paused runs whose deadline has passed (oldest deadline first), at most `limit`. */
+  listExpiredPauses(limit?: number): Promise<RunRecord[]>;
+  /** How many runs are paused, across users (the operators' gauge). */
+  countPaused(): Promise<number>;
+  /** Paused runs of every thread of the user, or of all users (operators), newest first. */
+  listPaused(options?: { userId?: string; threadId?: string; limit?: number }): Promise<RunRecord[]>;
+  /** Runs in one status across threads (the user's, or every user's), most recently updated first: operators' lists. */
+  listByStatus(status: RunStatus, options?: { userId?: string; limit?: number }): Promise<RunRecord[]>;
 }
 
 // Bound parameters per statement stay far below SQLite's and PostgreSQL's limits.
@@ -317,6 +375,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       owner_id: input.owner?.id ?? null,
       lease_until: input.owner ? new Date(now().getTime() + input.owner.leaseMs).toISOString() : null,
       cancel_requested_at: null,
+      interrupt: null,
+      resume_by: null,
     };
     try {
       await db.insertInto(RUNS_TABLE).values(row).execute();
@@ -327,12 +387,23 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
     return toRecord(row);
   };
 
+  const pausedRow = (userId: string, threadId: string) =>
+    db
+      .selectFrom(RUNS_TABLE)
+      .select("run_id")
+      .where("user_id", "=", userId)
+      .where("thread_id", "=", threadId)
+      .where("status", "=", "paused")
+      .executeTakeFirst();
+
   return {
     create: insert,
     async startExclusive(input) {
       await sweepThread(input.userId, input.threadId);
       const queued = (await activeRows(input.userId, input.threadId)).find((row) => row.status === "pending");
       if (queued) throw threadBusyError(input.threadId, await holder(input.userId, input.threadId));
+      const paused = await pausedRow(input.userId, input.threadId);
+      if (paused) throw threadBusyError(input.threadId, { run_id: paused.run_id, status: "paused" });
       return insert({ ...input, status: "running" });
     },
     async promote(run, leaseMs) {
@@ -361,6 +432,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
                   .where((eb) =>
                     eb.or([
                       eb("other.status", "=", "running"),
+                      // A paused run keeps the thread until it resumes or is cancelled.
+                      eb("other.status", "=", "paused"),
                       // First come, first served: a live queued run created before this one goes first.
                       eb.and([
                         eb("other.status", "=", "pending"),
@@ -398,9 +471,15 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
     async finish(runId, status, error = null) {
       await db
         .updateTable(RUNS_TABLE)
-        .set({ status, error: error === null ? null : redactSecrets(error), updated_at: now().toISOString() })
+        .set({
+          status,
+          error: error === null ? null : redactSecrets(error),
+          updated_at: now().toISOString(),
+          interrupt: null,
+          resume_by: null,
+        })
         .where("run_id", "=", runId)
-        .where("status", "in", ACTIVE_STATUSES)
+        .where("status", "in", [...ACTIVE_STATUSES, "paused"])
         .execute();
     },
     async get(userId, runId, getOptions = {}) {
@@ -478,7 +557,93 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       return Number(result.numUpdatedRows) > 0;
     },
     sweepExpired,
+    async pause(runId, pause, resumeBy) {
+      const result = await db
+        .updateTable(RUNS_TABLE)
+        .set({
+          status: "paused",
+          interrupt: JSON.stringify(pause),
+          resume_by: resumeBy,
+          owner_id: null,
+          lease_until: null,
+          cancel_requested_at: null,
+          updated_at: now().toISOString(),
+        })
+        .where("run_id", "=", runId)
+        .where("status", "=", "running")
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+    async claimPaused(runId, owner, interruptId) {
+      const row = await db.selectFrom(RUNS_TABLE).select(["interrupt", "status"]).where("run_id", "=", runId).executeTakeFirst();
+      if (row?.status !== "paused" || !row.interrupt) return null;
+      const pause = decodePause(row.interrupt);
+      if (!pause || (interruptId !== undefined && pause.interrupt.id !== interruptId)) return null;
+      // Conditional on the very interrupt read above: a second claimer (or a resume after a newer pause) changes nothing.
+      const result = await db
+        .updateTable(RUNS_TABLE)
+        .set({
+          status: "running",
+          owner_id: owner.id,
+          lease_until: new Date(now().getTime() + owner.leaseMs).toISOString(),
+          interrupt: null,
+          resume_by: null,
+          updated_at: now().toISOString(),
+        })
+        .where("run_id", "=", runId)
+        .where("status", "=", "paused")
+        .where("interrupt", "=", row.interrupt)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0 ? pause : null;
+    },
+    async listExpiredPauses(limit = 50) {
+      const rows = await db
+        .selectFrom(RUNS_TABLE)
+        .selectAll()
+        .where("status", "=", "paused")
+        .where("resume_by", "<", now().toISOString())
+        .orderBy("resume_by", "asc")
+        .limit(limit)
+        .execute();
+      return rows.map(toRecord);
+    },
+    async countPaused() {
+      const row = await db
+        .selectFrom(RUNS_TABLE)
+        .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
+        .where("status", "=", "paused")
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+    async listByStatus(status, listOptions = {}) {
+      let query = db.selectFrom(RUNS_TABLE).selectAll().where("status", "=", status);
+      if (listOptions.userId !== undefined) query = query.where("user_id", "=", listOptions.userId);
+      const rows = await query
+        .orderBy("updated_at", "desc")
+        .limit(Math.min(1000, Math.max(1, Math.trunc(listOptions.limit ?? 100))))
+        .execute();
+      return rows.map(toRecord);
+    },
+    async listPaused(listOptions = {}) {
+      let query = db.selectFrom(RUNS_TABLE).selectAll().where("status", "=", "paused");
+      if (listOptions.userId !== undefined) query = query.where("user_id", "=", listOptions.userId);
+      if (listOptions.threadId !== undefined) query = query.where("thread_id", "=", listOptions.threadId);
+      const rows = await query
+        .orderBy("updated_at", "desc")
+        .limit(Math.min(1000, Math.max(1, Math.trunc(listOptions.limit ?? 100))))
+        .execute();
+      return rows.map(toRecord);
+    },
   };
+}
+
+function decodePause(text: string): PauseRecord | null {
+  try {
+    const parsed = JSON.parse(text) as PauseRecord;
+    return parsed && typeof parsed === "object" && parsed.interrupt && typeof parsed.interrupt.id === "string" ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 function isExpired(row: Pick<RunsTable, "status" | "lease_until">, at: Date): boolean {
@@ -498,9 +663,10 @@ function isUniqueViolation(error: unknown): boolean {
 
 /** The coded refusal of a run on a busy thread (strategy `reject`). */
 export function threadBusyError(threadId: string, held: ThreadHolder | null): AntlerError {
-  const by = held ? `run ${held.run_id} is ${held.status === "running" ? "running" : "queued"} on it` : "another run holds it";
+  const state = held?.status === "running" ? "running" : held?.status === "paused" ? "paused for approval" : "queued";
+  const by = held ? `run ${held.run_id} is ${state} on it` : "another run holds it";
   return new AntlerError(RuntimeErrorCodes.THREAD_BUSY, `thread ${JSON.stringify(threadId)} is busy: ${by}`, {
-    hint: 'Wait for that run to end, cancel it (POST /api/threads/{id}/runs/{run_id}/cancel), or send multitask_strategy "enqueue" to queue behind it or "interrupt" to cancel it and run.',
+    hint: 'Wait for that run to end (a paused run: resume it with POST /api/threads/{id}/runs/{run_id}/resume), cancel it (POST /api/threads/{id}/runs/{run_id}/cancel), or send multitask_strategy "enqueue" to queue behind it or "interrupt" to cancel it and run.',
     details: { thread_id: threadId, running_run_id: held?.run_id ?? null, holder_status: held?.status ?? null },
   });
 }
@@ -539,5 +705,7 @@ function toRecord(row: RunsTable): RunRecord {
     error: row.error,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    interrupt: row.interrupt ? (decodePause(row.interrupt)?.interrupt ?? null) : null,
+    resume_by: row.resume_by ?? null,
   };
 }
