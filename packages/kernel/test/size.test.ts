@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 
 // The small-kernel budget: what is not needed by every distribution belongs in a plugin. Raised from 5,000 to 5,050
 // when the one shared redactor (run records, logs, memory) and checkpoint retention config landed; the planned way
-// back under 5,000 is moving the SQL migration runner out of the kernel (a storage-contract change).
+// back under 5,000 is moving the SQL migration runner out of the kernel (a storage-contract change). Raised to 5,150
+// for model fallbacks, limits and pricing: their `models:` keys and fallback cross-check (the section is the kernel's),
+// the call-planner contract and the reply stamp; the planner itself lives in @antler/model-kit.
 const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
 
 function lines(dir: string): number {
@@ -19,7 +21,7 @@ function lines(dir: string): number {
 }
 
 describe("kernel size", () => {
-  it("src without testing/ stays within 5,050 lines", () => {
-    expect(lines(src)).toBeLessThanOrEqual(5_050);
+  it("src without testing/ stays within 5,150 lines", () => {
+    expect(lines(src)).toBeLessThanOrEqual(5_150);
   });
 });

@@ -26,4 +26,6 @@ export const RuntimeErrorCodes = Object.freeze({
   RUNS_AT_CAPACITY: "ANTLER_ERR_RUNS_AT_CAPACITY",
   /** The caller's role may not use the model a run asked for (authorization layer 1); 403 over HTTP. */
   MODEL_FORBIDDEN: "ANTLER_ERR_MODEL_FORBIDDEN",
+  /** The user's runs today (UTC) cost as much as a `budgets:` entry allows; `details.budget` names it. 402 over HTTP. */
+  BUDGET_EXCEEDED: "ANTLER_ERR_BUDGET_EXCEEDED",
 });

@@ -43,6 +43,7 @@ import { BackgroundPruner } from "../stores/retention.js";
 import {
   createRunStore,
   type MultitaskStrategy,
+  type RunEndFacts,
   type RunRecord,
   type RunStatus,
   type RunStore,
@@ -475,6 +476,7 @@ export class AntlerClient {
       agentName,
       internal: principal.kind === "internal",
       traceId: options.traceId,
+      spentSince: async (since) => (await this.openStorage()).runs.costSince(userId, since),
     });
     const { saver, threads, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
@@ -486,6 +488,8 @@ export class AntlerClient {
     const bind = <T>(fn: () => T): T => requestTraceContext(traceId, fn);
     let outcome: "success" | "error" | "cancelled" = "cancelled";
     let failure: unknown;
+    // What the record keeps of the run's model calls (cost, retried or fallen-back attempts), read when it ends.
+    let endFacts: () => RunEndFacts = () => ({});
     let iterator: AsyncIterator<unknown> | undefined;
     let recorded = false;
     let settle: () => void = () => {};
@@ -569,6 +573,10 @@ export class AntlerClient {
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       const human = new HumanMessage({ content: message, id: randomUUID() });
       const translator = new StreamTranslator({ inputMessageId: human.id as string, serialized: this.serializedMessages });
+      endFacts = () => {
+        const cost = translator.cost;
+        return { costUsd: Object.keys(cost.by_model).length > 0 ? cost.usd : null, modelAttempts: translator.modelAttempts };
+      };
       const stream = await bind(() =>
         agent.stream(
           { messages: [human] } as never,
@@ -604,7 +612,14 @@ export class AntlerClient {
       outcome = "success";
       const end: StreamEvent = {
         type: "end",
-        data: { thread_id: threadId, run_id: runId, trace_id: traceId, usage: translator.usage, stop_reason: values?.stop_reason ?? null },
+        data: {
+          thread_id: threadId,
+          run_id: runId,
+          trace_id: traceId,
+          usage: translator.usage,
+          stop_reason: values?.stop_reason ?? null,
+          cost: translator.cost,
+        },
       };
       if (observed) observe("runEvent", (o) => o.runEvent(runId, end));
       yield end;
@@ -640,7 +655,7 @@ export class AntlerClient {
           // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
           live.recorded = false;
           const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
-          await runs.finish(runId, outcome, outcome === "error" ? error : null).catch((err: unknown) => {
+          await runs.finish(runId, outcome, outcome === "error" ? error : null, endFacts()).catch((err: unknown) => {
             this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
           });
         }

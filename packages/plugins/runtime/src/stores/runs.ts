@@ -34,6 +34,10 @@ export interface RunsTable {
   lease_until: string | null;
   /** When a cancel was asked for from an instance that does not hold the run; the owner honours it. */
   cancel_requested_at: string | null;
+  /** USD the run's model calls cost (subagents included), written when it ends; null before runs/004 or unpriced. */
+  cost_usd: number | null;
+  /** JSON list of the model attempts of calls that needed more than one (retries, fallbacks); null when none. */
+  model_attempts: string | null;
 }
 
 // Rows that are running when runs/002 is applied have no owner that renews them. They get one grace lease,
@@ -120,6 +124,15 @@ export const runRecordMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    name: "runs/004-cost",
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable(RUNS_TABLE).addColumn("cost_usd", "double precision").execute();
+      await db.schema.alterTable(RUNS_TABLE).addColumn("model_attempts", "text").execute();
+      // Serves the budget check: one user's runs since the start of the day.
+      await db.schema.createIndex("antler_runs_user_day").on(RUNS_TABLE).columns(["user_id", "created_at"]).execute();
+    },
+  },
 ];
 
 export interface RunRecord {
@@ -135,6 +148,16 @@ export interface RunRecord {
   error: string | null;
   created_at: string;
   updated_at: string;
+  /** USD its model calls cost, subagents included (models with `pricing:`); null until it ends, or when none is priced. */
+  cost_usd: number | null;
+  /** Attempts of the model calls that needed more than one (retries, fallbacks), in order. */
+  model_attempts: Array<Record<string, unknown>>;
+}
+
+/** What a run's end adds to its record besides the status. */
+export interface RunEndFacts {
+  costUsd?: number | null;
+  modelAttempts?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export interface CreateRunInput {
@@ -210,7 +233,9 @@ export interface RunStore {
   /** The thread's pending and running runs, oldest first (expired ones swept first). */
   listActive(userId: string, threadId: string): Promise<RunRecord[]>;
   /** Sets the final status (and error text, redacted); a run already finished keeps its first outcome. */
-  finish(runId: string, status: Exclude<RunStatus, "running" | "pending">, error?: string | null): Promise<void>;
+  finish(runId: string, status: Exclude<RunStatus, "running" | "pending">, error?: string | null, facts?: RunEndFacts): Promise<void>;
+  /** USD the user's runs created at or after `since` (ISO-8601) cost, as their records say. */
+  costSince(userId: string, since: string): Promise<number>;
   /**
    * One run. A running row whose lease has expired is first finished as an error (see `sweepExpired`), so a
    * reader never sees a dead process's run as running; `sweep: false` reads the row as it is.
@@ -317,6 +342,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       owner_id: input.owner?.id ?? null,
       lease_until: input.owner ? new Date(now().getTime() + input.owner.leaseMs).toISOString() : null,
       cancel_requested_at: null,
+      cost_usd: null,
+      model_attempts: null,
     };
     try {
       await db.insertInto(RUNS_TABLE).values(row).execute();
@@ -395,13 +422,29 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       await sweepThread(userId, threadId);
       return (await activeRows(userId, threadId)).map(toRecord);
     },
-    async finish(runId, status, error = null) {
+    async finish(runId, status, error = null, facts = {}) {
+      const attempts = facts.modelAttempts?.length ? JSON.stringify(facts.modelAttempts) : null;
       await db
         .updateTable(RUNS_TABLE)
-        .set({ status, error: error === null ? null : redactSecrets(error), updated_at: now().toISOString() })
+        .set({
+          status,
+          error: error === null ? null : redactSecrets(error),
+          updated_at: now().toISOString(),
+          ...(facts.costUsd !== undefined ? { cost_usd: facts.costUsd } : {}),
+          ...(attempts !== null ? { model_attempts: redactSecrets(attempts) } : {}),
+        })
         .where("run_id", "=", runId)
         .where("status", "in", ACTIVE_STATUSES)
         .execute();
+    },
+    async costSince(userId, since) {
+      const row = await db
+        .selectFrom(RUNS_TABLE)
+        .select(sql<number | string | null>`sum(cost_usd)`.as("total"))
+        .where("user_id", "=", userId)
+        .where("created_at", ">=", since)
+        .executeTakeFirst();
+      return Number(row?.total ?? 0);
     },
     async get(userId, runId, getOptions = {}) {
       const read = () => db.selectFrom(RUNS_TABLE).selectAll().where("user_id", "=", userId).where("run_id", "=", runId).executeTakeFirst();
@@ -539,5 +582,17 @@ function toRecord(row: RunsTable): RunRecord {
     error: row.error,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    cost_usd: row.cost_usd === null || row.cost_usd === undefined ? null : Number(row.cost_usd),
+    model_attempts: parseAttempts(row.model_attempts),
   };
+}
+
+function parseAttempts(text: string | null | undefined): Array<Record<string, unknown>> {
+  if (!text) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as Array<Record<string, unknown>>) : [];
+  } catch {
+    return [];
+  }
 }
