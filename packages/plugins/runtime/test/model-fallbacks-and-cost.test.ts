@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type AntlerError, isAntlerError, type KernelConfigInput } from "@antler/kernel";
 import { type OpenAICompatibleServer, type OpenAIServerOptions, startOpenAICompatibleServer } from "@antler/kernel/testing";
 import openaiPlugin from "@antler/plugin-openai";
@@ -157,5 +158,26 @@ describe("budgets", () => {
       ],
     }).catch((e: unknown) => e);
     expect((twice as Error).message).toContain("budget names must be unique");
+  });
+});
+
+describe("max_concurrency across runs", () => {
+  it("two concurrent runs share the model's one slot: the server never has more than one call in flight", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const s = await server({
+      handler: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await sleep(150);
+        inFlight -= 1;
+        return { text: "done" };
+      },
+    });
+    const c = await client([entry("gpt", s, { max_concurrency: 1 })]);
+    const results = await Promise.all([c.invoke("one", { threadId: "t1" }), c.invoke("two", { threadId: "t2" })]);
+    expect(results.map((r) => r.output)).toEqual(["done", "done"]);
+    expect(completions(s)).toHaveLength(2);
+    expect(most).toBe(1);
   });
 });
