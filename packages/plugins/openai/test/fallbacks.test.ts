@@ -6,11 +6,11 @@ import {
   isAntlerError,
   type Kernel,
   type KernelConfigInput,
-  type ModelAttempt,
   modelCallStamp,
   silentLogger,
 } from "@antler/kernel";
 import { type OpenAICompatibleServer, type OpenAIServerOptions, startOpenAICompatibleServer } from "@antler/kernel/testing";
+import type { ModelAttempt } from "@antler/model-kit";
 import type { AIMessageChunk } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import openaiPlugin from "../src/index.js";
@@ -284,6 +284,6 @@ async function collectAttempts(
   into: ModelAttempt[],
 ): Promise<{ dispatched: AIMessageChunk }> {
   const dispatched = await model.invoke("hi");
-  into.push(...((modelCallStamp(dispatched)?.attempt_log ?? []) as ModelAttempt[]));
+  into.push(...((modelCallStamp(dispatched)?.attempt_log ?? []) as readonly unknown[] as ModelAttempt[]));
   return { dispatched };
 }

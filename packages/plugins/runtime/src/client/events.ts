@@ -88,7 +88,15 @@ export interface RunCost {
 
 export interface EndEvent {
   type: "end";
-  data: { thread_id: string; run_id: string; trace_id: string; usage: Usage; stop_reason: string | null; cost: RunCost };
+  data: {
+    thread_id: string;
+    run_id: string;
+    trace_id: string;
+    usage: Usage;
+    stop_reason: string | null;
+    /** Always sent by AntlerClient; absent from end events logged before runs carried a cost. */
+    cost?: RunCost;
+  };
 }
 
 export type StreamEvent = ValuesEvent | MessagesTupleEvent | CustomEvent | EndEvent;
