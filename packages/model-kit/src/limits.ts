@@ -86,10 +86,10 @@ class Semaphore {
   }
 }
 
-function rateLimited(model: string, what: string, waitedMs: number): AntlerError {
-  return new AntlerError(ErrorCodes.MODEL_RATE_LIMITED, `model "${model}" is at its ${what}; no slot came free within ${waitedMs} ms`, {
+function rateLimited(model: string, what: string, why: string, details: Record<string, unknown>): AntlerError {
+  return new AntlerError(ErrorCodes.MODEL_RATE_LIMITED, `model "${model}" is at its ${what}: ${why}`, {
     hint: `Raise the model's ${what} or queue_timeout_seconds, or add fallbacks.`,
-    details: { model, limit: what, waited_ms: waitedMs },
+    details: { model, limit: what, ...details },
   });
 }
 
@@ -114,7 +114,9 @@ export class ModelLimiter {
       }
       if (!(await semaphore.take(limits.queueTimeoutMs, signal))) {
         signal?.throwIfAborted();
-        throw rateLimited(model, "max_concurrency", limits.queueTimeoutMs);
+        throw rateLimited(model, "max_concurrency", `no slot came free within ${limits.queueTimeoutMs} ms`, {
+          waited_ms: limits.queueTimeoutMs,
+        });
       }
     }
     const held = semaphore;
@@ -142,7 +144,11 @@ export class ModelLimiter {
       if (wait <= 0) return;
       const left = limits.queueTimeoutMs - (performance.now() - started);
       // Waiting past the deadline would only fail later: fail now and let the fallbacks answer.
-      if (wait > left) throw rateLimited(model, "requests_per_minute", Math.round(performance.now() - started));
+      if (wait > left) {
+        throw rateLimited(model, "requests_per_minute", `the window frees a request in ${wait} ms, past the queue timeout`, {
+          wait_ms: wait,
+        });
+      }
       await sleep(wait, undefined, { signal });
     }
   }
