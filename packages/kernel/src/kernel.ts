@@ -364,7 +364,9 @@ export class KernelHost implements Kernel {
     }
     const logger = this.logger.child({ model: config.name });
     if (options.thinking && !config.supports_thinking) logger.warn(`thinking is off: ${where} does not declare supports_thinking`);
-    const model = await provider.create(options.thinking === undefined ? config : thinkingModelConfig(config, options.thinking), {
+    // With Antler's retries or fallbacks, the SDK's own retries (unseen, unrecorded, minutes of backoff) are off unless set.
+    const planned = (config.retry || config.fallbacks?.length) && config.max_retries === undefined ? { ...config, max_retries: 0 } : config;
+    const model = await provider.create(options.thinking === undefined ? planned : thinkingModelConfig(planned, options.thinking), {
       paths: this.paths,
       logger,
       env: this.env,

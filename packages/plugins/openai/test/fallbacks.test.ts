@@ -155,6 +155,15 @@ describe("model fallbacks and retries (kernel wrapper, OpenAI wire API)", () => 
     expect(events[0]).toMatchObject({ model: "primary", status: 429, next: "fallback", next_model: "backup" });
   });
 
+  it("with fallbacks and no max_retries, the SDK does not retry on its own: the primary is asked once before the fallback", async () => {
+    const primary = await server({ handler: () => error(500, "down") });
+    const backup = await server({ script: [{ text: "ok" }] });
+    const { max_retries: _unset, ...primaryEntry } = entry("primary", primary, { fallbacks: ["backup"] });
+    const kernel = await kernelWith([primaryEntry, entry("backup", backup)]);
+    expect((await (await kernel.createModel("primary")).invoke("hi")).text).toBe("ok");
+    expect(completions(primary)).toHaveLength(1);
+  });
+
   it("does not retry or fall back on a 400: the request itself is wrong", async () => {
     const primary = await server({ handler: () => error(400, "bad request") });
     const backup = await server({ script: [{ text: "never" }] });
