@@ -12,6 +12,7 @@ export type {
   KernelConfig,
   KernelConfigInput,
   ModelConfig,
+  ModelPricing,
   PostgresPoolConfig,
   StorageConfig,
   StorageConfigInput,
@@ -31,7 +32,16 @@ export {
 } from "./hooks.js";
 export type { CodePlugin, CreateKernelOptions } from "./kernel.js";
 export { createLogger, type Logger, type LoggingOptions, silentLogger } from "./logging.js";
-export { type CreateModelOptions, type ModelInfo, type ModelProvider, type ModelProviderEnv, modelInfo } from "./models/contract.js";
+export { MODEL_CALL_STAMP_KEY, type ModelCallStamp, modelCallStamp } from "./models/call-stamp.js";
+export {
+  type CreateModelOptions,
+  MODEL_CALL_PLANNER,
+  type ModelCallPlanner,
+  type ModelInfo,
+  type ModelProvider,
+  type ModelProviderEnv,
+  modelInfo,
+} from "./models/contract.js";
 export {
   assertSafeId,
   DEFAULT_USER_ID,

@@ -24,7 +24,15 @@ import { createKernelHooks } from "./hook-host.js";
 import { type HookName, type HookTiming, type KernelHooks, type RunInfo, type RunOutcome, STAGES, stageNumber } from "./hooks.js";
 import { importConfiguredPlugins, importPresetPlugins, orderPlugins, type PluginCandidate, validateManifest } from "./loader.js";
 import { createLogger, type Logger } from "./logging.js";
-import { type CreateModelOptions, type ModelInfo, type ModelProvider, modelInfo, thinkingModelConfig } from "./models/contract.js";
+import {
+  type CreateModelOptions,
+  MODEL_CALL_PLANNER,
+  type ModelInfo,
+  type ModelProvider,
+  modelInfo,
+  needsCallPlan,
+  thinkingModelConfig,
+} from "./models/contract.js";
 import { composeChain, DEFAULT_CHAIN } from "./pipeline/compose.js";
 import type {
   MiddlewareAssemblyContext,
@@ -361,13 +369,31 @@ export class KernelHost implements Kernel {
     }
     const logger = this.logger.child({ model: config.name });
     if (options.thinking && !config.supports_thinking) logger.warn(`thinking is off: ${where} does not declare supports_thinking`);
-    return provider.create(options.thinking === undefined ? config : thinkingModelConfig(config, options.thinking), {
+    // With Antler's retries or fallbacks, the SDK's own retries (unseen, unrecorded, minutes of backoff) are off unless set.
+    const planned = (config.retry || config.fallbacks?.length) && config.max_retries === undefined ? { ...config, max_retries: 0 } : config;
+    const model = await provider.create(options.thinking === undefined ? planned : thinkingModelConfig(planned, options.thinking), {
       paths: this.paths,
       logger,
       env: this.env,
       where,
       createModel: (other, otherOptions = options) => this.createModel(other, otherOptions),
     });
+    // The plain path stays the provider's own model: nothing wraps it.
+    if (!needsCallPlan(config)) return model;
+    const plan = this.scope.tryResolve(MODEL_CALL_PLANNER);
+    if (!plan) {
+      throw new AntlerError(
+        ErrorCodes.CONFIG_INVALID,
+        `model "${config.name}" sets fallbacks, retry, limits or pricing, and no plugin plans model calls`,
+        {
+          where,
+          hint: "Load @antler/plugin-runtime (the default preset does), or remove those keys.",
+        },
+      );
+    }
+    const fallbacks = [];
+    for (const name of config.fallbacks ?? []) fallbacks.push({ name, model: await this.createModel(name, options) });
+    return plan(model, config, fallbacks, { where, logger });
   }
 
   private addMiddleware(

@@ -156,7 +156,7 @@ function issueSummary(issues: readonly ConfigIssue[], file: string | null): stri
 
 export function invalidConfig(issues: readonly ConfigIssue[], file: string | null): AntlerError {
   return new AntlerError(ErrorCodes.CONFIG_INVALID, issueSummary(issues, file), {
-    hint: "Run `antler config schema` to see every allowed key.",
+    hint: "Run `antler config check` to see every problem with its line, and `antler config schema` for every allowed key.",
     details: { file, issues },
   });
 }

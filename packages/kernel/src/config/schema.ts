@@ -17,6 +17,22 @@ const modelSettingsSchema = z.strictObject({
     .describe("How hard a reasoning model thinks; each provider maps it to its own knob. Needs supports_thinking."),
   options: z.record(z.string(), z.unknown()).optional().describe("Provider-specific options, passed through."),
 });
+const price = z.number().min(0, "a price cannot be negative");
+// Fallbacks, retries, limits and pricing (README "Fallbacks, limits, pricing and budgets"); prices in USD per million tokens.
+const modelPricingSchema = z.strictObject({ input: price, output: price, cached_input: price.optional(), reasoning: price.optional() });
+const modelRetrySchema = z.strictObject({
+  attempts: z.number().int().min(0).default(2),
+  backoff_seconds: z.number().min(0).default(1),
+  max_wait_seconds: z.number().min(0).default(60),
+});
+const modelResilienceShape = {
+  fallbacks: z.array(z.string().min(1)).optional().describe("Models tried in order when this one fails (429, 5xx, timeout, refusal)."),
+  retry: modelRetrySchema.optional(),
+  max_concurrency: z.number().int().positive().optional(),
+  requests_per_minute: z.number().int().positive().optional(),
+  queue_timeout_seconds: z.number().min(0).optional().describe("Longest wait for a concurrency or rate slot; default 60."),
+  pricing: modelPricingSchema.optional(),
+};
 const merged = "its keys replace the entry's, `options` merge key by key (a null value removes one)";
 
 export const modelConfigSchema = z
@@ -36,6 +52,7 @@ export const modelConfigSchema = z
     supports_thinking: z.boolean().default(false).describe("Runs may switch thinking on; without it, thinking is always off."),
     when_thinking_enabled: modelSettingsSchema.optional().describe(`Applied when a run has thinking on: ${merged}.`),
     when_thinking_disabled: modelSettingsSchema.optional().describe(`Applied when a run has thinking off: ${merged}.`),
+    ...modelResilienceShape,
   })
   .refine((m) => m.supports_thinking || !m.when_thinking_enabled, {
     path: ["when_thinking_enabled"],
@@ -49,6 +66,27 @@ export const modelConfigSchema = z
     path: ["max_tokens"],
     message: "is more than max_output_tokens (the most this model can write); lower max_tokens or correct max_output_tokens",
   });
+
+/** Every fallback names another configured model, and no chain of fallbacks comes back to where it began. */
+function checkFallbacks(models: ReadonlyArray<{ name: string; fallbacks?: string[] | undefined }>, ctx: z.RefinementCtx): void {
+  const index = new Map(models.map((m, i) => [m.name, i]));
+  const issue = (i: number, j: number, message: string) =>
+    ctx.addIssue({ code: "custom", path: [i, "fallbacks", j], message: `${message}; fix it and run \`antler config check\`` });
+  const state = new Map<string, "open" | "done">();
+  const visit = (name: string, path: string[]): void => {
+    state.set(name, "open");
+    const i = index.get(name) as number;
+    for (const [j, next] of (models[i]?.fallbacks ?? []).entries()) {
+      if (next === name) issue(i, j, "a model cannot fall back to itself");
+      else if (!index.has(next)) issue(i, j, `fallback "${next}" is not a configured model (${[...index.keys()].join(", ")})`);
+      else if (state.get(next) === "open")
+        issue(i, j, `fallbacks form a cycle: ${[...path.slice(path.indexOf(next)), name, next].join(" -> ")}`);
+      else if (!state.has(next)) visit(next, [...path, name]);
+    }
+    state.set(name, "done");
+  };
+  for (const m of models) if (!state.has(m.name)) visit(m.name, []);
+}
 
 export const sandboxSectionSchema = z.strictObject({
   provider: z.string().min(1).optional().describe("Sandbox provider id registered by a plugin: local, aio, e2b."),
@@ -154,7 +192,7 @@ export const kernelConfigSchema = z.strictObject({
     .describe("default: load the runtime, cassette models and the storage plugin `storage:` names; none: only `plugins:`."),
   base_dir: z.string().default(".antler").describe("Where Antler keeps its data, relative to the config file."),
   default_model: z.string().optional(),
-  models: z.array(modelConfigSchema).default([]),
+  models: z.array(modelConfigSchema).superRefine(checkFallbacks).default([]),
   sandbox: sandboxSectionSchema.default(sandboxSectionSchema.parse({})),
   logging: loggingSectionSchema.default(loggingSectionSchema.parse({})),
   storage: storageSectionSchema.default(storageSectionSchema.parse({})),
@@ -168,6 +206,7 @@ export const kernelConfigSchema = z.strictObject({
 export type KernelConfig = z.output<typeof kernelConfigSchema> & { readonly [section: string]: unknown };
 export type KernelConfigInput = z.input<typeof kernelConfigSchema> & { [section: string]: unknown };
 export type ModelConfig = z.output<typeof modelConfigSchema>;
+export type ModelPricing = NonNullable<ModelConfig["pricing"]>;
 export type StorageConfig = z.output<typeof storageSectionSchema>;
 export type StorageConfigInput = z.input<typeof storageSectionSchema>;
 export type PostgresPoolConfig = z.output<typeof postgresPoolSchema>;

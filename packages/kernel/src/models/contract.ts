@@ -1,5 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ModelConfig } from "../config/schema.js";
+import { createToken, type Token } from "../di.js";
 import type { Logger } from "../logging.js";
 import type { PluginPaths } from "../paths.js";
 
@@ -71,4 +72,22 @@ export function modelInfo(config: ModelConfig): ModelInfo {
     supportsVision: config.supports_vision,
     supportsThinking: config.supports_thinking,
   });
+}
+
+/**
+ * Wraps a provider's model for an entry with `fallbacks`, `retry`, limits or `pricing` (the runtime provides one,
+ * built on `@antler/model-kit`). The kernel calls it only for such entries; `fallbacks` are built already.
+ */
+export type ModelCallPlanner = (
+  model: BaseChatModel,
+  config: ModelConfig,
+  fallbacks: ReadonlyArray<{ name: string; model: BaseChatModel }>,
+  env: { readonly where: string; readonly logger: Logger },
+) => Promise<BaseChatModel>;
+
+export const MODEL_CALL_PLANNER: Token<ModelCallPlanner> = createToken<ModelCallPlanner>("kernel.model-call-planner");
+
+/** Whether an entry asks for anything a call planner does. */
+export function needsCallPlan(c: ModelConfig): boolean {
+  return !!(c.fallbacks?.length || c.retry || c.max_concurrency || c.requests_per_minute || c.pricing);
 }

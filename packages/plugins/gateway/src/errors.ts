@@ -73,6 +73,7 @@ const CONFLICT = new Set<string>([
 export function statusForAntlerError(error: AntlerError): number {
   if (NOT_FOUND.has(error.code)) return 404;
   if (error.code === RuntimeErrorCodes.MODEL_FORBIDDEN) return 403;
+  if (error.code === RuntimeErrorCodes.BUDGET_EXCEEDED) return 402;
   if (error.code === RuntimeErrorCodes.UPLOAD_INVALID && error.details.max_bytes !== undefined) return 413;
   if (BAD_REQUEST.has(error.code)) return 400;
   if (CONFLICT.has(error.code)) return 409;

@@ -1,5 +1,13 @@
 import diagnosticsChannel from "node:diagnostics_channel";
-import type { ModelCallHandler, ModelCallRequest, RunInfo, RunOutcome, ToolCallHandlerOf, ToolCallRequestOf } from "@antler/kernel";
+import {
+  type ModelCallHandler,
+  type ModelCallRequest,
+  modelCallStamp,
+  type RunInfo,
+  type RunOutcome,
+  type ToolCallHandlerOf,
+  type ToolCallRequestOf,
+} from "@antler/kernel";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { type MetricsConfig, OBSERVED_CHANNELS, OTHER_TOOL_LABEL, TOOL_LABEL_MAX_CHARS } from "./config.js";
@@ -31,6 +39,7 @@ export class MetricsCollector {
   private readonly runSeconds: Histogram<"outcome">;
   private readonly modelSeconds: Histogram<"model" | "outcome">;
   private readonly tokens: Counter<"model" | "direction">;
+  private readonly cost: Counter<"model">;
   private readonly toolCalls: Counter<"tool" | "outcome">;
   private readonly sseStreams: Gauge;
   private readonly batchDepth: Gauge;
@@ -69,6 +78,12 @@ export class MetricsCollector {
       name: `${p}tokens_total`,
       help: "Tokens reported by model calls, by configured model and direction (input, output).",
       labelNames: ["model", "direction"],
+      registers,
+    });
+    this.cost = new Counter({
+      name: `${p}cost_total`,
+      help: "USD spent on model calls, by the configured model that answered (models with pricing:), subagents included.",
+      labelNames: ["model"],
       registers,
     });
     this.toolCalls = new Counter({
@@ -146,6 +161,8 @@ export class MetricsCollector {
         this.tokens.inc({ model, direction: "input" }, usage.input_tokens);
         this.tokens.inc({ model, direction: "output" }, usage.output_tokens);
       }
+      const stamp = AIMessage.isInstance(result) ? modelCallStamp(result) : undefined;
+      if (stamp?.cost_usd != null) this.cost.inc({ model: stamp.model }, stamp.cost_usd);
       return result;
     } catch (error) {
       this.modelSeconds.observe({ model, outcome: "error" }, seconds(started));

@@ -95,6 +95,24 @@ describe("Prometheus /metrics on the gateway", () => {
     expect(text).toContain('antler_run_duration_seconds_count{outcome="success"} 2');
   });
 
+  it("counts what priced model calls cost as antler_cost_total{model}, in USD", async () => {
+    const gw = await startTestGateway({
+      plugins: [{ plugin: metricsPlugin, config: {} }],
+      // $1,000 per million input tokens, $2,000 per million output tokens.
+      kernelConfig: { models: [{ name: "m", provider: "scripted", pricing: { input: 1000, output: 2000 } }] },
+      script: [
+        { toolCalls: [{ name: "write_report", args: { name: "r.md", text: "# R" } }], usage: { input_tokens: 10, output_tokens: 4 } },
+        { text: "Report written.", usage: { input_tokens: 20, output_tokens: 6 } },
+      ],
+    });
+    expect(value(await scrape(gw), "antler_cost_total", { model: "m" })).toBe(0);
+    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t-cost" } });
+    const wait = await gw.call("/api/threads/t-cost/runs/wait", { method: "POST", json: { message: "write it" } });
+    expect(wait.status).toBe(200);
+    // (10 × 1000 + 4 × 2000 + 20 × 1000 + 6 × 2000) / 1,000,000
+    expect(value(await scrape(gw), "antler_cost_total", { model: "m" })).toBeCloseTo(0.05, 10);
+  });
+
   it('counts calls to tools the agent does not have as tool="other": a 20,000-character made-up name adds nothing to the scrape', async () => {
     const long = `x${"y".repeat(19_999)}`;
     const gw = await startTestGateway({

@@ -12,6 +12,11 @@ export interface RunAdmissionRequest {
   /** The internal principal (the scheduler) is asking. */
   readonly internal: boolean;
   readonly traceId: string | undefined;
+  /**
+   * USD the user's recorded runs created since `since` (ISO-8601) cost. Given by `AntlerClient` for a run it is
+   * about to start; absent where no run follows (model listings) or none is recorded (a subagent).
+   */
+  readonly spentSince?: ((since: string) => Promise<number>) | undefined;
 }
 
 /**

@@ -102,6 +102,26 @@ export function configToolModule(use: string, configDir: string, where: string):
   return { file: resolveConfiguredModule(use.slice(0, cut), configDir, where), exportName: use.slice(cut + 1) };
 }
 
+/** Where model limits are counted across instances (`requests_per_minute` of `models:` entries). */
+export const modelLimitsSectionSchema = z.strictObject({
+  redis_url: z
+    .string()
+    .regex(/^rediss?:\/\//, "redis_url must start with redis:// or rediss://")
+    .optional()
+    .describe("Count requests_per_minute in Redis, shared by every instance; write it as $REDIS_URL."),
+  key_prefix: z.string().default("antler:"),
+});
+
+export const budgetSchema = z.strictObject({
+  name: z.string().min(1).describe("Named in the refusal (ANTLER_ERR_BUDGET_EXCEEDED)."),
+  usd_per_user_per_day: z.number().min(0, "a budget cannot be negative").describe("Most a user's runs may cost per UTC day."),
+  users: z.array(z.string().min(1)).optional().describe("Users it applies to; default: every user."),
+});
+export const budgetsSectionSchema = z
+  .array(budgetSchema)
+  .refine((budgets) => new Set(budgets.map((b) => b.name)).size === budgets.length, { message: "budget names must be unique" });
+export type Budget = z.output<typeof budgetSchema>;
+
 /** The runtime's sections, with the defaults a config that omits them gets. */
 export const runtimeConfigSections = {
   recursion_limit: z.number().int().positive().default(1000),
@@ -115,6 +135,8 @@ export const runtimeConfigSections = {
   token_usage: toggleSectionSchema.default({ enabled: true }),
   llm_error_handling: toggleSectionSchema.default({ enabled: true }),
   uploads: uploadsSectionSchema.default(uploadsSectionSchema.parse({})),
+  model_limits: modelLimitsSectionSchema.default(modelLimitsSectionSchema.parse({})),
+  budgets: budgetsSectionSchema.default([]),
 };
 
 export type RuntimeConfig = KernelConfig & {

@@ -30,4 +30,6 @@ export const RuntimeErrorCodes = Object.freeze({
   RUN_NOT_PAUSED: "ANTLER_ERR_RUN_NOT_PAUSED",
   /** A resume's decision does not fit the pause (unknown call id, edited arguments the tool's schema refuses): 400. */
   RESUME_INVALID: "ANTLER_ERR_RESUME_INVALID",
+  /** The user's runs today (UTC) cost as much as a `budgets:` entry allows; `details.budget` names it. 402 over HTTP. */
+  BUDGET_EXCEEDED: "ANTLER_ERR_BUDGET_EXCEEDED",
 });

@@ -10,6 +10,7 @@ import {
   type Sandbox,
 } from "@antler/kernel";
 import { configToolModule, contextWindowOf, runtimeConfig, runtimeConfigSections, summarizationBudget } from "./config.js";
+import { provideBudgetAdmission, provideModelCallPlanning } from "./model-calls.js";
 
 const NAME = "@antler/plugin-runtime";
 type Middleware = typeof import("./middleware/index.js");
@@ -31,6 +32,8 @@ export default definePlugin({
     fillDefaultChain(ctx);
     addBuiltinTools(ctx);
     addConfigTools(ctx);
+    provideModelCallPlanning(ctx);
+    provideBudgetAdmission(ctx);
     ctx.commands.add({
       name: "run",
       summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",

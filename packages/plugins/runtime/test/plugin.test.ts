@@ -39,7 +39,18 @@ describe("@antler/plugin-runtime entry", () => {
   });
 
   it("loads only the kernel and its config schemas when the plugin module is imported (middleware, tools and LangChain load later)", () => {
-    expect(runtimeImports(new URL("../src/plugin.ts", import.meta.url).pathname)).toEqual(["@antler/kernel", "./config.js"]);
+    expect(runtimeImports(new URL("../src/plugin.ts", import.meta.url).pathname)).toEqual([
+      "@antler/kernel",
+      "./config.js",
+      "./model-calls.js",
+    ]);
+    // Model call planning and budgets: model-kit and Redis load with the first planned model, not with the plugin.
+    expect(runtimeImports(new URL("../src/model-calls.ts", import.meta.url).pathname)).toEqual([
+      "@antler/kernel",
+      "./admission.js",
+      "./config.js",
+      "./errors.js",
+    ]);
     expect(runtimeImports(new URL("../src/config.ts", import.meta.url).pathname)).toEqual([
       "@antler/kernel",
       "@antler/kernel/config",

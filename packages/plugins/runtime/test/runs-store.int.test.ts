@@ -41,6 +41,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/002-leases",
       "runs/003-one-running-per-thread",
       "runs/004-pauses",
+      "runs/005-cost",
     ]);
     // Idempotent: a second open applies nothing.
     expect(await runMigrations(database, runRecordMigrations)).toEqual([]);
@@ -69,6 +70,21 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     model: "m",
     kwargs: {},
     ...(owner ? { owner } : {}),
+  });
+
+  it("keeps a run's cost and model attempts from its end, and sums a user's cost since a time", async () => {
+    const runs = await store();
+    for (const id of ["c1", "c2", "c3"]) await runs.create(run(id));
+    await runs.create({ ...run("bob-1"), userId: "bob" });
+    await runs.finish("c1", "success", null, { costUsd: 0.25, modelAttempts: [{ model: "a", attempt: 1, next: "fallback" }] });
+    await runs.finish("c2", "error", "boom", { costUsd: 0.5 });
+    await runs.finish("c3", "success", null, { costUsd: null });
+    await runs.finish("bob-1", "success", null, { costUsd: 9 });
+    expect(await runs.get("alice", "c1")).toMatchObject({ cost_usd: 0.25, model_attempts: [{ model: "a", attempt: 1, next: "fallback" }] });
+    expect(await runs.get("alice", "c3")).toMatchObject({ cost_usd: null, model_attempts: [] });
+    expect(await runs.costSince("alice", "2000-01-01T00:00:00.000Z")).toBeCloseTo(0.75, 10);
+    expect(await runs.costSince("alice", "2999-01-01T00:00:00.000Z")).toBe(0);
+    expect(await runs.costSince("carol", "2000-01-01T00:00:00.000Z")).toBe(0);
   });
 
   it("stores the trace id and the kwargs with secrets redacted, and records the first outcome only", async () => {
@@ -274,6 +290,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/002-leases",
       "runs/003-one-running-per-thread",
       "runs/004-pauses",
+      "runs/005-cost",
     ]);
     const inAMinute = createRunStore(database, { now: () => new Date(Date.now() + 60_000) });
     expect((await inAMinute.get("alice", "old"))?.status).toBe("running");

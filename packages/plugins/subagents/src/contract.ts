@@ -78,6 +78,8 @@ export interface SubagentUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly totalTokens: number;
+  /** USD of its model calls by the model that answered (models with `pricing:`); absent when none was priced. */
+  readonly costByModel?: Readonly<Record<string, number>> | undefined;
 }
 
 export interface SubagentRequest {

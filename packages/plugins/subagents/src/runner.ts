@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
-import { type AntlerTool, ensureTraceContext, type Kernel, type Logger, type MiddlewareEntry, TRACE_METADATA_KEY } from "@antler/kernel";
+import {
+  type AntlerTool,
+  ensureTraceContext,
+  type Kernel,
+  type Logger,
+  type MiddlewareEntry,
+  modelCallStamp,
+  TRACE_METADATA_KEY,
+} from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
 import { admitRun, checkpointThreadId, compileThreadPipeline, messageText, runtimeConfig } from "@antler/plugin-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -46,13 +54,19 @@ function usageOf(messages: readonly BaseMessage[]): SubagentUsage {
   let inputTokens = 0;
   let outputTokens = 0;
   let totalTokens = 0;
+  let costByModel: Record<string, number> | undefined;
   for (const m of messages) {
+    const stamp = AIMessage.isInstance(m) ? modelCallStamp(m) : undefined;
+    if (stamp?.cost_usd != null) {
+      costByModel ??= {};
+      costByModel[stamp.model] = (costByModel[stamp.model] ?? 0) + stamp.cost_usd;
+    }
     if (!AIMessage.isInstance(m) || !m.usage_metadata) continue;
     inputTokens += m.usage_metadata.input_tokens ?? 0;
     outputTokens += m.usage_metadata.output_tokens ?? 0;
     totalTokens += m.usage_metadata.total_tokens ?? (m.usage_metadata.input_tokens ?? 0) + (m.usage_metadata.output_tokens ?? 0);
   }
-  return { inputTokens, outputTokens, totalTokens };
+  return { inputTokens, outputTokens, totalTokens, ...(costByModel ? { costByModel } : {}) };
 }
 
 function lastAiText(messages: readonly BaseMessage[]): string {

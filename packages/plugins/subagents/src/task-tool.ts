@@ -112,6 +112,10 @@ function usageKwargs(outcome: SubagentOutcome) {
   return u ? { input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.totalTokens } : undefined;
 }
 
+function costKwargs(byModel: Readonly<Record<string, number>>) {
+  return { usd: Object.values(byModel).reduce((a, b) => a + b, 0), by_model: { ...byModel } };
+}
+
 function receiptJson(r: ToolReceipt) {
   return { ...r };
 }
@@ -126,6 +130,8 @@ export function taskResultKwargs(outcome: SubagentOutcome, subagentType: string)
     subagent_result_sha256: outcome.resultSha256,
     ...(outcome.model ? { subagent_model_name: outcome.model } : {}),
     ...(outcome.usage ? { subagent_token_usage: usageKwargs(outcome) } : {}),
+    // What the lead run's cost adds for this task (its `end` event, the run record, budgets).
+    ...(outcome.usage?.costByModel ? { subagent_cost: costKwargs(outcome.usage.costByModel) } : {}),
     subagent_receipts: outcome.receipts.map(receiptJson),
     ...(outcome.acceptance ? { subagent_acceptance_verdict: outcome.acceptance } : {}),
     ...(outcome.citations ? { subagent_citations: outcome.citations } : {}),

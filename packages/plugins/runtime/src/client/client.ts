@@ -47,6 +47,7 @@ import {
   createRunStore,
   type MultitaskStrategy,
   type PausedInterrupt,
+  type RunEndFacts,
   type RunRecord,
   type RunStatus,
   type RunStore,
@@ -518,6 +519,7 @@ export class AntlerClient {
       agentName,
       internal: principal.kind === "internal",
       traceId: options.traceId,
+      spentSince: async (since) => (await this.openStorage()).runs.costSince(userId, since),
     });
     const { threads, runs } = await this.openStorage();
     const human = new HumanMessage({ content: message, id: randomUUID() });
@@ -710,6 +712,8 @@ export class AntlerClient {
     const bind = <T>(fn: () => T): T => requestTraceContext(traceId, fn);
     let outcome: "success" | "error" | "cancelled" | "paused" = "cancelled";
     let failure: unknown;
+    // What the record keeps of the run's model calls (cost, retried or fallen-back attempts), read when it ends.
+    let endFacts: () => RunEndFacts = () => ({});
     let iterator: AsyncIterator<unknown> | undefined;
     let recorded = false;
     let settle: () => void = () => {};
@@ -764,6 +768,10 @@ export class AntlerClient {
       const configurable = { thread_id: checkpointThreadId(userId, threadId) };
       // A resumed run brings no message: "" matches none, so its first values event is all history (never re-emitted).
       const translator = new StreamTranslator({ inputMessageId: start.inputMessageId ?? "", serialized: this.serializedMessages });
+      endFacts = () => {
+        const cost = translator.cost;
+        return { costUsd: Object.keys(cost.by_model).length > 0 ? cost.usd : null, modelAttempts: translator.modelAttempts };
+      };
       if (start.resumed) {
         const event: StreamEvent = {
           type: "custom",
@@ -858,6 +866,7 @@ export class AntlerClient {
           trace_id: traceId,
           usage: translator.usage,
           stop_reason: pause ? "paused" : (values?.stop_reason ?? null),
+          cost: translator.cost,
         },
       };
       if (observed) observe("runEvent", (o) => o.runEvent(runId, end));
@@ -896,7 +905,7 @@ export class AntlerClient {
           // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
           live.recorded = false;
           const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
-          await runs.finish(runId, ended, ended === "error" ? error : null).catch((err: unknown) => {
+          await runs.finish(runId, ended, ended === "error" ? error : null, endFacts()).catch((err: unknown) => {
             this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
           });
         }

@@ -1,3 +1,4 @@
+import { modelCallStamp } from "@antler/kernel";
 import { AIMessage, AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 
 /** Token usage, summed once per AI message id. */
@@ -79,9 +80,23 @@ export interface CustomEvent {
   data: Record<string, unknown>;
 }
 
+/** USD a run's model calls cost (models with `pricing:`), subagents included, in total and by the model that answered. */
+export interface RunCost {
+  usd: number;
+  by_model: Record<string, number>;
+}
+
 export interface EndEvent {
   type: "end";
-  data: { thread_id: string; run_id: string; trace_id: string; usage: Usage; stop_reason: string | null };
+  data: {
+    thread_id: string;
+    run_id: string;
+    trace_id: string;
+    usage: Usage;
+    stop_reason: string | null;
+    /** Always sent by AntlerClient; absent from end events logged before runs carried a cost. */
+    cost?: RunCost;
+  };
 }
 
 export type StreamEvent = ValuesEvent | MessagesTupleEvent | CustomEvent | EndEvent;
@@ -200,6 +215,11 @@ export class StreamTranslator {
   /** AI message ids whose reasoning or tool call pieces streamed: their reasoning is not sent again from state. */
   private readonly streamedPieces = new Set<string>();
   private readonly usageById = new Map<string, Usage>();
+  /** Cost by AI message id (the answering model's), and by task tool call id for subagents' reports. */
+  private readonly costById = new Map<string, { model: string; usd: number }>();
+  private readonly subagentCosts = new Map<string, RunCost>();
+  /** `model_attempt` events of this run's calls (its subagents' too, as forwarded), in order. */
+  readonly modelAttempts: Array<Record<string, unknown>> = [];
   private readonly preexisting = new Set<string>();
   private lastValues: ValuesEvent["data"] | undefined;
   /** The message list of the last values event, whose serialized form is `lastValues.messages`. */
@@ -222,8 +242,11 @@ export class StreamTranslator {
   translate(mode: string, data: unknown): StreamEvent[] {
     if (mode === "messages") return this.fromMessages(data as [BaseMessage, ChunkMetadata]);
     if (mode === "values") return this.fromValues(data as Record<string, unknown>);
-    if (mode === "custom")
-      return [{ type: "custom", data: (data && typeof data === "object" ? data : { value: data }) as Record<string, unknown> }];
+    if (mode === "custom") {
+      const event = (data && typeof data === "object" ? data : { value: data }) as Record<string, unknown>;
+      if (event.type === "model_attempt") this.modelAttempts.push(event);
+      return [{ type: "custom", data: event }];
+    }
     return [];
   }
 
@@ -302,6 +325,7 @@ export class StreamTranslator {
           out.push({ type: "messages-tuple", data: { type: "ai", id: m.id, content: text } });
         }
       } else if (ToolMessage.isInstance(m)) {
+        this.noteSubagentCost(m);
         out.push(...this.toolResult(m));
       }
     }
@@ -357,6 +381,10 @@ export class StreamTranslator {
   }
 
   private noteUsage(message: AIMessage | AIMessageChunk): void {
+    const stamp = modelCallStamp(message);
+    if (stamp?.cost_usd != null && message.id && !this.preexisting.has(message.id)) {
+      this.costById.set(message.id, { model: stamp.model, usd: stamp.cost_usd });
+    }
     const u = message.usage_metadata;
     if (!message.id || !u || this.preexisting.has(message.id)) return;
     // Chunks and the final message both carry usage; the final figure per id wins, counted once.
@@ -374,6 +402,25 @@ export class StreamTranslator {
       total.output_tokens += u.output_tokens;
       total.total_tokens += u.total_tokens;
     }
+    return total;
+  }
+
+  /** A task tool's report of what its subagent's model calls cost (`additional_kwargs.subagent_cost`). */
+  private noteSubagentCost(message: ToolMessage): void {
+    const cost = message.additional_kwargs?.subagent_cost as RunCost | undefined;
+    if (!cost || typeof cost.usd !== "number" || (message.id && this.preexisting.has(message.id))) return;
+    this.subagentCosts.set(message.tool_call_id, cost);
+  }
+
+  /** What this run's model calls cost so far, its subagents' included. */
+  get cost(): RunCost {
+    const total: RunCost = { usd: 0, by_model: {} };
+    const add = (model: string, usd: number) => {
+      total.usd += usd;
+      total.by_model[model] = (total.by_model[model] ?? 0) + usd;
+    };
+    for (const c of this.costById.values()) add(c.model, c.usd);
+    for (const c of this.subagentCosts.values()) for (const [model, usd] of Object.entries(c.by_model)) add(model, usd);
     return total;
   }
 

@@ -70,6 +70,9 @@ export const messagesTupleEventSchema = z.object({
 
 export const customEventSchema = z.object({ type: z.literal("custom"), data: jsonObject });
 
+/** USD a run's priced model calls cost, subagents included, by the model that answered. */
+export const runCostSchema = z.object({ usd: z.number(), by_model: z.record(z.string(), z.number()) });
+
 export const endEventSchema = z.object({
   type: z.literal("end"),
   data: z.object({
@@ -78,6 +81,8 @@ export const endEventSchema = z.object({
     trace_id: z.string(),
     usage: usageSchema,
     stop_reason: z.string().nullable(),
+    /** Absent only from end events logged before runs carried a cost. */
+    cost: runCostSchema.optional(),
   }),
 });
 
@@ -170,6 +175,10 @@ export const runRecordSchema = z.object({
   interrupt: pausedInterruptSchema.nullable(),
   /** A paused run's deadline (ISO-8601), after which its `on_timeout` decision applies; null otherwise. */
   resume_by: z.string().nullable(),
+  /** USD its priced model calls cost (subagents included), written when it ends; null before that or when none is priced. */
+  cost_usd: z.number().nullable(),
+  /** The attempts of its model calls that needed more than one (retries, fallbacks), in order. */
+  model_attempts: z.array(jsonObject),
 });
 
 export const runListResponseSchema = z.object({ runs: z.array(runRecordSchema) });

@@ -42,6 +42,10 @@ export interface RunsTable {
   interrupt: string | null;
   /** Until when a paused run waits; past it, its interrupt's `on_timeout` resumes it. Null: no deadline. */
   resume_by: string | null;
+  /** USD the run's model calls cost (subagents included), written when it ends; null before runs/005 or unpriced. */
+  cost_usd: number | null;
+  /** JSON list of the model attempts of calls that needed more than one (retries, fallbacks); null when none. */
+  model_attempts: string | null;
 }
 
 // Rows that are running when runs/002 is applied have no owner that renews them. They get one grace lease,
@@ -138,6 +142,15 @@ export const runRecordMigrations: readonly Migration[] = [
       await db.schema.createIndex("antler_runs_resume_by").on(RUNS_TABLE).columns(["status", "resume_by"]).execute();
     },
   },
+  {
+    name: "runs/005-cost",
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable(RUNS_TABLE).addColumn("cost_usd", "double precision").execute();
+      await db.schema.alterTable(RUNS_TABLE).addColumn("model_attempts", "text").execute();
+      // Serves the budget check: one user's runs since the start of the day.
+      await db.schema.createIndex("antler_runs_user_day").on(RUNS_TABLE).columns(["user_id", "created_at"]).execute();
+    },
+  },
 ];
 
 /**
@@ -168,6 +181,10 @@ export interface RunRecord {
   interrupt: PausedInterrupt | null;
   /** A paused run's deadline (ISO-8601), or null. */
   resume_by: string | null;
+  /** USD its model calls cost, subagents included (models with `pricing:`); null until it ends, or when none is priced. */
+  cost_usd: number | null;
+  /** Attempts of the model calls that needed more than one (retries, fallbacks), in order. */
+  model_attempts: Array<Record<string, unknown>>;
 }
 
 /** What a paused run's record keeps for whoever resumes it (never shown over the API). */
@@ -175,6 +192,12 @@ export interface PauseRecord {
   interrupt: PausedInterrupt;
   /** The run's context as it ran (the kwargs copy is redacted). */
   context: Record<string, unknown>;
+}
+
+/** What a run's end adds to its record besides the status. */
+export interface RunEndFacts {
+  costUsd?: number | null;
+  modelAttempts?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export interface CreateRunInput {
@@ -250,7 +273,9 @@ export interface RunStore {
   /** The thread's pending and running runs, oldest first (expired ones swept first). */
   listActive(userId: string, threadId: string): Promise<RunRecord[]>;
   /** Sets the final status (and error text, redacted); a run already finished keeps its first outcome. */
-  finish(runId: string, status: Exclude<RunStatus, "running" | "pending">, error?: string | null): Promise<void>;
+  finish(runId: string, status: Exclude<RunStatus, "running" | "pending">, error?: string | null, facts?: RunEndFacts): Promise<void>;
+  /** USD the user's runs created at or after `since` (ISO-8601) cost, as their records say. */
+  costSince(userId: string, since: string): Promise<number>;
   /**
    * One run. A running row whose lease has expired is first finished as an error (see `sweepExpired`), so a
    * reader never sees a dead process's run as running; `sweep: false` reads the row as it is.
@@ -377,6 +402,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       cancel_requested_at: null,
       interrupt: null,
       resume_by: null,
+      cost_usd: null,
+      model_attempts: null,
     };
     try {
       await db.insertInto(RUNS_TABLE).values(row).execute();
@@ -468,7 +495,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       await sweepThread(userId, threadId);
       return (await activeRows(userId, threadId)).map(toRecord);
     },
-    async finish(runId, status, error = null) {
+    async finish(runId, status, error = null, facts = {}) {
+      const attempts = facts.modelAttempts?.length ? JSON.stringify(facts.modelAttempts) : null;
       await db
         .updateTable(RUNS_TABLE)
         .set({
@@ -477,10 +505,21 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           updated_at: now().toISOString(),
           interrupt: null,
           resume_by: null,
+          ...(facts.costUsd !== undefined ? { cost_usd: facts.costUsd } : {}),
+          ...(attempts !== null ? { model_attempts: redactSecrets(attempts) } : {}),
         })
         .where("run_id", "=", runId)
         .where("status", "in", [...ACTIVE_STATUSES, "paused"])
         .execute();
+    },
+    async costSince(userId, since) {
+      const row = await db
+        .selectFrom(RUNS_TABLE)
+        .select(sql<number | string | null>`sum(cost_usd)`.as("total"))
+        .where("user_id", "=", userId)
+        .where("created_at", ">=", since)
+        .executeTakeFirst();
+      return Number(row?.total ?? 0);
     },
     async get(userId, runId, getOptions = {}) {
       const read = () => db.selectFrom(RUNS_TABLE).selectAll().where("user_id", "=", userId).where("run_id", "=", runId).executeTakeFirst();
@@ -707,5 +746,17 @@ function toRecord(row: RunsTable): RunRecord {
     updated_at: row.updated_at,
     interrupt: row.interrupt ? (decodePause(row.interrupt)?.interrupt ?? null) : null,
     resume_by: row.resume_by ?? null,
+    cost_usd: row.cost_usd === null || row.cost_usd === undefined ? null : Number(row.cost_usd),
+    model_attempts: parseAttempts(row.model_attempts),
   };
+}
+
+function parseAttempts(text: string | null | undefined): Array<Record<string, unknown>> {
+  if (!text) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as Array<Record<string, unknown>>) : [];
+  } catch {
+    return [];
+  }
 }
