@@ -21,7 +21,12 @@ export interface HumanInputRequest {
 
 export type Item =
   | { kind: "human"; key: string; text: string }
-  | { kind: "ai"; key: string; text: string }
+  | {
+      kind: "ai";
+      key: string;
+      text: string /** The run stopped (cancelled or failed) while this answer streamed. */;
+      partial?: "cancelled" | "error";
+    }
   | {
       kind: "tool";
       key: string;
@@ -74,7 +79,8 @@ function withToolResult(
     out.push({ kind: "tool", key: result.tool_call_id, name: result.name ?? "tool", args: {}, result: result.content, status });
   else out[at] = { ...(out[at] as Extract<Item, { kind: "tool" }>), result: result.content, status };
   const ask = humanInputOf(result.artifact);
-  if (ask && status === "success") out.push({ kind: "ask", key: `ask-${result.tool_call_id}`, request: ask });
+  if (ask && status === "success" && !out.some((i) => i.key === `ask-${result.tool_call_id}`))
+    out.push({ kind: "ask", key: `ask-${result.tool_call_id}`, request: ask });
   return out;
 }
 
@@ -107,9 +113,23 @@ export interface RunStatus {
   stopReason: string | null;
   usage: { input_tokens: number; output_tokens: number; total_tokens: number } | null;
   error: { code: string; message: string } | null;
+  /**
+   * Ids of the answers this run's frames have streamed so far. A page that joins a run from its start may hold
+   * some of them already, saved by the run's earlier steps: their first frame restarts them instead of adding
+   * to them, so the text is neither doubled nor split.
+   */
+  streamed: string[];
 }
 
-export const IDLE_RUN: RunStatus = { runId: null, traceId: null, running: false, stopReason: null, usage: null, error: null };
+export const IDLE_RUN: RunStatus = {
+  runId: null,
+  traceId: null,
+  running: false,
+  stopReason: null,
+  usage: null,
+  error: null,
+  streamed: [],
+};
 
 /** Applies one stream frame of a run to the view and the run's status. */
 export function applyFrame(view: ThreadView, run: RunStatus, event: string, data: unknown): { view: ThreadView; run: RunStatus } {
@@ -131,9 +151,13 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
         const items = view.items.slice();
         const at = items.findIndex((i) => i.kind === "ai" && i.key === id);
         const piece = String(d.content ?? "");
-        if (at === -1) items.push({ kind: "ai", key: id, text: piece });
-        else items[at] = { kind: "ai", key: id, text: (items[at] as { text: string }).text + piece };
-        return { view: { ...view, items }, run };
+        const first = !run.streamed.includes(id);
+        const next = first ? { ...run, streamed: [...run.streamed, id] } : run;
+        if (at === -1) {
+          // An empty piece (a tool-calling turn's text) makes no bubble; the tool cards stand for it.
+          if (piece !== "") items.push({ kind: "ai", key: id, text: piece });
+        } else items[at] = { kind: "ai", key: id, text: (first ? "" : (items[at] as { text: string }).text) + piece };
+        return { view: { ...view, items }, run: next };
       }
       if (d.type === "tool") {
         const items = withToolResult(view.items, {
@@ -181,11 +205,17 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
     case "error": {
       const code = String(d.code ?? "ANTLER_ERR_INTERNAL");
       const cancelled = code === "ANTLER_ERR_RUN_CANCELLED";
+      // An answer this run was streaming when it stopped is kept, marked as cut short.
+      const lastItem = view.items.at(-1);
+      const kept =
+        lastItem?.kind === "ai" && run.streamed.includes(lastItem.key)
+          ? [...view.items.slice(0, -1), { ...lastItem, partial: cancelled ? ("cancelled" as const) : ("error" as const) }]
+          : view.items;
       return {
         view: {
           ...view,
           items: [
-            ...view.items,
+            ...kept,
             {
               kind: "notice",
               key: `err-${run.runId ?? ""}`,
