@@ -340,6 +340,8 @@ export function Chat({
   };
 
   const last = view.items[view.items.length - 1];
+  // What Retry on an error card sends again: the user's last message.
+  const lastAsked = view.items.findLast((i) => i.kind === "human")?.text;
   const render = useCallback(
     (item: Item): ReactNode => {
       switch (item.kind) {
@@ -368,9 +370,16 @@ export function Chat({
           return <AskCard request={item.request} pending={!run.running && last?.key === item.key} onReply={(t) => void send(t)} />;
         case "notice":
           return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+        case "error":
+          return (
+            <ErrorCard
+              item={item}
+              onRetry={lastAsked !== undefined && last?.key === item.key && !run.running ? () => void send(lastAsked) : undefined}
+            />
+          );
       }
     },
-    [run.running, last?.key, send],
+    [run.running, last?.key, send, lastAsked],
   );
 
   return (
@@ -494,6 +503,44 @@ export function Chat({
           />
         )}
       </aside>
+    </div>
+  );
+}
+
+/** A failure as one card: what failed, why, the trace id once (with a copy button), and Retry on the newest one. */
+function ErrorCard({ item, onRetry }: { item: Extract<Item, { kind: "error" }>; onRetry: (() => void) | undefined }): ReactNode {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="error-card" data-testid="error-card">
+      <p className="error-title">
+        <strong>{item.title}</strong>
+        {item.code ? <code className="error-code">{item.code}</code> : null}
+      </p>
+      <p className="error-message">{item.message}</p>
+      <div className="error-actions">
+        {item.traceId ? (
+          <span className="muted">
+            trace id <code data-testid="error-trace-id">{item.traceId}</code>{" "}
+            <button
+              type="button"
+              className="link"
+              onClick={() =>
+                void navigator.clipboard
+                  ?.writeText(item.traceId ?? "")
+                  .then(() => setCopied(true))
+                  .catch(() => undefined)
+              }
+            >
+              {copied ? "Copied" : "Copy"}
+            </button>
+          </span>
+        ) : null}
+        {onRetry ? (
+          <button type="button" className="primary" onClick={onRetry}>
+            Retry
+          </button>
+        ) : null}
+      </div>
     </div>
   );
 }
