@@ -35,11 +35,9 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
 
 /** The page is no wider than its viewport: nothing to scroll sideways. */
 export async function expectNoHorizontalScroll(page: Page, screen: string): Promise<void> {
-  const widths = await page.evaluate(() => ({
-    scroll: document.documentElement.scrollWidth,
-    client: document.documentElement.clientWidth,
-    body: document.body.scrollWidth,
-  }));
+  const widths = await page.evaluate<{ scroll: number; client: number; body: number }>(
+    "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, body: document.body.scrollWidth })",
+  );
   expect(Math.max(widths.scroll, widths.body), `${screen}: ${JSON.stringify(widths)}`).toBeLessThanOrEqual(widths.client);
 }
 
