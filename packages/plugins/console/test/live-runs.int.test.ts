@@ -14,7 +14,7 @@ const open = (path: string, viewport: { width: number; height: number }) =>
 async function expectLiveRun(page: Page): Promise<void> {
   await page.locator(".badge-running").waitFor();
   await page.getByRole("button", { name: "Cancel run" }).waitFor();
-  expect(await page.getByRole("button", { name: "Send" }).count()).toBe(0);
+  expect(await page.getByRole("button", { name: "Send", exact: true }).count()).toBe(0);
 }
 
 /** The story ends on screen whole: every word once, in order, no gap, and the question asked once. */
@@ -28,7 +28,7 @@ async function expectWholeStory(page: Page): Promise<void> {
   await page.getByTestId("stop-reason").filter({ hasText: "stop: end_turn" }).waitFor();
   expect(await page.locator(".msg-human").filter({ hasText: "tell me a long story" }).count()).toBe(1);
   expect(await page.locator(".msg-ai").count()).toBe(1);
-  await page.getByRole("button", { name: "Send" }).waitFor();
+  await page.getByRole("button", { name: "Send", exact: true }).waitFor();
 }
 
 describeWithChromium("a live run belongs to its thread, not to the tab that started it", (executablePath) => {
@@ -95,7 +95,7 @@ describeWithChromium("a live run belongs to its thread, not to the tab that star
     const first = await open("/threads", DESKTOP);
     const threadId = await newThread(first);
     const second = await open(`/threads/${encodeURIComponent(threadId)}`, DESKTOP);
-    await second.getByRole("button", { name: "Send" }).waitFor();
+    await second.getByRole("button", { name: "Send", exact: true }).waitFor();
     await send(first, "tell me a long story");
     await first
       .locator(".msg-ai")
@@ -108,6 +108,45 @@ describeWithChromium("a live run belongs to its thread, not to the tab that star
     expect(await second.locator(".msg-human").filter({ hasText: "hello, are you there?" }).count()).toBe(0);
     expect(await second.getByText(/ANTLER_ERR_THREAD_BUSY/).count()).toBe(0);
     await expectWholeStory(second);
+  });
+
+  it("while a run holds the thread, a message can wait for it (Send when done) or interrupt it (Interrupt and send)", async () => {
+    const page = await open("/threads", DESKTOP);
+    const threadId = await newThread(page);
+    const box = page.getByLabel("Message", { exact: true });
+    await send(page, "tell me a long story");
+    await page
+      .locator(".msg-ai")
+      .last()
+      .getByText(/word2\b/)
+      .waitFor();
+    await box.fill("hello when you are done");
+    await page.getByRole("button", { name: "Send when done" }).click();
+    await page.getByTestId("queued").getByText("hello when you are done").waitFor();
+    expect(await page.getByRole("button", { name: "Interrupt and send" }).isDisabled()).toBe(true);
+    // The story ends whole, then the queued message goes and is answered.
+    await page.locator(".msg-ai").last().getByText("so you can watch it stream in.").waitFor({ timeout: 30_000 });
+    expect(await page.locator(".msg-ai").first().locator(".markdown").textContent()).toBe(LONG_STORY);
+    expect(await page.locator(".msg-human").allTextContents()).toEqual(["Youtell me a long story", "Youhello when you are done"]);
+    expect(await page.getByTestId("queued").count()).toBe(0);
+    await page.getByRole("button", { name: "Send", exact: true }).waitFor();
+
+    await send(page, "tell me a long story");
+    await page
+      .locator(".msg-ai")
+      .last()
+      .getByText(/word2\b/)
+      .waitFor();
+    await box.fill("hello instead");
+    await page.getByRole("button", { name: "Interrupt and send" }).click();
+    await page.getByText("Run cancelled.").waitFor();
+    await page.getByTestId("partial-note").filter({ hasText: "cancelled" }).waitFor();
+    await page.locator(".msg-ai").last().getByText("so you can watch it stream in.").waitFor();
+    await page.getByTestId("stop-reason").filter({ hasText: "stop: end_turn" }).waitFor();
+    const statuses = ((await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ status: string }> }).runs.map(
+      (r) => r.status,
+    );
+    expect(statuses).toEqual(["success", "cancelled", "success", "success"]);
   });
 
   it("a cancelled answer is kept and marked as partial, in the tab and after a reload", async () => {
@@ -134,7 +173,7 @@ describeWithChromium("a live run belongs to its thread, not to the tab that star
     expect(await answerText(page)).toBe(partial);
     await page.getByText("Run cancelled.").waitFor();
     expect(await page.locator(".msg-human").filter({ hasText: "tell me a long story" }).count()).toBe(1);
-    await page.getByRole("button", { name: "Send" }).waitFor();
+    await page.getByRole("button", { name: "Send", exact: true }).waitFor();
     await expectAccessible(page, "cancelled run after reload");
   });
 });

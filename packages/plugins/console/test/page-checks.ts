@@ -54,7 +54,7 @@ export async function newThread(page: Page): Promise<string> {
 
 export async function send(page: Page, text: string): Promise<void> {
   await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByRole("button", { name: "Send", exact: true }).click();
 }
 
 /** The answer's text without the "Agent" label and any partial-answer note. */

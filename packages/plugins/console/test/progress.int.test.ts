@@ -37,7 +37,7 @@ describeWithChromium("readable progress: error cards and jump to latest", (execu
       const card = page.getByTestId("error-card");
       await card.waitFor();
       await card.getByText("503 Service Unavailable").waitFor();
-      await page.getByRole("button", { name: "Send" }).waitFor();
+      await page.getByRole("button", { name: "Send", exact: true }).waitFor();
       const runs = (await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ trace_id: string }> };
       const traceId = runs.runs[0]?.trace_id ?? "";
       expect(traceId).not.toBe("");

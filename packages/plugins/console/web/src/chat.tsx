@@ -310,6 +310,27 @@ export function Chat({
     );
   };
 
+  // While a run holds the thread, a message can wait for it to end ("Send when done") or end it first
+  // ("Interrupt and send": the run is cancelled, its partial answer kept, then the message goes).
+  const [queued, setQueued] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new thread drops what was queued for the old one.
+  useEffect(() => setQueued(null), [threadId]);
+  useEffect(() => {
+    if (run.running || queued === null) return;
+    setQueued(null);
+    void send(queued);
+  }, [run.running, queued, send]);
+  const queue = () => {
+    if (!draft.trim()) return;
+    setQueued(draft);
+    setDraft("");
+  };
+  const interrupt = () => {
+    if (!draft.trim()) return;
+    queue();
+    void cancel();
+  };
+
   const upload = async (files: FileList | File[]) => {
     const list = [...files];
     if (list.length === 0) return;
@@ -451,9 +472,17 @@ export function Chat({
           />
           <div className="composer-actions">
             {run.running ? (
-              <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
-                Cancel run
-              </button>
+              <>
+                <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
+                  Cancel run
+                </button>
+                <button type="button" onClick={queue} disabled={!draft.trim() || queued !== null}>
+                  Send when done
+                </button>
+                <button type="button" onClick={interrupt} disabled={!draft.trim() || queued !== null || !run.runId}>
+                  Interrupt and send
+                </button>
+              </>
             ) : (
               <button type="submit" className="primary" disabled={!draft.trim()}>
                 Send
@@ -467,6 +496,23 @@ export function Chat({
               {limits ? `Drop files here · up to ${limits.max_files} files, ${formatBytes(limits.max_file_bytes)} each` : "Drop files here"}
             </span>
           </div>
+          {queued !== null ? (
+            <p className="queued" data-testid="queued">
+              <span>
+                Waiting to send: <q>{queued}</q>
+              </span>{" "}
+              <button
+                type="button"
+                className="link"
+                onClick={() => {
+                  setDraft(queued);
+                  setQueued(null);
+                }}
+              >
+                Edit
+              </button>
+            </p>
+          ) : null}
           {uploadError ? <p role="alert">{uploadError}</p> : null}
           {uploads.length > 0 ? (
             <ul className="uploads" aria-label="Uploaded files">
