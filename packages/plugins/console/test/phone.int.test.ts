@@ -48,16 +48,20 @@ describeWithChromium("the console on a phone", (executablePath) => {
     await page.getByRole("button", { name: "Show threads" }).click();
     const threads = page.getByRole("navigation", { name: "Threads" });
     await threads.waitFor({ state: "visible" });
+    // Focus moves into the drawer, and back to the button that opened it when it closes.
+    await expect.poll(() => page.evaluate("document.activeElement?.textContent")).toBe("New thread");
     await expectAccessible(page, "phone thread drawer");
     await expectNoHorizontalScroll(page, "thread drawer");
     await page.keyboard.press("Escape");
     await threads.waitFor({ state: "hidden" });
+    await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe("Show threads");
 
     // The details drawer holds the artifacts and timeline tabs; its Close button gives the chat back.
     await page.getByRole("button", { name: "Details" }).click();
     const details = page.getByRole("complementary", { name: "Thread details" });
     await details.waitFor({ state: "visible" });
     await details.getByRole("tab", { name: "Timeline" }).waitFor();
+    await expect.poll(() => page.evaluate("document.activeElement?.textContent")).toBe("Close");
     await expectAccessible(page, "phone details drawer");
     await details.getByRole("button", { name: "Close" }).click();
     await details.waitFor({ state: "hidden" });

@@ -2,6 +2,7 @@ import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from
 import { type ApiError, api, storedKey, storeKey } from "./api";
 import { Batches } from "./batches";
 import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
+import { useDrawer } from "./drawer";
 import { Schedules } from "./schedules";
 import { Status } from "./status";
 
@@ -45,15 +46,7 @@ export function App(): ReactNode {
   const [limits, setLimits] = useState<Limits | null>(null);
   const [threads, setThreads] = useState<ThreadRecord[]>([]);
   // On a phone the thread list is a drawer over the chat (CSS shows it in place on wider screens).
-  const [threadsOpen, setThreadsOpen] = useState(false);
-  useEffect(() => {
-    if (!threadsOpen) return;
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") setThreadsOpen(false);
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
-  }, [threadsOpen]);
+  const [threadsOpen, setThreadsOpen] = useDrawer(".threads-open > .threads button.primary");
 
   const navigate = useCallback((path: string) => {
     history.pushState(null, "", path);

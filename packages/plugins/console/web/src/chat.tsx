@@ -2,6 +2,7 @@ import { type DragEvent, type ReactNode, useCallback, useEffect, useRef, useStat
 import { ApiError, api, apiRaw, attachRun, followRun, formatBytes, latestRun, type RunHandlers } from "./api";
 import { Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
+import { useDrawer } from "./drawer";
 import { Markdown } from "./markdown";
 import { Timeline } from "./timeline";
 import { applyFrame, IDLE_RUN, type Item, itemsFromMessages, type RunStatus, type SavedMessage, type ThreadView } from "./transcript";
@@ -137,17 +138,9 @@ export function Chat({
   const [uploadError, setUploadError] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
   // On a phone the side panel is a drawer over the chat; on wider screens it is always shown and this is unused.
-  const [detailsOpen, setDetailsOpen] = useState(false);
+  const [detailsOpen, setDetailsOpen] = useDrawer(".details-open > .side .close-drawer");
   // Bumped on each send, so the message list takes the reader to the end where the answer will appear.
   const [followToken, setFollowToken] = useState(0);
-  useEffect(() => {
-    if (!detailsOpen) return;
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") setDetailsOpen(false);
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
-  }, [detailsOpen]);
   const abortRef = useRef<AbortController | null>(null);
   const state = useRef({ view, run });
   state.current = { view, run };
