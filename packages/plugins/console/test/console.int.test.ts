@@ -42,7 +42,7 @@ async function newThread(page: Page): Promise<string> {
 
 async function send(page: Page, text: string): Promise<void> {
   await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByRole("button", { name: "Send", exact: true }).click();
 }
 
 describeWithChromium("Antler Console in Chromium against a live gateway", (executablePath) => {

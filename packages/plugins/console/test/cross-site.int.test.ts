@@ -167,7 +167,7 @@ describeWithChromium("a key-less gateway (auth.mode none) visited by pages of ot
     await page.waitForURL(/\/threads\/[^/]+$/);
     const threadId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop() ?? "");
     await page.getByLabel("Message", { exact: true }).fill("hello");
-    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByRole("button", { name: "Send", exact: true }).click();
     await page.getByText("Hello from the scripted model.", { exact: false }).first().waitFor();
     await page
       .locator('input[type="file"]')

@@ -83,6 +83,11 @@ export function consoleScript(all: BaseMessage[]): ScriptedStep {
     };
   }
   if (/story/i.test(human)) return { text: LONG_STORY, usage };
+  if (/flaky/i.test(human)) {
+    // The provider fails the first time the question is asked, and answers when it is asked again (Retry).
+    const asked = messages.filter((m) => m.getType() === "human" && /flaky/i.test(textOf(m))).length;
+    return asked >= 2 ? { text: "Recovered on retry.", usage } : { error: "the provider answered 503 Service Unavailable" };
+  }
   if (/hello/i.test(human)) {
     return { text: "Hello from the scripted model. This answer arrives word by word, so you can watch it stream in.", usage };
   }

@@ -2,6 +2,7 @@ import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from
 import { type ApiError, api, storedKey, storeKey } from "./api";
 import { Batches } from "./batches";
 import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
+import { useDrawer } from "./drawer";
 import { Schedules } from "./schedules";
 import { Status } from "./status";
 
@@ -44,6 +45,8 @@ export function App(): ReactNode {
   const [problem, setProblem] = useState<string | null>(null);
   const [limits, setLimits] = useState<Limits | null>(null);
   const [threads, setThreads] = useState<ThreadRecord[]>([]);
+  // On a phone the thread list is a drawer over the chat (CSS shows it in place on wider screens).
+  const [threadsOpen, setThreadsOpen] = useDrawer(".threads-open > .threads button.primary");
 
   const navigate = useCallback((path: string) => {
     history.pushState(null, "", path);
@@ -145,17 +148,26 @@ export function App(): ReactNode {
       </header>
       {problem ? <p role="alert">{problem}</p> : null}
       {route.page === "threads" ? (
-        <div className="threads-page">
+        <div className={`threads-page${route.threadId ? "" : " no-thread"}${threadsOpen ? " threads-open" : ""}`}>
+          {threadsOpen ? (
+            <button type="button" className="scrim" aria-label="Close the thread list" onClick={() => setThreadsOpen(false)} />
+          ) : null}
           <ThreadList
             threads={threads}
             current={route.threadId}
-            onOpen={(id) => navigate(`/threads/${encodeURIComponent(id)}`)}
-            onNew={() => void newThread()}
+            onOpen={(id) => {
+              setThreadsOpen(false);
+              navigate(`/threads/${encodeURIComponent(id)}`);
+            }}
+            onNew={() => {
+              setThreadsOpen(false);
+              void newThread();
+            }}
             onDelete={(id) => void deleteThread(id)}
           />
           <main className="main">
             {route.threadId ? (
-              <Chat threadId={route.threadId} limits={limits} onChanged={loadThreads} />
+              <Chat threadId={route.threadId} limits={limits} onChanged={loadThreads} onShowThreads={() => setThreadsOpen(true)} />
             ) : (
               <div className="empty">
                 <h1>Threads</h1>

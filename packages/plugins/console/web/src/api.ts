@@ -119,6 +119,45 @@ export interface RunHandlers {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The frames of one run as the page follows it: each is handed over once, in order, whatever drops between. */
+interface Follow {
+  runId: string | null;
+  last: number;
+  ended: boolean;
+}
+
+async function consume(follow: Follow, body: ReadableStream<Uint8Array>, handlers: RunHandlers, signal: AbortSignal): Promise<void> {
+  for await (const frame of readSse(body, signal)) {
+    if (frame.id !== null) {
+      // A frame at or before the last one seen is already on screen (a join that overlapped): never twice.
+      if (frame.id <= follow.last) continue;
+      follow.last = frame.id;
+    }
+    if (frame.event === "metadata") follow.runId = (frame.data as { run_id?: string }).run_id ?? follow.runId;
+    handlers.onFrame(frame);
+    if (frame.event === "end" || frame.event === "error") follow.ended = true;
+  }
+}
+
+/** Joins the run after `follow.last` until its end, joining again after each drop (with backoff). */
+async function rejoin(threadId: string, follow: Follow, handlers: RunHandlers, signal: AbortSignal): Promise<void> {
+  for (let attempt = 0; !follow.ended && !signal.aborted && follow.runId && attempt < 20; attempt++) {
+    if (attempt > 0) await sleep(Math.min(250 * 2 ** (attempt - 1), 4000));
+    try {
+      const joined = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(follow.runId)}/stream`, {
+        headers: headers({ "last-event-id": String(follow.last), accept: "text/event-stream" }),
+        signal,
+      });
+      if (joined.status === 204) return;
+      if (!joined.ok || !joined.body) throw await failure(joined);
+      attempt = 0;
+      await consume(follow, joined.body, handlers, signal);
+    } catch (error) {
+      if (signal.aborted || (error instanceof ApiError && error.status < 500)) throw error;
+    }
+  }
+}
+
 /**
  * Starts a run and follows it to its end. The run keeps going on the server if the connection drops
  * (`on_disconnect: continue`); the page then joins it again after the last frame it saw (`Last-Event-ID`),
@@ -132,37 +171,35 @@ export async function followRun(threadId: string, message: string, handlers: Run
     signal,
   });
   if (!response.ok || !response.body) throw await failure(response);
-  let runId = response.headers.get("x-run-id");
-  let last = 0;
-  let ended = false;
-  const consume = async (body: ReadableStream<Uint8Array>) => {
-    for await (const frame of readSse(body, signal)) {
-      if (frame.id !== null) last = frame.id;
-      if (frame.event === "metadata") runId = (frame.data as { run_id?: string }).run_id ?? runId;
-      handlers.onFrame(frame);
-      if (frame.event === "end" || frame.event === "error") ended = true;
-    }
-  };
+  const follow: Follow = { runId: response.headers.get("x-run-id"), last: 0, ended: false };
   try {
-    await consume(response.body);
+    await consume(follow, response.body, handlers, signal);
   } catch (error) {
     if (signal.aborted) throw error;
   }
-  for (let attempt = 0; !ended && !signal.aborted && runId && attempt < 20; attempt++) {
-    await sleep(Math.min(250 * 2 ** attempt, 4000));
-    try {
-      const joined = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`, {
-        headers: headers({ "last-event-id": String(last), accept: "text/event-stream" }),
-        signal,
-      });
-      if (joined.status === 204) return;
-      if (!joined.ok || !joined.body) throw await failure(joined);
-      attempt = -1;
-      await consume(joined.body);
-    } catch (error) {
-      if (signal.aborted || (error instanceof ApiError && error.status < 500)) throw error;
-    }
-  }
+  // The first join waits a moment: the connection just dropped, so the network may still be away.
+  if (!follow.ended && !signal.aborted) await sleep(250);
+  await rejoin(threadId, follow, handlers, signal);
+}
+
+/**
+ * Follows a run someone already started (this page before a reload, another tab, another device) from its first
+ * frame, then live until its end: the page that opens a thread with a running run draws it as the starter does.
+ */
+export async function attachRun(threadId: string, runId: string, handlers: RunHandlers, signal: AbortSignal): Promise<void> {
+  await rejoin(threadId, { runId, last: 0, ended: false }, handlers, signal);
+}
+
+export interface RunSummary {
+  run_id: string;
+  status: "pending" | "running" | "success" | "error" | "cancelled";
+  trace_id: string;
+}
+
+/** The thread's newest run, or null when it has none. */
+export async function latestRun(threadId: string, signal?: AbortSignal): Promise<RunSummary | null> {
+  const { runs } = await api<{ runs: RunSummary[] }>(`/threads/${encodeURIComponent(threadId)}/runs?limit=1`, signal ? { signal } : {});
+  return runs[0] ?? null;
 }
 
 /** Every frame of a run, from its start (finished runs replay from the run event log). */

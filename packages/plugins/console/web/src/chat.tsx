@@ -1,7 +1,8 @@
 import { type DragEvent, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
-import { api, apiRaw, followRun, formatBytes } from "./api";
+import { ApiError, api, apiRaw, attachRun, followRun, formatBytes, latestRun, type RunHandlers } from "./api";
 import { Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
+import { useDrawer } from "./drawer";
 import { Markdown } from "./markdown";
 import { Timeline } from "./timeline";
 import { applyFrame, IDLE_RUN, type Item, itemsFromMessages, type RunStatus, type SavedMessage, type ThreadView } from "./transcript";
@@ -116,7 +117,18 @@ function Todos({ todos }: { todos: ThreadView["todos"] }): ReactNode {
   );
 }
 
-export function Chat({ threadId, limits, onChanged }: { threadId: string; limits: Limits | null; onChanged(): void }): ReactNode {
+export function Chat({
+  threadId,
+  limits,
+  onChanged,
+  onShowThreads,
+}: {
+  threadId: string;
+  limits: Limits | null;
+  onChanged(): void;
+  /** Opens the thread list (a drawer on a phone; the button is hidden where the list is always shown). */
+  onShowThreads(): void;
+}): ReactNode {
   const [view, setView] = useState<ThreadView>(EMPTY);
   const [run, setRun] = useState<RunStatus>(IDLE_RUN);
   const [draft, setDraft] = useState("");
@@ -125,6 +137,10 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
   const [uploads, setUploads] = useState<string[]>([]);
   const [uploadError, setUploadError] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
+  // On a phone the side panel is a drawer over the chat; on wider screens it is always shown and this is unused.
+  const [detailsOpen, setDetailsOpen] = useDrawer(".details-open > .side .close-drawer");
+  // Bumped on each send, so the message list takes the reader to the end where the answer will appear.
+  const [followToken, setFollowToken] = useState(0);
   const abortRef = useRef<AbortController | null>(null);
   const state = useRef({ view, run });
   state.current = { view, run };
@@ -133,24 +149,91 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
   const loadingOlder = useRef(false);
   const [hasOlder, setHasOlder] = useState(false);
 
+  /**
+   * Draws a run's frames as they come, starting from the view as it is now, and says when it is over. The one
+   * path for a run this page started and a run it joined (after a reload, or one another tab or device started).
+   */
+  const track = useCallback(
+    async (follow: (handlers: RunHandlers, signal: AbortSignal) => Promise<void>, abort: AbortController) => {
+      let current = { view: state.current.view, run: state.current.run };
+      try {
+        await follow(
+          {
+            onFrame(frame) {
+              current = applyFrame(current.view, current.run, frame.event, frame.data);
+              setView(current.view);
+              setRun(current.run);
+            },
+          },
+          abort.signal,
+        );
+      } catch (e) {
+        if (!abort.signal.aborted) {
+          current = applyFrame(current.view, current.run, "error", {
+            code: (e as { code?: string }).code ?? "ANTLER_ERR_INTERNAL",
+            message: (e as Error).message,
+          });
+          setView(current.view);
+          setRun(current.run);
+        }
+      } finally {
+        if (!abort.signal.aborted) {
+          setRun((r) => ({ ...r, running: false }));
+          onChanged();
+        }
+      }
+    },
+    [onChanged],
+  );
+
+  /**
+   * Reads the thread's last page of messages and its newest run; joins that run when it is live, and replays it
+   * when it was cut short (cancelled or failed), because its partial answer never reached the saved messages.
+   */
+  const openThread = useCallback(
+    async (abort: AbortController) => {
+      const [s, latest] = await Promise.all([
+        api<SavedState>(statePath(threadId), { signal: abort.signal }),
+        latestRun(threadId, abort.signal),
+      ]);
+      if (abort.signal.aborted) return;
+      const items = itemsFromMessages(s.messages);
+      loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
+      setHasOlder((s.messages_offset ?? 0) > 0);
+      const view: ThreadView = { items, title: s.title, artifacts: s.artifacts, todos: (s.todos ?? []) as ThreadView["todos"] };
+      const live = latest?.status === "running" || latest?.status === "pending";
+      state.current = { view, run: { ...IDLE_RUN, running: live, runId: latest?.run_id ?? null } };
+      setView(view);
+      setRun(state.current.run);
+      if (!latest || !(live || latest.status === "cancelled" || latest.status === "error")) return;
+      await track(
+        (handlers, signal) =>
+          attachRun(threadId, latest.run_id, handlers, signal).catch((e: unknown) => {
+            // A finished run whose events were pruned or never kept: the saved messages are all there is.
+            if (!live && e instanceof ApiError && e.status < 500) return;
+            throw e;
+          }),
+        abort,
+      );
+    },
+    [threadId, track],
+  );
+
   useEffect(() => {
     abortRef.current?.abort();
+    const abort = new AbortController();
+    abortRef.current = abort;
     setView(EMPTY);
     setRun(IDLE_RUN);
     setUploads([]);
     setLoadError(null);
     setHasOlder(false);
     loaded.current = { threadId, messages: [], offset: 0, items: 0 };
-    api<SavedState>(statePath(threadId))
-      .then((s) => {
-        const items = itemsFromMessages(s.messages);
-        loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
-        setHasOlder((s.messages_offset ?? 0) > 0);
-        setView({ items, title: s.title, artifacts: s.artifacts, todos: (s.todos ?? []) as ThreadView["todos"] });
-      })
-      .catch((e: Error) => setLoadError(e.message));
-    return () => abortRef.current?.abort();
-  }, [threadId]);
+    openThread(abort).catch((e: Error) => {
+      if (!abort.signal.aborted) setLoadError(e.message);
+    });
+    return () => abort.abort();
+  }, [threadId, openThread]);
 
   // The page before the loaded messages, put in front of them. Items are rebuilt from all loaded messages, so a
   // tool call and its result that fell on two pages join one card; what runs added since stays after them. Not
@@ -180,41 +263,36 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
       if (!text.trim() || state.current.run.running) return;
       const abort = new AbortController();
       abortRef.current = abort;
-      let current = {
-        view: { ...state.current.view, items: [...state.current.view.items, { kind: "human", key: `h${Date.now()}`, text } as Item] },
+      const before = state.current.view;
+      state.current = {
+        view: { ...before, items: [...before.items, { kind: "human", key: `h${Date.now()}`, text } as Item] },
         run: { ...IDLE_RUN, running: true },
       };
-      setView(current.view);
-      setRun(current.run);
+      setView(state.current.view);
+      setRun(state.current.run);
       setDraft("");
-      try {
-        await followRun(
-          threadId,
-          text,
-          {
-            onFrame(frame) {
-              current = applyFrame(current.view, current.run, frame.event, frame.data);
-              setView(current.view);
-              setRun(current.run);
-            },
-          },
-          abort.signal,
-        );
-      } catch (e) {
-        if (!abort.signal.aborted) {
-          current = applyFrame(current.view, current.run, "error", {
-            code: (e as { code?: string }).code ?? "ANTLER_ERR_INTERNAL",
-            message: (e as Error).message,
-          });
-          setView(current.view);
-          setRun(current.run);
-        }
-      } finally {
-        setRun((r) => ({ ...r, running: false }));
-        onChanged();
-      }
+      setFollowToken((t) => t + 1);
+      let busy = false;
+      await track(
+        (handlers, signal) =>
+          followRun(threadId, text, handlers, signal).catch((e: unknown) => {
+            if (!(e instanceof ApiError && e.code === "ANTLER_ERR_THREAD_BUSY")) throw e;
+            busy = true;
+          }),
+        abort,
+      );
+      if (!busy || abort.signal.aborted) return;
+      // Another tab or device started a run meanwhile: the message was not sent. It goes back into the box, and
+      // the page reads the thread again and joins the run that holds it, so Send comes back when that run ends.
+      setDraft(text);
+      state.current = { view: before, run: IDLE_RUN };
+      setView(before);
+      setRun(IDLE_RUN);
+      await openThread(abort).catch((e: Error) => {
+        if (!abort.signal.aborted) setLoadError(e.message);
+      });
     },
-    [threadId, onChanged],
+    [track, threadId, openThread],
   );
 
   const cancel = async () => {
@@ -223,6 +301,27 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
     await api(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`, { method: "POST" }).catch(
       () => undefined,
     );
+  };
+
+  // While a run holds the thread, a message can wait for it to end ("Send when done") or end it first
+  // ("Interrupt and send": the run is cancelled, its partial answer kept, then the message goes).
+  const [queued, setQueued] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new thread drops what was queued for the old one.
+  useEffect(() => setQueued(null), [threadId]);
+  useEffect(() => {
+    if (run.running || queued === null) return;
+    setQueued(null);
+    void send(queued);
+  }, [run.running, queued, send]);
+  const queue = () => {
+    if (!draft.trim()) return;
+    setQueued(draft);
+    setDraft("");
+  };
+  const interrupt = () => {
+    if (!draft.trim()) return;
+    queue();
+    void cancel();
   };
 
   const upload = async (files: FileList | File[]) => {
@@ -255,6 +354,8 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
   };
 
   const last = view.items[view.items.length - 1];
+  // What Retry on an error card sends again: the user's last message.
+  const lastAsked = view.items.findLast((i) => i.kind === "human")?.text;
   const render = useCallback(
     (item: Item): ReactNode => {
       switch (item.kind) {
@@ -267,9 +368,14 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
           );
         case "ai":
           return (
-            <div className="msg msg-ai" data-message={item.key}>
+            <div className={`msg msg-ai${item.partial ? " msg-partial" : ""}`} data-message={item.key}>
               <span className="who">Agent</span>
               <Markdown text={item.text} />
+              {item.partial ? (
+                <p className="partial-note" data-testid="partial-note">
+                  {item.partial === "cancelled" ? "Partial answer: the run was cancelled here." : "Partial answer: the run failed here."}
+                </p>
+              ) : null}
             </div>
           );
         case "tool":
@@ -278,13 +384,20 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
           return <AskCard request={item.request} pending={!run.running && last?.key === item.key} onReply={(t) => void send(t)} />;
         case "notice":
           return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+        case "error":
+          return (
+            <ErrorCard
+              item={item}
+              onRetry={lastAsked !== undefined && last?.key === item.key && !run.running ? () => void send(lastAsked) : undefined}
+            />
+          );
       }
     },
-    [run.running, last?.key, send],
+    [run.running, last?.key, send, lastAsked],
   );
 
   return (
-    <div className="chat-layout">
+    <div className={`chat-layout${detailsOpen ? " details-open" : ""}`}>
       <section
         className={`chat${dragging ? " dragging" : ""}`}
         aria-label="Chat"
@@ -296,7 +409,13 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
         onDrop={onDrop}
       >
         <header className="chat-head">
+          <button type="button" className="narrow-only" aria-label="Show threads" onClick={onShowThreads}>
+            ☰
+          </button>
           <h1>{view.title ?? "Untitled thread"}</h1>
+          <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
+            Details
+          </button>
           <div className="run-status" aria-live="polite">
             {run.running ? <span className="badge badge-running">running…</span> : null}
             {!run.running && run.stopReason ? <span data-testid="stop-reason">stop: {run.stopReason}</span> : null}
@@ -313,7 +432,14 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
             Earlier messages load as you scroll up.
           </p>
         ) : null}
-        <VirtualList items={view.items} itemKey={itemKey} render={render} label="Messages" onReachTop={hasOlder ? loadOlder : undefined} />
+        <VirtualList
+          items={view.items}
+          itemKey={itemKey}
+          render={render}
+          label="Messages"
+          onReachTop={hasOlder ? loadOlder : undefined}
+          followToken={followToken}
+        />
         <form
           className="composer"
           onSubmit={(e) => {
@@ -339,9 +465,17 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
           />
           <div className="composer-actions">
             {run.running ? (
-              <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
-                Cancel run
-              </button>
+              <>
+                <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
+                  Cancel run
+                </button>
+                <button type="button" onClick={queue} disabled={!draft.trim() || queued !== null}>
+                  Send when done
+                </button>
+                <button type="button" onClick={interrupt} disabled={!draft.trim() || queued !== null || !run.runId}>
+                  Interrupt and send
+                </button>
+              </>
             ) : (
               <button type="submit" className="primary" disabled={!draft.trim()}>
                 Send
@@ -355,6 +489,23 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
               {limits ? `Drop files here · up to ${limits.max_files} files, ${formatBytes(limits.max_file_bytes)} each` : "Drop files here"}
             </span>
           </div>
+          {queued !== null ? (
+            <p className="queued" data-testid="queued">
+              <span>
+                Waiting to send: <q>{queued}</q>
+              </span>{" "}
+              <button
+                type="button"
+                className="link"
+                onClick={() => {
+                  setDraft(queued);
+                  setQueued(null);
+                }}
+              >
+                Edit
+              </button>
+            </p>
+          ) : null}
           {uploadError ? <p role="alert">{uploadError}</p> : null}
           {uploads.length > 0 ? (
             <ul className="uploads" aria-label="Uploaded files">
@@ -365,7 +516,13 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
           ) : null}
         </form>
       </section>
+      {detailsOpen ? (
+        <button type="button" className="scrim" aria-label="Close thread details" onClick={() => setDetailsOpen(false)} />
+      ) : null}
       <aside className="side" aria-label="Thread details">
+        <button type="button" className="narrow-only close-drawer" onClick={() => setDetailsOpen(false)}>
+          Close
+        </button>
         <div className="tabs" role="tablist" aria-label="Panels">
           <button type="button" role="tab" aria-selected={panel === "artifacts"} onClick={() => setPanel("artifacts")}>
             Artifacts ({view.artifacts.length})
@@ -385,6 +542,44 @@ export function Chat({ threadId, limits, onChanged }: { threadId: string; limits
           />
         )}
       </aside>
+    </div>
+  );
+}
+
+/** A failure as one card: what failed, why, the trace id once (with a copy button), and Retry on the newest one. */
+function ErrorCard({ item, onRetry }: { item: Extract<Item, { kind: "error" }>; onRetry: (() => void) | undefined }): ReactNode {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="error-card" data-testid="error-card">
+      <p className="error-title">
+        <strong>{item.title}</strong>
+        {item.code ? <code className="error-code">{item.code}</code> : null}
+      </p>
+      <p className="error-message">{item.message}</p>
+      <div className="error-actions">
+        {item.traceId ? (
+          <span className="muted">
+            trace id <code data-testid="error-trace-id">{item.traceId}</code>{" "}
+            <button
+              type="button"
+              className="link"
+              onClick={() =>
+                void navigator.clipboard
+                  ?.writeText(item.traceId ?? "")
+                  .then(() => setCopied(true))
+                  .catch(() => undefined)
+              }
+            >
+              {copied ? "Copied" : "Copy"}
+            </button>
+          </span>
+        ) : null}
+        {onRetry ? (
+          <button type="button" className="primary" onClick={onRetry}>
+            Retry
+          </button>
+        ) : null}
+      </div>
     </div>
   );
 }

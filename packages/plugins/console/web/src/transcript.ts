@@ -21,7 +21,12 @@ export interface HumanInputRequest {
 
 export type Item =
   | { kind: "human"; key: string; text: string }
-  | { kind: "ai"; key: string; text: string }
+  | {
+      kind: "ai";
+      key: string;
+      text: string /** The run stopped (cancelled or failed) while this answer streamed. */;
+      partial?: "cancelled" | "error";
+    }
   | {
       kind: "tool";
       key: string;
@@ -32,7 +37,9 @@ export type Item =
       durationMs?: number;
     }
   | { kind: "ask"; key: string; request: HumanInputRequest }
-  | { kind: "notice"; key: string; text: string; tone: "info" | "error" };
+  | { kind: "notice"; key: string; text: string; tone: "info" | "error" }
+  /** A failure the user should see as one: the model's (an answer the runtime wrote in its place) or the run's. */
+  | { kind: "error"; key: string; title: string; message: string; code?: string; traceId?: string };
 
 export interface SavedMessage {
   type: "human" | "ai" | "tool" | "system";
@@ -43,6 +50,7 @@ export interface SavedMessage {
   name?: string;
   status?: "success" | "error";
   artifact?: unknown;
+  additional_kwargs?: Record<string, unknown>;
 }
 
 export interface Todo {
@@ -74,8 +82,26 @@ function withToolResult(
     out.push({ kind: "tool", key: result.tool_call_id, name: result.name ?? "tool", args: {}, result: result.content, status });
   else out[at] = { ...(out[at] as Extract<Item, { kind: "tool" }>), result: result.content, status };
   const ask = humanInputOf(result.artifact);
-  if (ask && status === "success") out.push({ kind: "ask", key: `ask-${result.tool_call_id}`, request: ask });
+  if (ask && status === "success" && !out.some((i) => i.key === `ask-${result.tool_call_id}`))
+    out.push({ kind: "ask", key: `ask-${result.tool_call_id}`, request: ask });
   return out;
+}
+
+/**
+ * The runtime answers a failed model call with an assistant message that names the reason and the trace id
+ * (`additional_kwargs.antler_error_fallback`). It is drawn as an error card, the trace id once, not as an answer.
+ */
+function modelErrorItem(key: string, text: string, kwargs: Record<string, unknown> | undefined): Item | undefined {
+  if (kwargs?.antler_error_fallback !== true) return undefined;
+  const traceId = typeof kwargs.trace_id === "string" ? kwargs.trace_id : undefined;
+  return {
+    kind: "error",
+    key,
+    title: "The model did not answer",
+    message: text.replace(/\s*\(trace id [^)]*\)/, ""),
+    ...(typeof kwargs.error_type === "string" ? { code: kwargs.error_type } : {}),
+    ...(traceId ? { traceId } : {}),
+  };
 }
 
 /** The items of a saved thread (`GET /api/threads/{id}/state`). */
@@ -85,7 +111,9 @@ export function itemsFromMessages(messages: readonly SavedMessage[]): Item[] {
     const key = m.id ?? `m${index}`;
     if (m.type === "human") items.push({ kind: "human", key, text: m.content });
     else if (m.type === "ai") {
-      if (m.content) items.push({ kind: "ai", key, text: m.content });
+      const failed = modelErrorItem(key, m.content, m.additional_kwargs);
+      if (failed) items.push(failed);
+      else if (m.content) items.push({ kind: "ai", key, text: m.content });
       for (const call of m.tool_calls ?? []) items.push({ kind: "tool", key: call.id, name: call.name, args: call.args });
     } else if (m.type === "tool" && m.tool_call_id) {
       items = withToolResult(items, {
@@ -107,9 +135,23 @@ export interface RunStatus {
   stopReason: string | null;
   usage: { input_tokens: number; output_tokens: number; total_tokens: number } | null;
   error: { code: string; message: string } | null;
+  /**
+   * Ids of the answers this run's frames have streamed so far. A page that joins a run from its start may hold
+   * some of them already, saved by the run's earlier steps: their first frame restarts them instead of adding
+   * to them, so the text is neither doubled nor split.
+   */
+  streamed: string[];
 }
 
-export const IDLE_RUN: RunStatus = { runId: null, traceId: null, running: false, stopReason: null, usage: null, error: null };
+export const IDLE_RUN: RunStatus = {
+  runId: null,
+  traceId: null,
+  running: false,
+  stopReason: null,
+  usage: null,
+  error: null,
+  streamed: [],
+};
 
 /** Applies one stream frame of a run to the view and the run's status. */
 export function applyFrame(view: ThreadView, run: RunStatus, event: string, data: unknown): { view: ThreadView; run: RunStatus } {
@@ -128,12 +170,18 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
           const added: Item[] = calls.filter((c) => !known.has(c.id)).map((c) => ({ kind: "tool", key: c.id, name: c.name, args: c.args }));
           return { view: { ...view, items: [...view.items, ...added] }, run };
         }
+        // Already drawn as an error card (its values frame came first): the text is in the card.
+        if (view.items.some((i) => i.kind === "error" && i.key === id)) return { view, run };
         const items = view.items.slice();
         const at = items.findIndex((i) => i.kind === "ai" && i.key === id);
         const piece = String(d.content ?? "");
-        if (at === -1) items.push({ kind: "ai", key: id, text: piece });
-        else items[at] = { kind: "ai", key: id, text: (items[at] as { text: string }).text + piece };
-        return { view: { ...view, items }, run };
+        const first = !run.streamed.includes(id);
+        const next = first ? { ...run, streamed: [...run.streamed, id] } : run;
+        if (at === -1) {
+          // An empty piece (a tool-calling turn's text) makes no bubble; the tool cards stand for it.
+          if (piece !== "") items.push({ kind: "ai", key: id, text: piece });
+        } else items[at] = { kind: "ai", key: id, text: (first ? "" : (items[at] as { text: string }).text) + piece };
+        return { view: { ...view, items }, run: next };
       }
       if (d.type === "tool") {
         const items = withToolResult(view.items, {
@@ -161,6 +209,7 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       return {
         view: {
           ...view,
+          items: withModelErrors(view.items, d),
           title: "title" in keys ? ((keys.title as string | null) ?? view.title) : view.title,
           todos: Array.isArray(keys.todos) ? (keys.todos as Todo[]) : view.todos,
           artifacts: Array.isArray(keys.artifacts) ? (keys.artifacts as string[]) : view.artifacts,
@@ -181,17 +230,28 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
     case "error": {
       const code = String(d.code ?? "ANTLER_ERR_INTERNAL");
       const cancelled = code === "ANTLER_ERR_RUN_CANCELLED";
+      const traceId = typeof d.trace_id === "string" && d.trace_id ? d.trace_id : (run.traceId ?? undefined);
+      // An answer this run was streaming when it stopped is kept, marked as cut short.
+      const lastItem = view.items.at(-1);
+      const kept =
+        lastItem?.kind === "ai" && run.streamed.includes(lastItem.key)
+          ? [...view.items.slice(0, -1), { ...lastItem, partial: cancelled ? ("cancelled" as const) : ("error" as const) }]
+          : view.items;
       return {
         view: {
           ...view,
           items: [
-            ...view.items,
-            {
-              kind: "notice",
-              key: `err-${run.runId ?? ""}`,
-              text: cancelled ? "Run cancelled." : `${code}: ${String(d.message ?? "")}`,
-              tone: cancelled ? "info" : "error",
-            },
+            ...kept,
+            cancelled
+              ? { kind: "notice", key: `err-${run.runId ?? ""}`, text: "Run cancelled.", tone: "info" }
+              : {
+                  kind: "error",
+                  key: `err-${run.runId ?? ""}`,
+                  title: "The run failed",
+                  message: String(d.message ?? ""),
+                  code,
+                  ...(traceId ? { traceId } : {}),
+                },
           ],
         },
         run: { ...run, running: false, stopReason: cancelled ? "cancelled" : "error", error: { code, message: String(d.message ?? "") } },
@@ -200,4 +260,27 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
     default:
       return { view, run };
   }
+}
+
+/** The messages a values frame adds (a patch's `add` ops) or holds (a snapshot). */
+function messagesOfValuesFrame(data: Record<string, unknown>): SavedMessage[] {
+  const snapshot = data.snapshot as { messages?: SavedMessage[] } | undefined;
+  if (snapshot) return snapshot.messages ?? [];
+  const ops = (data.patch as { messages?: { ops?: Array<{ add?: SavedMessage[] }> } } | undefined)?.messages?.ops ?? [];
+  return ops.flatMap((op) => op.add ?? []);
+}
+
+/** Answers the stream drew as text that the values frame shows to be the runtime's model-failure message. */
+function withModelErrors(items: Item[], data: Record<string, unknown>): Item[] {
+  let out = items;
+  for (const m of messagesOfValuesFrame(data)) {
+    if (m.type !== "ai" || !m.id || m.additional_kwargs?.antler_error_fallback !== true) continue;
+    // Only answers on screen are replaced: a snapshot (a join) also holds older messages this page never drew.
+    const at = out.findIndex((i) => i.kind === "ai" && i.key === m.id);
+    const failed = modelErrorItem(m.id, m.content, m.additional_kwargs);
+    if (at === -1 || !failed) continue;
+    if (out === items) out = items.slice();
+    out[at] = failed;
+  }
+  return out;
 }

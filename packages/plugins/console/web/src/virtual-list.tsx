@@ -14,6 +14,8 @@ interface Props<T> {
    * to load earlier rows. Rows added in front keep what is on screen where it is.
    */
   onReachTop?: (() => void) | undefined;
+  /** Each new value takes the reader to the end (the page sent a message: its answer must be in view). */
+  followToken?: number;
 }
 
 const OVERSCAN_PX = 400;
@@ -23,13 +25,15 @@ const RowContent = memo(function RowContent<T>({ item, render }: { item: T; rend
   return render(item);
 }) as <T>(props: { item: T; render(item: T): ReactNode }) => ReactNode;
 
-export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, onReachTop }: Props<T>): ReactNode {
+export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, onReachTop, followToken = 0 }: Props<T>): ReactNode {
   const scroller = useRef<HTMLDivElement>(null);
   const heights = useRef(new Map<string, number>());
   const [version, setVersion] = useState(0);
   const [view, setView] = useState({ top: 0, height: 800 });
   const atBottom = useRef(true);
   const snappedAt = useRef<number | null>(null);
+  // The reader scrolled away from the end: a "Jump to latest" button takes them back (and the list stops following).
+  const [away, setAway] = useState(false);
 
   const keys = useMemo(() => items.map(itemKey), [items, itemKey]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the signal that measured heights changed.
@@ -114,6 +118,7 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, o
     if (el.scrollTop < el.clientHeight) reachTop.current?.();
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
     snappedAt.current = atBottom.current ? el.scrollTop : null;
+    setAway(!atBottom.current);
     const w = windowOf.current;
     const nextFirst = w.rowAt(Math.max(0, el.scrollTop - OVERSCAN_PX));
     const nextLast = w.rowAt(el.scrollTop + el.clientHeight + OVERSCAN_PX) + 1;
@@ -152,6 +157,20 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, o
     if (el.clientHeight !== view.height) setView({ top: el.scrollTop, height: el.clientHeight });
   });
 
+  const jumpToLatest = useCallback(() => {
+    const el = scroller.current;
+    atBottom.current = true;
+    snappedAt.current = null;
+    setAway(false);
+    if (el) {
+      el.scrollTop = el.scrollHeight;
+      setView({ top: el.scrollTop, height: el.clientHeight });
+    }
+  }, []);
+  useLayoutEffect(() => {
+    if (followToken > 0) jumpToLatest();
+  }, [followToken, jumpToLatest]);
+
   // Near the top after a render (a short thread, or a page that did not fill the screen): ask for more.
   useEffect(() => {
     const el = scroller.current;
@@ -169,11 +188,18 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, o
     );
   }
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable to scroll it by keyboard.
-    <div ref={scroller} className="vlist" onScroll={onScroll} tabIndex={0} role="log" aria-label={label} data-rows={keys.length}>
-      <div className="vspace" style={{ height: total }}>
-        {rows}
+    <div className="vlist-wrap">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable to scroll it by keyboard. */}
+      <div ref={scroller} className="vlist" onScroll={onScroll} tabIndex={0} role="log" aria-label={label} data-rows={keys.length}>
+        <div className="vspace" style={{ height: total }}>
+          {rows}
+        </div>
       </div>
+      {away ? (
+        <button type="button" className="jump-latest" onClick={jumpToLatest}>
+          Jump to latest ↓
+        </button>
+      ) : null}
     </div>
   );
 }
