@@ -72,7 +72,7 @@ export async function checkExposedTools(kernel: Kernel, config: McpServerConfig,
     if (item.startsWith(GROUP_PREFIX)) {
       const group = item.slice(GROUP_PREFIX.length);
       if (!exposable.some((e) => e.group === group)) {
-        throw new AntlerError(ErrorCodes.CONFIG_INVALID, `expose_tools: no tool that can be exposed is in group "${group}"`, {
+        throw new AntlerError(ErrorCodes.CONFIG_INVALID, `no tool that can be exposed is in group "${group}"`, {
           where,
           hint: available(),
         });
@@ -81,13 +81,13 @@ export async function checkExposedTools(kernel: Kernel, config: McpServerConfig,
     }
     const reason = notExposable(item);
     if (reason !== undefined) {
-      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `expose_tools: ${reason}, so it cannot be exposed as an MCP tool`, {
+      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `${reason}, so it cannot be exposed as an MCP tool`, {
         where,
         hint: `Let an agent call it (ask_agent) instead. ${available()}`,
       });
     }
     if (!entries.some((e) => e.tool.name === item)) {
-      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `expose_tools: no tool named "${item}" in this distribution`, {
+      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `no tool named "${item}" in this distribution`, {
         where,
         hint: available(),
       });
