@@ -4,11 +4,13 @@ import {
   type AntlerTool,
   ErrorCodes,
   ensureTraceContext,
+  isAntlerError,
   type Kernel,
   type Logger,
   type ToolEntry,
   TRACE_METADATA_KEY,
 } from "@antler/kernel";
+import { withRunContext } from "@antler/kernel/authoring";
 import { type AntlerClient, compileThreadPipeline } from "@antler/plugin-runtime";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
@@ -193,59 +195,69 @@ export class ExposedToolRunner {
   ): Promise<CallToolResult> {
     const { tool } = entry;
     const schema: unknown = tool.schema;
-    let parsedArgs = (args ?? {}) as Record<string, unknown>;
+    const callArgs = (args ?? {}) as Record<string, unknown>;
     if (isZod(schema)) {
-      const parsed = schema.safeParse(parsedArgs);
+      const parsed = schema.safeParse(callArgs);
       if (!parsed.success) {
         return toolError(
           `Invalid arguments for tool ${tool.name}: ${z.prettifyError(parsed.error)}`,
           "Send arguments that match the tool's inputSchema (tools/list).",
         );
       }
-      parsedArgs = args as Record<string, unknown>;
     }
     const meta: Record<string, unknown> = { "antler/trace_id": traceId };
+    const runId = `mcp-${randomUUID()}`;
     try {
       const thread = await this.client.createThread({ userId: caller.userId, metadata: { source: "mcp-tool", tool: tool.name } });
-      meta["antler/thread_id"] = thread.thread_id;
-      const callId = `mcp-${randomUUID()}`;
-      const context: Record<string, unknown> = {
-        user_id: caller.userId,
-        ...(caller.role !== undefined ? { user_role: caller.role } : {}),
-        thread_id: thread.thread_id,
-        run_id: callId,
-        non_interactive: true,
-        [TRACE_METADATA_KEY]: traceId,
-      };
+      const threadId = thread.thread_id;
+      Object.assign(meta, { "antler/thread_id": threadId, "antler/run_id": runId });
       this.logger.info(
-        { trace_id: traceId, tool: tool.name, thread_id: thread.thread_id, user_id: caller.userId, call_id: callId },
+        { trace_id: traceId, run_id: runId, tool: tool.name, thread_id: threadId, user_id: caller.userId },
         "MCP direct tool call",
       );
-      const runtime = {
-        context,
-        configurable: { thread_id: thread.thread_id, run_id: callId, [TRACE_METADATA_KEY]: traceId },
-        signal: extra.signal,
-      };
-      const base: ToolHandler = async (request) =>
-        request.tool.invoke({ ...request.toolCall }, {
-          context,
-          configurable: runtime.configurable,
-          metadata: { [TRACE_METADATA_KEY]: traceId, run_id: callId },
-          signal: extra.signal,
-          toolCallId: request.toolCall.id,
-          state: request.state,
-        } as never);
-      const wrappers = await this.wrappers();
-      const run = wrappers.reduceRight<ToolHandler>((next, wrap) => (request) => wrap(request, next), base);
-      const output = await run({
-        toolCall: { id: callId, name: tool.name, args: parsedArgs, type: "tool_call" },
-        tool,
-        state: { messages: [] },
-        runtime,
-      });
+      // A kernel run (its DI scope for run-scoped services, and the runStart/runEnd hooks tracing and metrics
+      // watch), cancelled by the request's signal; it has no model turn and no run record.
+      const output = await this.client.kernel.run(
+        async (run) => {
+          const context = withRunContext(
+            {
+              user_id: caller.userId,
+              ...(caller.role !== undefined ? { user_role: caller.role } : {}),
+              thread_id: threadId,
+              non_interactive: true,
+              [TRACE_METADATA_KEY]: traceId,
+            },
+            run,
+          );
+          const configurable = { thread_id: threadId, run_id: runId, [TRACE_METADATA_KEY]: traceId };
+          const base: ToolHandler = async (request) =>
+            request.tool.invoke({ ...request.toolCall }, {
+              context,
+              configurable,
+              metadata: { [TRACE_METADATA_KEY]: traceId, run_id: runId },
+              signal: run.signal,
+              toolCallId: request.toolCall.id,
+              state: request.state,
+            } as never);
+          const wrappers = await this.wrappers();
+          const chain = wrappers.reduceRight<ToolHandler>((next, wrap) => (request) => wrap(request, next), base);
+          return chain({
+            toolCall: { id: runId, name: tool.name, args: callArgs, type: "tool_call" },
+            tool,
+            state: { messages: [] },
+            runtime: { context, configurable, signal: run.signal },
+          });
+        },
+        { runId, threadId, userId: caller.userId, traceId, signal: extra.signal },
+      );
       return { ...resultOf(tool.name, output), _meta: meta };
     } catch (error) {
-      this.logger.warn({ err: error, trace_id: traceId, tool: tool.name }, "MCP direct tool call failed");
+      if (isAntlerError(error, ErrorCodes.RUN_CANCELLED)) {
+        // Nobody reads the answer to a cancelled request; the SDK drops it.
+        this.logger.info({ trace_id: traceId, run_id: runId, tool: tool.name }, "MCP direct tool call cancelled");
+        return toolError(`${ErrorCodes.RUN_CANCELLED}: the call was cancelled`);
+      }
+      this.logger.warn({ err: error, trace_id: traceId, run_id: runId, tool: tool.name }, "MCP direct tool call failed");
       return { ...antlerToolError(error), _meta: meta };
     }
   }

@@ -13,7 +13,7 @@ import { AntlerClient } from "@antler/plugin-runtime";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import mcpServer, { LEAD_AGENT_TOOL } from "../src/index.js";
 
@@ -21,13 +21,45 @@ const ALICE = "alice-key-0123456789abcdef";
 const BOB = "bob-key-0123456789abcdef01";
 const READER = "reader-key-0123456789abcd";
 
-/** Tools for the tests: two in group "notes", one that fails, one the guardrail denies, one never listed. */
+/** What the kernel's run hooks saw: the direct calls' kernel runs. */
+const runsSeen: Array<{ event: "start" | "end"; runId: string; traceId: string; threadId?: string; userId?: string; outcome?: string }> =
+  [];
+/** Set when slow_tool's signal aborts. */
+let slowAborted: string | undefined;
+
+/** Tools for the tests: two in group "notes", one that fails, one the guardrail denies, one slow, one never listed. */
 function notesPlugin(baseDir: string) {
   return definePlugin({
     name: "notes-tools",
     version: "1.0.0",
     kernel: "^0.1.0",
     setup(ctx) {
+      ctx.hooks.runStart.tap((run) => {
+        runsSeen.push({ event: "start", runId: run.runId, traceId: run.traceId, threadId: run.threadId, userId: run.userId });
+      });
+      ctx.hooks.runEnd.tap((run, outcome) => {
+        runsSeen.push({ event: "end", runId: run.runId, traceId: run.traceId, outcome });
+      });
+      ctx.tools.add(
+        defineTool({
+          name: "slow_tool",
+          description: "Waits until cancelled (or a minute).",
+          schema: z.object({}),
+          run: async (_args, runtime) => {
+            const signal = (runtime as { signal?: AbortSignal }).signal;
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, 60_000);
+              signal?.addEventListener("abort", () => {
+                clearTimeout(timer);
+                slowAborted = String(signal.reason ?? "aborted");
+                resolve();
+              });
+            });
+            return "slow done";
+          },
+        }),
+        { group: "misc" },
+      );
       const contextOf = (runtime: unknown) => ((runtime as { context?: Record<string, unknown> }).context ?? {}) as Record<string, string>;
       ctx.tools.add(
         defineTool({
@@ -126,7 +158,7 @@ describe("expose_tools over streamable HTTP at /mcp", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "antler-mcp-expose-"));
-    antler = await distribution(dir, { agents: [], expose_tools: ["group:notes", "broken_tool", "blocked_tool"] });
+    antler = await distribution(dir, { agents: [], expose_tools: ["group:notes", "broken_tool", "blocked_tool", "slow_tool"] });
     gateway = await startGateway({
       client: antler,
       config: { port: 0, auth: { mode: "api_keys", api_keys: API_KEYS } },
@@ -153,7 +185,7 @@ describe("expose_tools over streamable HTTP at /mcp", () => {
   it("lists the listed tools (a group and names) after the agent tools, each with its zod schema as JSON Schema", async () => {
     const alice = await connect(ALICE);
     const { tools } = await alice.listTools();
-    expect(tools.map((t) => t.name)).toEqual([LEAD_AGENT_TOOL, "lookup_note", "save_note", "broken_tool", "blocked_tool"]);
+    expect(tools.map((t) => t.name)).toEqual([LEAD_AGENT_TOOL, "slow_tool", "lookup_note", "save_note", "broken_tool", "blocked_tool"]);
     const lookup = tools.find((t) => t.name === "lookup_note");
     expect(lookup?.description).toBe("Looks up a note by key.");
     expect(lookup?.inputSchema).toMatchObject({
@@ -181,6 +213,26 @@ describe("expose_tools over streamable HTTP at /mcp", () => {
     expect(texts(result)).toEqual([`note k1 for alice on ${meta["antler/thread_id"]} trace ${meta["antler/trace_id"]}`]);
     const thread = await antler.getThreadRecord(meta["antler/thread_id"] ?? "", { userId: "alice" });
     expect(thread.metadata).toMatchObject({ source: "mcp-tool", tool: "lookup_note" });
+    // One kernel run (the hooks tracing and metrics watch) on that thread, for alice, with the same trace id.
+    const runId = meta["antler/run_id"];
+    expect(runsSeen.filter((r) => r.runId === runId)).toEqual([
+      { event: "start", runId, traceId: meta["antler/trace_id"], threadId: meta["antler/thread_id"], userId: "alice" },
+      { event: "end", runId, traceId: meta["antler/trace_id"], outcome: "success" },
+    ]);
+  });
+
+  it("cancels the tool when the request is cancelled: its signal aborts and its kernel run ends cancelled", async () => {
+    const alice = await connect(ALICE);
+    const abort = new AbortController();
+    const before = runsSeen.length;
+    const call = alice.callTool({ name: "slow_tool", arguments: {} }, undefined, { signal: abort.signal }).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(runsSeen.slice(before).some((r) => r.event === "start")).toBe(true));
+    const started = runsSeen.slice(before).find((r) => r.event === "start");
+    expect(slowAborted).toBeUndefined();
+    abort.abort("stop");
+    expect(await call).toBeDefined();
+    await vi.waitFor(() => expect(slowAborted).toBeDefined());
+    await vi.waitFor(() => expect(runsSeen.find((r) => r.event === "end" && r.runId === started?.runId)?.outcome).toBe("cancelled"));
   });
 
   it("uses the trace id the caller sends in X-Trace-Id", async () => {
@@ -227,7 +279,7 @@ describe("expose_tools over streamable HTTP at /mcp", () => {
 
   it("follows authorization: a role without the notes group neither sees nor runs the notes tools", async () => {
     const rita = await connect(READER);
-    expect((await rita.listTools()).tools.map((t) => t.name)).toEqual([LEAD_AGENT_TOOL, "broken_tool", "blocked_tool"]);
+    expect((await rita.listTools()).tools.map((t) => t.name)).toEqual([LEAD_AGENT_TOOL, "slow_tool", "broken_tool", "blocked_tool"]);
     const err = await rita.callTool({ name: "lookup_note", arguments: { key: "k" } }).catch((e: unknown) => e);
     expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
   });
