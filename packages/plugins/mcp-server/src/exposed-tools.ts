@@ -62,7 +62,13 @@ async function assembled(kernel: Kernel, caller: McpCaller): Promise<ToolEntry[]
  */
 export async function checkExposedTools(kernel: Kernel, config: McpServerConfig, caller: McpCaller): Promise<void> {
   if (config.expose_tools.length === 0) return;
-  const entries = await assembled(kernel, caller);
+  // With authorization on, each role is assembled a different tool set: a name is known when any role may have it
+  // (a caller still sees only what their own role is assembled).
+  const byName = new Map<string, ToolEntry>();
+  for (const role of [undefined, ...configuredRoles(kernel)]) {
+    for (const entry of await assembled(kernel, { ...caller, role })) if (!byName.has(entry.tool.name)) byName.set(entry.tool.name, entry);
+  }
+  const entries = [...byName.values()];
   const exposable = entries.filter((e) => notExposable(e.tool.name) === undefined);
   const available = () => {
     const names = exposable.map((e) => e.tool.name).sort();
@@ -95,6 +101,15 @@ export async function checkExposedTools(kernel: Kernel, config: McpServerConfig,
       });
     }
   });
+}
+
+/** The role names under `authorization.roles` when authorization is enabled (read from config, nothing else). */
+function configuredRoles(kernel: Kernel): string[] {
+  const section = (kernel.config as Readonly<Record<string, unknown>>).authorization as
+    | { enabled?: unknown; roles?: Record<string, unknown> }
+    | undefined;
+  if (section?.enabled !== true || section.roles === null || typeof section.roles !== "object") return [];
+  return Object.keys(section.roles);
 }
 
 /**

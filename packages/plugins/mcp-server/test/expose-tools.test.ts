@@ -122,7 +122,8 @@ async function distribution(dir: string, mcpConfig: Record<string, unknown>) {
       guardrails: { enabled: true, providers: [{ use: "allowlist", config: { denied_tools: ["blocked_tool"] } }] },
       authorization: {
         enabled: true,
-        default_role: "user",
+        // The default role lacks the notes group, so the start-time check must look past it to accept group:notes.
+        default_role: "reader",
         roles: { user: { tool_groups: ["*"], models: ["*"] }, reader: { tool_groups: ["misc"], models: ["*"] } },
       },
     },
@@ -139,8 +140,8 @@ async function distribution(dir: string, mcpConfig: Record<string, unknown>) {
 }
 
 const API_KEYS = [
-  { key: ALICE, user: "alice" },
-  { key: BOB, user: "bob" },
+  { key: ALICE, user: "alice", role: "user" },
+  { key: BOB, user: "bob", role: "user" },
   { key: READER, user: "rita", role: "reader" },
 ];
 
