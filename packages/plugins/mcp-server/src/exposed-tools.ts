@@ -163,8 +163,8 @@ type ToolCallWrapper = (request: ToolCallRequest, handler: ToolHandler) => Promi
 
 /**
  * Calls exposed tools for MCP callers through the agent pipeline's `wrapToolCall` chain (guardrails, tool error
- * handling, metrics, tracing), compiled once per process from `assembleMiddleware`, the first middleware outermost
- * as in LangChain's agent.
+ * handling, metrics, tracing), compiled on the first call from `assembleMiddleware` (one runner per stdio process or
+ * gateway instance), the first middleware outermost as in LangChain's agent.
  */
 export class ExposedToolRunner {
   private chain: Promise<ToolCallWrapper[]> | undefined;

@@ -28,6 +28,8 @@ export interface AntlerMcpServerOptions {
   logger: Logger;
   /** Who requests act for when the transport names nobody (stdio). Over HTTP each request carries its caller. */
   caller: McpCaller;
+  /** Runs the exposed tools (`expose_tools`); servers of one process share one. Omitted: a runner of this server's own. */
+  exposed?: ExposedToolRunner | undefined;
 }
 
 const INSTRUCTIONS = [
@@ -47,7 +49,7 @@ export function createAntlerMcpServer(options: AntlerMcpServerOptions): Server {
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   const inputSchema = askInputSchema(config.max_message_chars);
-  const exposed = new ExposedToolRunner(client, config, logger);
+  const exposed = options.exposed ?? new ExposedToolRunner(client, config, logger);
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const caller = callerOf(extra, options.caller);
