@@ -33,7 +33,7 @@ const NOTES_PLUGIN = [
   "    ctx.tools.add(defineTool({",
   '      name: "lookup_note", description: "Looks up a note by key.",',
   "      schema: z.object({ key: z.string().min(1), limit: z.number().int().max(10).optional() }),",
-  "      run: ({ key }, runtime) => `note ${key} for ${runtime.context.user_id} on ${runtime.context.thread_id}`,",
+  "      run: ({ key }, { context: c }) => `note ${key} for ${c.user_id} on ${c.thread_id} trace ${c.antler_trace_id}`,",
   '    }), { group: "notes" });',
   "    ctx.tools.add(defineTool({",
   '      name: "secret_tool", description: "Never exposed.", schema: z.object({}), run: () => "secret",',
@@ -111,8 +111,15 @@ describe.skipIf(!built)("expose_tools over stdio (compiled `antler mcp serve` in
     expect(result.isError).toBeFalsy();
     const threadId = (result._meta as Record<string, string> | undefined)?.["antler/thread_id"];
     expect(threadId).toMatch(/.+/);
-    expect(result.content).toEqual([{ type: "text", text: `note k1 for carol on ${threadId}` }]);
+    const traceId = (result._meta as Record<string, string> | undefined)?.["antler/trace_id"];
+    expect(result.content).toEqual([{ type: "text", text: `note k1 for carol on ${threadId} trace ${traceId}` }]);
     expect(modelCalls).toBe(0);
+  });
+
+  it("carries the trace id Antler's MCP client sends in _meta (antler/trace_id) into the call", async () => {
+    const result = await client.callTool({ name: "lookup_note", arguments: { key: "k2" }, _meta: { "antler/trace_id": "stdio-trace-7" } });
+    expect((result._meta as Record<string, string> | undefined)?.["antler/trace_id"]).toBe("stdio-trace-7");
+    expect((result.content as Array<{ text: string }>)[0]?.text).toMatch(/ trace stdio-trace-7$/);
   });
 
   it("answers bad arguments with isError and the schema's message, and an unlisted tool with -32602", async () => {
