@@ -12,6 +12,11 @@ export const mcpServerConfigSchema = z.strictObject({
     .describe("Custom agents offered as tools: \"all\" (the caller's own and the distribution's) or a list of names."),
   /** A message longer than this is refused before any run starts. */
   max_message_chars: z.number().int().positive().max(1_000_000).default(100_000),
+  /** The distribution's own tools offered directly as MCP tools (no model): names, or `group:<group>`. Default none. */
+  expose_tools: z
+    .array(z.string().regex(/^(group:[A-Za-z0-9:_-]{1,64}|[a-zA-Z0-9_-]{1,64})$/, 'a tool name, or "group:<group>"'))
+    .default([])
+    .describe('Tools exposed directly as MCP tools: tool names or "group:<group>"; none unless listed.'),
   stdio: z
     .strictObject({
       /** `antler mcp serve` runs as this user: its threads, artifacts and custom agents. */

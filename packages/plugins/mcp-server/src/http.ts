@@ -6,6 +6,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CALLER_KEY, type McpCaller } from "./caller.js";
 import type { McpServerConfig } from "./config.js";
+import { ExposedToolRunner } from "./exposed-tools.js";
 import { createAntlerMcpServer } from "./server.js";
 
 interface Session {
@@ -25,6 +26,8 @@ interface Session {
  */
 export class McpHttpSessions {
   private readonly sessions = new Map<string, Session>();
+  /** Shared by every session: the direct tool calls' middleware chain is compiled once per gateway instance. */
+  private exposed: ExposedToolRunner | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -68,7 +71,8 @@ export class McpHttpSessions {
   private async open(req: GatewayRequest, caller: McpCaller, authInfo: AuthInfo): Promise<Response> {
     const { config, logger } = this.options;
     let opened: Session | undefined;
-    const server = createAntlerMcpServer({ client: req.client, config, logger, caller });
+    this.exposed ??= new ExposedToolRunner(req.client, config, logger);
+    const server = createAntlerMcpServer({ client: req.client, config, logger, caller, exposed: this.exposed });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: config.http.max_body_bytes,

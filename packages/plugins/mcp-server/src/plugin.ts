@@ -49,8 +49,15 @@ export default definePlugin({
           handler: async (req) => (await sessionsOf()).handle(req),
         }),
       ),
-      onServe: () => async () => {
-        if (sessions) await (await sessions).closeAll();
+      onServe: async (client) => {
+        // An unknown or unexposable expose_tools entry fails the gateway's start (naming this plugin), not a request.
+        if (config.expose_tools.length > 0) {
+          const { checkExposedTools } = await import("./exposed-tools.js");
+          await checkExposedTools(client.kernel, config, { userId: config.stdio.user });
+        }
+        return async () => {
+          if (sessions) await (await sessions).closeAll();
+        };
       },
     });
   },

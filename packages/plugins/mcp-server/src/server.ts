@@ -16,6 +16,7 @@ import { artifactTemplate, listArtifacts, readArtifactResource } from "./artifac
 import { runAsk } from "./ask-run.js";
 import { callerOf, type McpCaller } from "./caller.js";
 import type { McpServerConfig } from "./config.js";
+import { describeExposedTool, ExposedToolRunner } from "./exposed-tools.js";
 import { PLUGIN_NAME, PLUGIN_VERSION } from "./version.js";
 
 /** The `_meta` key under which Antler's own MCP client sends its trace id (so one trace spans both distributions). */
@@ -27,6 +28,8 @@ export interface AntlerMcpServerOptions {
   logger: Logger;
   /** Who requests act for when the transport names nobody (stdio). Over HTTP each request carries its caller. */
   caller: McpCaller;
+  /** Runs the exposed tools (`expose_tools`); servers of one process share one. Omitted: a runner of this server's own. */
+  exposed?: ExposedToolRunner | undefined;
 }
 
 const INSTRUCTIONS = [
@@ -46,16 +49,26 @@ export function createAntlerMcpServer(options: AntlerMcpServerOptions): Server {
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   const inputSchema = askInputSchema(config.max_message_chars);
+  const exposed = options.exposed ?? new ExposedToolRunner(client, config, logger);
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-    const tools = await agentTools(client, callerOf(extra, options.caller), config);
-    return { tools: tools.map((t) => describeAgentTool(t, config)) };
+    const caller = callerOf(extra, options.caller);
+    const tools = await agentTools(client, caller, config);
+    const direct = await exposed.tools(caller);
+    return { tools: [...tools.map((t) => describeAgentTool(t, config)), ...direct.map(describeExposedTool)] };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const caller = callerOf(extra, options.caller);
     const name = request.params.name;
+    // The HTTP request's trace id (it is the ambient one there), else one Antler's MCP client sent, else a fresh one.
+    const traceId = resolveTraceId(getCurrentTraceId(), caller.traceId, request.params._meta?.[TRACE_META_KEY]);
     const tool = (await agentTools(client, caller, config)).find((t) => t.name === name);
+    if (!tool) {
+      // Only a listed tool (expose_tools) is ever called directly; ask_ names are refused there, so none shadows an agent.
+      const direct = (await exposed.tools(caller)).find((e) => e.tool.name === name);
+      if (direct) return exposed.call(direct, request.params.arguments, caller, traceId, extra);
+    }
     // An unknown tool is a protocol error (the spec's -32602); bad arguments are a tool error the caller can fix.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { tool: name });
     const parsed = inputSchema.safeParse(request.params.arguments ?? {});
@@ -65,8 +78,6 @@ export function createAntlerMcpServer(options: AntlerMcpServerOptions): Server {
         `Send { "message": "<text, at most ${config.max_message_chars} characters>", "thread_id"?: "<an earlier call's thread_id>" }.`,
       );
     }
-    // The HTTP request's trace id (it is the ambient one there), else one Antler's MCP client sent, else a fresh one.
-    const traceId = resolveTraceId(getCurrentTraceId(), caller.traceId, request.params._meta?.[TRACE_META_KEY]);
     return runAsk(client, { tool, message: parsed.data.message, threadId: parsed.data.thread_id, caller, traceId }, extra, logger);
   });
 

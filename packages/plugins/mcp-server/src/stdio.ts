@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { CliIO, Logger } from "@antler/kernel";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { McpServerConfig } from "./config.js";
+import { checkExposedTools } from "./exposed-tools.js";
 import { createAntlerMcpServer } from "./server.js";
 
 /** How long live runs get to wind down once the MCP client is gone. */
@@ -15,6 +16,8 @@ const CANCEL_WAIT_MS = 5000;
 export async function serveStdio(io: CliIO, config: McpServerConfig, logger: Logger): Promise<number> {
   const { AntlerClient } = await import("@antler/plugin-runtime");
   const stdin = (io.stdin ?? process.stdin) as Readable;
+  // An unknown or unexposable expose_tools entry stops the command before any client connects.
+  await checkExposedTools(io.kernel, config, { userId: config.stdio.user });
   const client = new AntlerClient({ kernel: io.kernel, userId: config.stdio.user });
   const server = createAntlerMcpServer({ client, config, logger, caller: { userId: config.stdio.user } });
   let reason = "the MCP connection closed";
