@@ -15,6 +15,6 @@ export {
 } from "./call-plan.js";
 export { inProcessRateStore, ModelLimiter, type ModelLimits, type ModelRateStore, type ModelSlot } from "./limits.js";
 export { type ModelErrorContextOptions, providerErrorStatus, toModelCallError, withModelErrorContext } from "./model-call.js";
+export { modelCallCostUsd, type PricedUsage } from "./pricing.js";
 export { type ReasoningPassback, reasoningText, reasoningToSendBack, withReasoningSentBack } from "./reasoning.js";
 export { traceIdHeaders } from "./trace-headers.js";
-export { modelCallCostUsd, type PricedUsage } from "./pricing.js";
