@@ -105,6 +105,27 @@ describe("approval pauses a run before a matched tool runs", () => {
     expect(ledger).toHaveLength(1);
   });
 
+  it("a paused and resumed run's record keeps the cost of both parts: the calls before the pause and after it", async () => {
+    const ledger: Ledger = [];
+    const usage = { input_tokens: 1000, output_tokens: 500 };
+    const script = callThenReport([BASH]);
+    const { client } = await approvalClient({
+      dir: temp.tempDir("antler-approval-"),
+      ledger,
+      script: (messages, index) => ({ ...(script(messages, index) as object), usage }),
+      config: { models: [{ name: "m", provider: "scripted", pricing: { input: 1, output: 2 } }] },
+    });
+    open.push(client);
+    const first = await client.invoke("clean up", { threadId: "t1" });
+    expect(first.status).toBe("paused");
+    // One call before the pause: 1,000 input tokens at $1/M and 500 output tokens at $2/M.
+    expect((await client.getRun("t1", first.run_id)).cost_usd).toBeCloseTo(0.002, 9);
+    await client.resume("t1", first.run_id, { decision: "approve" });
+    const record = await client.getRun("t1", first.run_id);
+    expect(record.status).toBe("success");
+    expect(record.cost_usd).toBeCloseTo(0.004, 9);
+  });
+
   it("two resumes at once: exactly one continues the run, the other is RUN_NOT_PAUSED, and the tool runs once", async () => {
     const { client, ledger } = await setup([BASH]);
     const first = await client.invoke("clean up", { threadId: "t1" });

@@ -328,7 +328,11 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
         })
         .execute();
     }
-    expect(await runMigrations(database, runRecordMigrations)).toEqual(["runs/003-one-running-per-thread", "runs/004-pauses"]);
+    expect(await runMigrations(database, runRecordMigrations)).toEqual([
+      "runs/003-one-running-per-thread",
+      "runs/004-pauses",
+      "runs/005-cost",
+    ]);
     const store = createRunStore(database);
     expect((await store.get("alice", "newer"))?.status).toBe("running");
     expect(await store.get("alice", "older")).toMatchObject({ status: "error", error: expect.stringContaining("runs/003") });

@@ -834,7 +834,7 @@ export class AntlerClient {
         const resumeBy = typeof expires === "string" && !Number.isNaN(Date.parse(expires)) ? new Date(expires).toISOString() : null;
         // Out of the heartbeat first: a paused record has no lease to renew.
         live.recorded = false;
-        if (!(await runs.pause(runId, { interrupt: pause, context }, resumeBy))) {
+        if (!(await runs.pause(runId, { interrupt: pause, context }, resumeBy, endFacts()))) {
           throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `run ${runId} ended elsewhere while it paused`, {
             hint: "It was cancelled (or its record deleted) meanwhile; start a new run.",
           });

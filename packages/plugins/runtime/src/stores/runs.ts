@@ -303,7 +303,8 @@ export interface RunStore {
    * Running → paused: stores the interrupt (and the context to resume with), drops owner and lease. False when the
    * run is no longer running (cancelled meanwhile).
    */
-  pause(runId: string, pause: PauseRecord, resumeBy: string | null): Promise<boolean>;
+  /** `facts`: what the part of the run before the pause cost; a run's parts add up in its record. */
+  pause(runId: string, pause: PauseRecord, resumeBy: string | null, facts?: RunEndFacts): Promise<boolean>;
   /**
    * Paused → running under `owner`, only if it is still paused (and, with `interruptId`, still waits on that
    * interrupt): of two instances resuming at once, exactly one gets the run. Returns what the pause kept, or null.
@@ -321,6 +322,18 @@ export interface RunStore {
 
 // Bound parameters per statement stay far below SQLite's and PostgreSQL's limits.
 const ID_CHUNK = 500;
+
+/**
+ * The columns a run's end (or pause) writes from its facts: its cost is added to what earlier parts of the run (before
+ * a pause) cost; its attempts replace the record's when it has any.
+ */
+function endFactsSet(facts: RunEndFacts) {
+  const attempts = facts.modelAttempts?.length ? redactSecrets(JSON.stringify(facts.modelAttempts)) : null;
+  return {
+    ...(typeof facts.costUsd === "number" ? { cost_usd: sql<number>`coalesce(cost_usd, 0) + ${facts.costUsd}` } : {}),
+    ...(attempts !== null ? { model_attempts: attempts } : {}),
+  };
+}
 
 export function createRunStore(database: AntlerDatabase, options: { now?: () => Date } = {}): RunStore {
   const db = database.db.withTables<{ antler_runs: RunsTable }>();
@@ -496,7 +509,6 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       return (await activeRows(userId, threadId)).map(toRecord);
     },
     async finish(runId, status, error = null, facts = {}) {
-      const attempts = facts.modelAttempts?.length ? JSON.stringify(facts.modelAttempts) : null;
       await db
         .updateTable(RUNS_TABLE)
         .set({
@@ -505,8 +517,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           updated_at: now().toISOString(),
           interrupt: null,
           resume_by: null,
-          ...(facts.costUsd !== undefined ? { cost_usd: facts.costUsd } : {}),
-          ...(attempts !== null ? { model_attempts: redactSecrets(attempts) } : {}),
+          ...endFactsSet(facts),
         })
         .where("run_id", "=", runId)
         .where("status", "in", [...ACTIVE_STATUSES, "paused"])
@@ -596,10 +607,11 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       return Number(result.numUpdatedRows) > 0;
     },
     sweepExpired,
-    async pause(runId, pause, resumeBy) {
+    async pause(runId, pause, resumeBy, facts = {}) {
       const result = await db
         .updateTable(RUNS_TABLE)
         .set({
+          ...endFactsSet(facts),
           status: "paused",
           interrupt: JSON.stringify(pause),
           resume_by: resumeBy,
