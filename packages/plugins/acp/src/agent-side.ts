@@ -219,7 +219,7 @@ async function runTurn(peer: AgentContext, session: Session, message: string, op
         _meta: { [RUN_META_KEY]: end.run_id, [TRACE_META_KEY]: end.trace_id },
       };
     }
-    const decisions = await askEditor(peer, session, pending, signal, logger, runId);
+    const decisions = await askEditor(peer, session, pending, signal, logger, { runId, traceId: end.trace_id });
     if (signal.aborted) {
       // Nothing runs a paused run: ending its record is the cancel.
       await client.cancelRun(threadId, runId, { userId }).catch((err: unknown) => {
@@ -282,8 +282,9 @@ async function askEditor(
   calls: readonly PendingCall[],
   signal: AbortSignal,
   logger: Logger,
-  runId: string,
+  run: { runId: string; traceId: string },
 ): Promise<Map<string, Decision>> {
+  const { runId, traceId } = run;
   const decisions = new Map<string, Decision>();
   for (const call of calls) {
     if (signal.aborted) break;
@@ -311,6 +312,7 @@ async function askEditor(
           ],
           _meta: {
             "antler/run_id": runId,
+            "antler/trace_id": traceId,
             ...(call.rule ? { "antler/rule": call.rule } : {}),
             ...(call.reason ? { "antler/reason": call.reason } : {}),
           },
@@ -328,11 +330,21 @@ async function askEditor(
     } catch (err) {
       if (signal.aborted) break;
       const message = err instanceof Error ? err.message : String(err);
-      logger.warn({ err, thread_id: session.threadId, run_id: runId, tool_call_id: call.toolCallId }, "ACP permission request failed");
+      logger.warn(
+        { err, thread_id: session.threadId, run_id: runId, trace_id: traceId, tool_call_id: call.toolCallId },
+        "ACP permission request failed",
+      );
       decision = { approved: false, reason: `the editor could not be asked: ${message}` };
     }
     logger.info(
-      { thread_id: session.threadId, run_id: runId, tool_call_id: call.toolCallId, tool: call.tool, approved: decision.approved },
+      {
+        thread_id: session.threadId,
+        run_id: runId,
+        trace_id: traceId,
+        tool_call_id: call.toolCallId,
+        tool: call.tool,
+        approved: decision.approved,
+      },
       "ACP permission answered",
     );
     decisions.set(call.toolCallId, decision);

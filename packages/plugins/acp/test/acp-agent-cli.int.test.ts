@@ -674,6 +674,11 @@ describe.skipIf(!built)("`antler acp` asks the editor with session/request_permi
     const runs = await runsOf(sessionId);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ run_id: response._meta?.["antler/run_id"], status: "success" });
+    // One trace: the request names the run and its trace id, and so does the log line of the answer.
+    const traceId = String(response._meta?.["antler/trace_id"]);
+    expect(request?._meta).toMatchObject({ "antler/run_id": response._meta?.["antler/run_id"], "antler/trace_id": traceId });
+    const logLine = acp.stderr.text.split("\n").find((line) => line.includes("ACP permission answered") && line.includes(traceId));
+    expect(logLine).toBeDefined();
   }, 90_000);
 
   it("reject: the call goes failed, the tool never runs and the model reads the editor's refusal", async () => {
