@@ -49,6 +49,14 @@ function startModel(): Promise<OpenAICompatibleServer> {
   return startOpenAICompatibleServer({
     handler: (body) => {
       const { text, afterTool } = turnOf(body);
+      if (text.includes("guarded pair")) {
+        if (!afterTool) {
+          const words = ["first", "second"];
+          return { toolCalls: words.map((word) => ({ name: "counted_lookup", args: { word } })) };
+        }
+        const results = body.messages.filter((m) => m.role === "tool").slice(-2);
+        return { text: `Tools said: ${results.map((m) => String(m.content)).join(" | ")}` };
+      }
       if (text.includes("guarded")) {
         // Calls the counted tool (which needs approval) and repeats what the tool answered: its output or a refusal.
         const result = body.messages.at(-1)?.content;
@@ -737,6 +745,36 @@ describe.skipIf(!built)("`antler acp` asks the editor with session/request_permi
     answer = select("allow_once");
     const next = await acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello again" }] });
     expect(next.stopReason).toBe("end_turn");
+  }, 90_000);
+
+  it("two calls in one paused turn: one request each, in order; the allowed one runs, the rejected one does not", async () => {
+    const sessionId = await newSession();
+    answer = async (request) => ({
+      outcome: {
+        outcome: "selected",
+        optionId: (request.toolCall.rawInput as { word?: string } | undefined)?.word === "first" ? "allow_once" : "reject_once",
+      },
+    });
+    const before = { asked: asked.length, ran: ranLog() };
+    const response = await acp.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "guarded pair" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    const requests = asked.slice(before.asked);
+    expect(requests.map((r) => r.toolCall.rawInput)).toEqual([{ word: "first" }, { word: "second" }]);
+    expect(ranLog().slice(before.ran.length)).toEqual(["first"]);
+    const [first, second] = requests.map((r) => r.toolCall.toolCallId);
+    const last = (id: string | undefined) =>
+      toolUpdates(sessionId)
+        .filter((u) => u.toolCallId === id)
+        .at(-1)?.status;
+    expect([last(first), last(second)]).toEqual(["completed", "failed"]);
+    // The model reads both results: the first call's output and the refusal of the second.
+    expect(answerText(sessionId)).toContain("meaning of first: a counted word");
+    expect(answerText(sessionId)).toContain("rejected in the editor");
+    expect(answerText(sessionId)).not.toContain("meaning of second");
+    expect((await runsOf(sessionId)).map((r) => r.status)).toEqual(["success"]);
   }, 90_000);
 
   it("allow always: a second call of the same tool in the session is approved without asking; a new session asks again", async () => {
