@@ -10,9 +10,9 @@ import {
 } from "@agentclientprotocol/sdk";
 import { ErrorCodes, isAntlerError, type Logger } from "@antler/kernel";
 import { RunEventMapper } from "@antler/plugin-protocols/run-events";
-import type { AntlerClient, StreamEvent } from "@antler/plugin-runtime";
+import { type AntlerClient, RUN_PAUSED_EVENT, type StreamEvent } from "@antler/plugin-runtime";
 import { MODEL_META_KEY, TRACE_META_KEY } from "./acp-turn.js";
-import { AcpUpdateEncoder, acpStopReason, historyUpdates, planEntries, promptText } from "./agent-updates.js";
+import { AcpUpdateEncoder, acpStopReason, historyUpdates, planEntries, promptText, toolKind, toolTitle } from "./agent-updates.js";
 import type { EditorBridge } from "./editor-bridge.js";
 
 /** Key of the Antler run id in a prompt response's `_meta`. */
@@ -43,6 +43,8 @@ export interface AcpAgentOptions {
 interface Session {
   readonly threadId: string;
   cwd: string;
+  /** Tools the editor answered `allow_always` for in this session: approved without asking again. */
+  readonly alwaysAllowed: Set<string>;
   /** The prompt turn in flight: one per session at a time. */
   turn?: { readonly controller: AbortController; readonly runId: string };
 }
@@ -88,7 +90,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       const thread = await client
         .createThread({ userId, metadata: { [CWD_METADATA_KEY]: params.cwd, source: "acp" } })
         .catch((err: unknown) => Promise.reject(toRequestError(err)));
-      sessions.set(thread.thread_id, { threadId: thread.thread_id, cwd: params.cwd });
+      sessions.set(thread.thread_id, { threadId: thread.thread_id, cwd: params.cwd, alwaysAllowed: new Set() });
       editor?.openSession(thread.thread_id, params.cwd);
       const hint = params._meta?.[MODEL_META_KEY];
       if (typeof hint === "string")
@@ -118,7 +120,7 @@ export function createAcpAgent(options: AcpAgentOptions): AgentApp {
       const plan = planEntries(first.todos);
       if (plan.length > 0) await send(peer, threadId, [{ sessionUpdate: "plan", entries: plan }]);
       if (first.title) await send(peer, threadId, [{ sessionUpdate: "session_info_update", title: first.title }]);
-      sessions.set(threadId, { threadId, cwd: params.cwd });
+      sessions.set(threadId, { threadId, cwd: params.cwd, alwaysAllowed: new Set() });
       editor?.openSession(threadId, params.cwd);
       return {};
     })
@@ -177,9 +179,10 @@ interface TurnOptions extends AcpAgentOptions {
 }
 
 async function runTurn(peer: AgentContext, session: Session, message: string, options: TurnOptions): Promise<PromptResponse> {
-  const { client, userId, signal, runId } = options;
-  const events = client.stream(message, {
-    threadId: session.threadId,
+  const { client, userId, signal, runId, logger } = options;
+  const threadId = session.threadId;
+  let events: AsyncIterable<StreamEvent> = client.stream(message, {
+    threadId,
     userId,
     runId,
     signal,
@@ -188,27 +191,174 @@ async function runTurn(peer: AgentContext, session: Session, message: string, op
     ...(options.model ? { model: options.model } : {}),
     metadata: { source: "acp", acp_cwd: session.cwd },
   });
-  const mapper = new RunEventMapper({ runId, threadId: session.threadId, traceId: options.traceId ?? "" });
-  const encoder = new AcpUpdateEncoder();
-  let end: Extract<StreamEvent, { type: "end" }>["data"] | undefined;
-  try {
-    for await (const event of events) {
-      if (event.type === "end") end = event.data;
-      for (const protocolEvent of mapper.map(event)) await send(peer, session.threadId, encoder.encode(protocolEvent));
-    }
-  } catch (err) {
-    if (signal.aborted) {
-      options.logger.info({ thread_id: session.threadId, run_id: runId }, "ACP prompt turn cancelled");
-      return { stopReason: "cancelled", _meta: { [RUN_META_KEY]: runId } };
-    }
-    options.logger.warn({ err, thread_id: session.threadId, run_id: runId }, "ACP prompt turn failed");
-    throw toRequestError(err);
-  }
-  if (!end) throw RequestError.internalError({ runId }, "the run ended without an end event");
-  return {
-    stopReason: acpStopReason(end.stop_reason),
-    _meta: { [RUN_META_KEY]: end.run_id, [TRACE_META_KEY]: end.trace_id },
+  const encoder = new AcpUpdateEncoder({ holdStart: approvalOn(client) });
+  const cancelled = (): PromptResponse => {
+    logger.info({ thread_id: threadId, run_id: runId }, "ACP prompt turn cancelled");
+    return { stopReason: "cancelled", _meta: { [RUN_META_KEY]: runId } };
   };
+  // One run; each approval pause asks the editor and resumes the same run into the same prompt turn.
+  for (;;) {
+    const mapper = new RunEventMapper({ runId, threadId, traceId: options.traceId ?? "" });
+    let end: Extract<StreamEvent, { type: "end" }>["data"] | undefined;
+    let pending: PendingCall[] = [];
+    try {
+      for await (const event of events) {
+        if (event.type === "end") end = event.data;
+        if (event.type === "custom" && event.data.type === RUN_PAUSED_EVENT) pending = pendingCalls(event.data.interrupt);
+        for (const protocolEvent of mapper.map(event)) await send(peer, threadId, encoder.encode(protocolEvent));
+      }
+    } catch (err) {
+      if (signal.aborted) return cancelled();
+      logger.warn({ err, thread_id: threadId, run_id: runId }, "ACP prompt turn failed");
+      throw toRequestError(err);
+    }
+    if (!end) throw RequestError.internalError({ runId }, "the run ended without an end event");
+    if (end.stop_reason !== "paused") {
+      return {
+        stopReason: acpStopReason(end.stop_reason),
+        _meta: { [RUN_META_KEY]: end.run_id, [TRACE_META_KEY]: end.trace_id },
+      };
+    }
+    const decisions = await askEditor(peer, session, pending, signal, logger, { runId, traceId: end.trace_id });
+    if (signal.aborted) {
+      // Nothing runs a paused run: ending its record is the cancel.
+      await client.cancelRun(threadId, runId, { userId }).catch((err: unknown) => {
+        logger.warn({ err, thread_id: threadId, run_id: runId }, "cancelling the paused run failed");
+      });
+      return cancelled();
+    }
+    await send(peer, threadId, encoder.decided(decisions));
+    const resume = {
+      decisions: Object.fromEntries(
+        [...decisions].map(([id, d]) => [id, d.approved ? { decision: "approve" } : { decision: "reject", reason: d.reason }]),
+      ),
+    };
+    events = client.resumeStream(threadId, runId, resume, { userId, signal });
+  }
+}
+
+/** A call the paused run waits on, as the runtime's `run_paused` event lists it. */
+interface PendingCall {
+  toolCallId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  rule?: string;
+  reason?: string;
+}
+
+function pendingCalls(interrupt: unknown): PendingCall[] {
+  const calls = (interrupt as { calls?: unknown } | null | undefined)?.calls;
+  if (!Array.isArray(calls)) return [];
+  return calls.flatMap((call): PendingCall[] => {
+    const c = call as Record<string, unknown>;
+    if (typeof c.tool_call_id !== "string" || typeof c.tool !== "string") return [];
+    const args = c.args !== null && typeof c.args === "object" ? (c.args as Record<string, unknown>) : {};
+    return [
+      {
+        toolCallId: c.tool_call_id,
+        tool: c.tool,
+        args,
+        ...(typeof c.rule === "string" ? { rule: c.rule } : {}),
+        ...(typeof c.reason === "string" ? { reason: c.reason } : {}),
+      },
+    ];
+  });
+}
+
+const ALLOW_ONCE = "allow_once";
+const ALLOW_ALWAYS = "allow_always";
+const REJECT_ONCE = "reject_once";
+
+type Decision = { approved: boolean; reason?: string };
+
+/**
+ * One `session/request_permission` per pending call, in order; a tool the editor allowed always in this session
+ * is approved without asking. A cancelled outcome, an error answer or an unknown option rejects the call with a
+ * reason the model reads. Stops asking once the turn is cancelled (the caller cancels the run).
+ */
+async function askEditor(
+  peer: AgentContext,
+  session: Session,
+  calls: readonly PendingCall[],
+  signal: AbortSignal,
+  logger: Logger,
+  run: { runId: string; traceId: string },
+): Promise<Map<string, Decision>> {
+  const { runId, traceId } = run;
+  const decisions = new Map<string, Decision>();
+  for (const call of calls) {
+    if (signal.aborted) break;
+    if (session.alwaysAllowed.has(call.tool)) {
+      decisions.set(call.toolCallId, { approved: true });
+      continue;
+    }
+    let decision: Decision;
+    try {
+      const answer = await peer.request(
+        "session/request_permission",
+        {
+          sessionId: session.threadId,
+          toolCall: {
+            toolCallId: call.toolCallId,
+            title: toolTitle(call.tool, call.args),
+            kind: toolKind(call.tool),
+            status: "pending",
+            rawInput: call.args,
+          },
+          options: [
+            { optionId: ALLOW_ONCE, name: "Allow", kind: "allow_once" },
+            { optionId: ALLOW_ALWAYS, name: `Always allow ${call.tool}`, kind: "allow_always" },
+            { optionId: REJECT_ONCE, name: "Reject", kind: "reject_once" },
+          ],
+          _meta: {
+            "antler/run_id": runId,
+            "antler/trace_id": traceId,
+            ...(call.rule ? { "antler/rule": call.rule } : {}),
+            ...(call.reason ? { "antler/reason": call.reason } : {}),
+          },
+        },
+        { cancellationSignal: signal, stopWaitingOnCancel: true },
+      );
+      const outcome = answer.outcome;
+      if (outcome.outcome === "cancelled") decision = { approved: false, reason: "the editor cancelled the permission request" };
+      else if (outcome.optionId === ALLOW_ONCE) decision = { approved: true };
+      else if (outcome.optionId === ALLOW_ALWAYS) {
+        session.alwaysAllowed.add(call.tool);
+        decision = { approved: true };
+      } else if (outcome.optionId === REJECT_ONCE) decision = { approved: false, reason: "rejected in the editor" };
+      else decision = { approved: false, reason: `the editor answered an unknown option (${outcome.optionId})` };
+    } catch (err) {
+      if (signal.aborted) break;
+      const message = err instanceof Error ? err.message : String(err);
+      logger.warn(
+        { err, thread_id: session.threadId, run_id: runId, trace_id: traceId, tool_call_id: call.toolCallId },
+        "ACP permission request failed",
+      );
+      decision = { approved: false, reason: `the editor could not be asked: ${message}` };
+    }
+    logger.info(
+      {
+        thread_id: session.threadId,
+        run_id: runId,
+        trace_id: traceId,
+        tool_call_id: call.toolCallId,
+        tool: call.tool,
+        approved: decision.approved,
+      },
+      "ACP permission answered",
+    );
+    decisions.set(call.toolCallId, decision);
+  }
+  return decisions;
+}
+
+/** Whether `approval:` rules are on in the config (then tool calls may pause before they run). */
+function approvalOn(client: AntlerClient): boolean {
+  const section = (client.kernel.config as Readonly<Record<string, unknown>>).approval as
+    | { enabled?: boolean; rules?: unknown[] }
+    | undefined;
+  if (!section) return false;
+  return section.enabled ?? (Array.isArray(section.rules) && section.rules.length > 0);
 }
 
 /** Sends updates in order; each is written before the next (and before the prompt's response). */

@@ -3,6 +3,19 @@ import type { ProtocolEvent } from "@antler/plugin-protocols/run-events";
 import type { SerializedMessage } from "@antler/plugin-runtime";
 
 const CLARIFICATION_TOOL = "ask_clarification";
+/** The runtime's custom event for a run that paused for approval (`RUN_PAUSED_EVENT`). */
+const RUN_PAUSED = "run_paused";
+/** Protocol events that show a paused-or-not turn's tools are running (so held calls go `in_progress`). */
+const RUNNING_SIGNS: ReadonlySet<ProtocolEvent["kind"]> = new Set([
+  "tool-result",
+  "custom",
+  "text-delta",
+  "reasoning-delta",
+  "tool-input-start",
+  "step-start",
+  "run-finished",
+  "run-error",
+]);
 
 /**
  * ACP `session/update` payloads from one Antler run's protocol-neutral events (`RunEventMapper`). Stateful per
@@ -14,24 +27,76 @@ const CLARIFICATION_TOOL = "ask_clarification";
  */
 export class AcpUpdateEncoder {
   private readonly open = new Set<string>();
+  /** With `holdStart`: calls announced `pending` whose `in_progress` waits for a sign that tools run. */
+  private held: string[] = [];
+  /** Held calls of a turn that paused for approval: they stay `pending` until `decided`. */
+  private waiting: string[] = [];
+
+  /**
+   * `holdStart` (approval rules are on): a call stays `pending` until the run shows its tools running (a result,
+   * a tool's progress event, the next model output), because a `run_paused` may follow instead; without it the
+   * call goes `in_progress` at once.
+   */
+  constructor(private readonly options: { holdStart?: boolean } = {}) {}
 
   encode(event: ProtocolEvent): SessionUpdate[] {
+    if (event.kind === "custom" && event.name === RUN_PAUSED) {
+      this.waiting.push(...this.held);
+      this.held = [];
+      return [];
+    }
+    const started = RUNNING_SIGNS.has(event.kind) ? this.flushHeld() : [];
+    return [...started, ...this.encodeEvent(event)];
+  }
+
+  /**
+   * The editor's answers for a paused turn: an approved call (and a call of that turn that needed no approval)
+   * goes `in_progress`, a rejected one `failed` with the reason.
+   */
+  decided(decisions: ReadonlyMap<string, { approved: boolean; reason?: string }>): SessionUpdate[] {
+    const out: SessionUpdate[] = [];
+    for (const toolCallId of this.waiting) {
+      const decision = decisions.get(toolCallId);
+      if (decision && !decision.approved) {
+        out.push({
+          sessionUpdate: "tool_call_update",
+          toolCallId,
+          status: "failed",
+          content: [{ type: "content", content: { type: "text", text: `Rejected: ${decision.reason ?? "not allowed"}` } }],
+        });
+      } else {
+        out.push({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
+      }
+    }
+    this.waiting = [];
+    return out;
+  }
+
+  private flushHeld(): SessionUpdate[] {
+    const out = this.held.map((toolCallId): SessionUpdate => ({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" }));
+    this.held = [];
+    return out;
+  }
+
+  private encodeEvent(event: ProtocolEvent): SessionUpdate[] {
     switch (event.kind) {
       case "text-delta":
         return [{ sessionUpdate: "agent_message_chunk", messageId: event.messageId, content: { type: "text", text: event.delta } }];
       case "tool-call": {
         this.open.add(event.toolCallId);
-        return [
-          {
-            sessionUpdate: "tool_call",
-            toolCallId: event.toolCallId,
-            title: toolTitle(event.toolName, event.args),
-            kind: toolKind(event.toolName),
-            status: "pending",
-            rawInput: event.args,
-          },
-          { sessionUpdate: "tool_call_update", toolCallId: event.toolCallId, status: "in_progress" },
-        ];
+        const announced: SessionUpdate = {
+          sessionUpdate: "tool_call",
+          toolCallId: event.toolCallId,
+          title: toolTitle(event.toolName, event.args),
+          kind: toolKind(event.toolName),
+          status: "pending",
+          rawInput: event.args,
+        };
+        if (this.options.holdStart) {
+          this.held.push(event.toolCallId);
+          return [announced];
+        }
+        return [announced, { sessionUpdate: "tool_call_update", toolCallId: event.toolCallId, status: "in_progress" }];
       }
       case "tool-result": {
         const known = this.open.delete(event.toolCallId);

@@ -12,6 +12,8 @@ import {
   client,
   ndJsonStream,
   PROTOCOL_VERSION,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
   type SessionNotification,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
@@ -24,7 +26,7 @@ import {
   startOpenAICompatibleServer,
 } from "@antler/kernel/testing";
 import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import acpPlugin from "../src/index.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -32,6 +34,7 @@ const bin = antlerBinPath();
 const dists = {
   acp: resolve(here, "../dist/index.js"),
   openai: resolve(here, "../../openai/dist/index.js"),
+  guardrails: resolve(here, "../../guardrails/dist/index.js"),
 };
 const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
 
@@ -46,6 +49,20 @@ function startModel(): Promise<OpenAICompatibleServer> {
   return startOpenAICompatibleServer({
     handler: (body) => {
       const { text, afterTool } = turnOf(body);
+      if (text.includes("guarded pair")) {
+        if (!afterTool) {
+          const words = ["first", "second"];
+          return { toolCalls: words.map((word) => ({ name: "counted_lookup", args: { word } })) };
+        }
+        const results = body.messages.filter((m) => m.role === "tool").slice(-2);
+        return { text: `Tools said: ${results.map((m) => String(m.content)).join(" | ")}` };
+      }
+      if (text.includes("guarded")) {
+        // Calls the counted tool (which needs approval) and repeats what the tool answered: its output or a refusal.
+        const result = body.messages.at(-1)?.content;
+        if (afterTool) return { text: `Tool said: ${typeof result === "string" ? result : JSON.stringify(result)}` };
+        return { toolCalls: [{ name: "counted_lookup", args: { word: "guarded" } }] };
+      }
       if (text.includes("stall"))
         return afterTool ? { text: "too late", delayMs: 120_000 } : { toolCalls: [{ name: "lookup", args: { word: "stall" } }] };
       if (text.includes("plan")) {
@@ -115,6 +132,9 @@ function writeDistribution(model: OpenAICompatibleServer, extra: string[] = []):
   return dir;
 }
 
+/** The editor's answer to `session/request_permission` (the signal aborts on `$/cancel_request`). */
+type PermissionHandler = (params: RequestPermissionRequest, signal: AbortSignal) => Promise<RequestPermissionResponse>;
+
 interface AcpProcess {
   child: ChildProcess;
   connection: ClientConnection;
@@ -127,7 +147,7 @@ interface AcpProcess {
 }
 
 /** Spawns `antler acp` and connects the ACP SDK's client side to its stdio (with a file system on `fsRoot`). */
-function startAcp(dir: string, args: string[] = [], fsRoot?: string): AcpProcess {
+function startAcp(dir: string, args: string[] = [], fsRoot?: string, onPermission?: PermissionHandler): AcpProcess {
   const child = spawn(process.execPath, [bin, "acp", "--config", join(dir, "config.yaml"), ...args], {
     cwd: dir,
     env: { ...process.env, ANTLER_CONFIG: "", ANTLER_LOG_LEVEL: "info" },
@@ -144,6 +164,7 @@ function startAcp(dir: string, args: string[] = [], fsRoot?: string): AcpProcess
   const app = client({ name: "acp-test-client" }).onNotification("session/update", ({ params }) => {
     updates.push(params);
   });
+  if (onPermission) app.onRequest("session/request_permission", ({ params, signal }) => onPermission(params, signal));
   if (fsRoot !== undefined) {
     // An editor's file system: real files, and only under its project folder.
     const inRoot = (path: string) => {
@@ -563,4 +584,216 @@ describe.skipIf(!built)("one Antler distribution calling another over ACP (invok
       await store.close();
     }
   }, 120_000);
+});
+
+describe.skipIf(!built)("`antler acp` asks the editor with session/request_permission when a run pauses for approval", () => {
+  let model: OpenAICompatibleServer;
+  let dir: string;
+  let acp: AcpProcess;
+  /** Every permission request the editor got, in order. */
+  const asked: RequestPermissionRequest[] = [];
+  /** How the editor answers the next requests (each test sets it). */
+  let answer: (request: RequestPermissionRequest, signal: AbortSignal) => Promise<RequestPermissionResponse>;
+  const ranLog = () => (existsSync(join(dir, "ran.log")) ? readFileSync(join(dir, "ran.log"), "utf8").split("\n").filter(Boolean) : []);
+  const select = (optionId: string) => async (): Promise<RequestPermissionResponse> => ({ outcome: { outcome: "selected", optionId } });
+
+  beforeAll(async () => {
+    model = await startModel();
+    dir = writeDistribution(model, [
+      "  - path: ./counted-tool.mjs",
+      `  - path: ${JSON.stringify(dists.guardrails)}`,
+      "approval:",
+      "  rules:",
+      "    - name: counted",
+      "      tools: [counted_lookup]",
+      "      reason: Counted lookups need a yes",
+    ]);
+    // A tool that leaves a line in ran.log each time it really runs.
+    writeFileSync(
+      join(dir, "counted-tool.mjs"),
+      [
+        'import { appendFileSync } from "node:fs";',
+        "export default ({ definePlugin, defineTool, z }) => definePlugin({",
+        '  name: "counted-tool", version: "1.0.0", kernel: "^0.1.0",',
+        "  setup(ctx) {",
+        "    ctx.tools.add(defineTool({",
+        '      name: "counted_lookup", description: "Looks a word up (counted).", schema: z.object({ word: z.string() }),',
+        `      run: ({ word }) => { appendFileSync(${JSON.stringify(join(dir, "ran.log"))}, word + "\\n"); return "meaning of " + word + ": a counted word"; },`,
+        "    }));",
+        "  },",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    acp = startAcp(dir, [], undefined, (params, signal) => {
+      asked.push(params);
+      return answer(params, signal);
+    });
+    await initialize(acp);
+  }, 90_000);
+
+  afterAll(async () => {
+    await stopAcp(acp);
+    await model?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const newSession = async () => (await acp.connection.agent.request("session/new", { cwd: dir, mcpServers: [] })).sessionId;
+  const toolUpdates = (sessionId: string) =>
+    updatesOf(acp, sessionId).filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
+  const answerText = (sessionId: string) =>
+    updatesOf(acp, sessionId)
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => (u.content.type === "text" ? u.content.text : ""))
+      .join("");
+  const runsOf = async (sessionId: string) => {
+    const store = await readStore(dir);
+    try {
+      return await store.listRuns(sessionId, { userId: "default" });
+    } finally {
+      await store.close();
+    }
+  };
+
+  it("allow once: the editor is asked with the call's id, title, kind and input; the same run resumes, the tool runs once and the answer streams", async () => {
+    const sessionId = await newSession();
+    answer = select("allow_once");
+    const before = { asked: asked.length, ran: ranLog().length };
+    const response = await acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "guarded allow" }] });
+    expect(response.stopReason).toBe("end_turn");
+    const requests = asked.slice(before.asked);
+    expect(requests).toHaveLength(1);
+    const [request] = requests;
+    expect(request).toMatchObject({
+      sessionId,
+      toolCall: { title: "counted_lookup", kind: "other", status: "pending", rawInput: { word: "guarded" } },
+      _meta: { "antler/rule": "counted", "antler/reason": "Counted lookups need a yes" },
+    });
+    expect(request?.options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once"]);
+    const updates = toolUpdates(sessionId);
+    const id = request?.toolCall.toolCallId;
+    expect(updates.map((u) => [u.toolCallId, u.status])).toEqual([
+      [id, "pending"],
+      [id, "in_progress"],
+      [id, "completed"],
+    ]);
+    expect(ranLog().length - before.ran).toBe(1);
+    expect(answerText(sessionId)).toBe("Tool said: meaning of guarded: a counted word");
+    const runs = await runsOf(sessionId);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ run_id: response._meta?.["antler/run_id"], status: "success" });
+    // One trace: the request names the run and its trace id, and so does the log line of the answer.
+    const traceId = String(response._meta?.["antler/trace_id"]);
+    expect(request?._meta).toMatchObject({ "antler/run_id": response._meta?.["antler/run_id"], "antler/trace_id": traceId });
+    const logLine = acp.stderr.text.split("\n").find((line) => line.includes("ACP permission answered") && line.includes(traceId));
+    expect(logLine).toBeDefined();
+  }, 90_000);
+
+  it("reject: the call goes failed, the tool never runs and the model reads the editor's refusal", async () => {
+    const sessionId = await newSession();
+    answer = select("reject_once");
+    const before = { asked: asked.length, ran: ranLog().length };
+    const response = await acp.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "guarded reject" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    expect(asked.length - before.asked).toBe(1);
+    expect(ranLog().length).toBe(before.ran);
+    const statuses = toolUpdates(sessionId).map((u) => u.status);
+    expect(statuses[0]).toBe("pending");
+    expect(statuses.slice(1)).not.toContain("in_progress");
+    expect(statuses.at(-1)).toBe("failed");
+    expect(answerText(sessionId)).toContain("rejected in the editor");
+    expect(answerText(sessionId)).not.toContain("a counted word");
+  }, 90_000);
+
+  it("a client that answers the permission request with an error: the call is rejected with that reason", async () => {
+    const sessionId = await newSession();
+    answer = async () => {
+      throw new Error("no permission UI here");
+    };
+    const before = { ran: ranLog().length };
+    const response = await acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "guarded error" }] });
+    expect(response.stopReason).toBe("end_turn");
+    expect(ranLog().length).toBe(before.ran);
+    expect(answerText(sessionId)).toContain("the editor could not be asked");
+  }, 90_000);
+
+  it("session/cancel while the permission request is open: the turn ends cancelled, the run is cancelled and the tool never runs", async () => {
+    const sessionId = await newSession();
+    let cancelledRequest = false;
+    answer = (_request, signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener("abort", () => {
+          cancelledRequest = true;
+          resolve({ outcome: { outcome: "cancelled" } });
+        });
+      });
+    const before = { asked: asked.length, ran: ranLog().length };
+    const prompt = acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "guarded cancel" }] });
+    await vi.waitFor(() => expect(asked.length).toBe(before.asked + 1), { timeout: 60_000, interval: 50 });
+    await acp.connection.agent.notify("session/cancel", { sessionId });
+    const response = await prompt;
+    expect(response.stopReason).toBe("cancelled");
+    await vi.waitFor(() => expect(cancelledRequest).toBe(true), { timeout: 10_000, interval: 50 });
+    const runs = await runsOf(sessionId);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ run_id: response._meta?.["antler/run_id"], status: "cancelled" });
+    expect(ranLog().length).toBe(before.ran);
+    // The session takes the next prompt.
+    answer = select("allow_once");
+    const next = await acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello again" }] });
+    expect(next.stopReason).toBe("end_turn");
+  }, 90_000);
+
+  it("two calls in one paused turn: one request each, in order; the allowed one runs, the rejected one does not", async () => {
+    const sessionId = await newSession();
+    answer = async (request) => ({
+      outcome: {
+        outcome: "selected",
+        optionId: (request.toolCall.rawInput as { word?: string } | undefined)?.word === "first" ? "allow_once" : "reject_once",
+      },
+    });
+    const before = { asked: asked.length, ran: ranLog() };
+    const response = await acp.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "guarded pair" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    const requests = asked.slice(before.asked);
+    expect(requests.map((r) => r.toolCall.rawInput)).toEqual([{ word: "first" }, { word: "second" }]);
+    expect(ranLog().slice(before.ran.length)).toEqual(["first"]);
+    const [first, second] = requests.map((r) => r.toolCall.toolCallId);
+    const last = (id: string | undefined) =>
+      toolUpdates(sessionId)
+        .filter((u) => u.toolCallId === id)
+        .at(-1)?.status;
+    expect([last(first), last(second)]).toEqual(["completed", "failed"]);
+    // The model reads both results: the first call's output and the refusal of the second.
+    expect(answerText(sessionId)).toContain("meaning of first: a counted word");
+    expect(answerText(sessionId)).toContain("rejected in the editor");
+    expect(answerText(sessionId)).not.toContain("meaning of second");
+    expect((await runsOf(sessionId)).map((r) => r.status)).toEqual(["success"]);
+  }, 90_000);
+
+  it("allow always: a second call of the same tool in the session is approved without asking; a new session asks again", async () => {
+    const sessionId = await newSession();
+    answer = select("allow_always");
+    const before = { asked: asked.length, ran: ranLog().length };
+    const first = await acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "guarded always" }] });
+    expect(first.stopReason).toBe("end_turn");
+    expect(asked.length - before.asked).toBe(1);
+    answer = select("reject_once");
+    const second = await acp.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "guarded again" }] });
+    expect(second.stopReason).toBe("end_turn");
+    expect(asked.length - before.asked).toBe(1);
+    expect(ranLog().length - before.ran).toBe(2);
+    const statuses = toolUpdates(sessionId).map((u) => u.status);
+    expect(statuses).toEqual(["pending", "in_progress", "completed", "pending", "in_progress", "completed"]);
+    const other = await newSession();
+    await acp.connection.agent.request("session/prompt", { sessionId: other, prompt: [{ type: "text", text: "guarded elsewhere" }] });
+    expect(asked.length - before.asked).toBe(2);
+    expect(ranLog().length - before.ran).toBe(2);
+  }, 90_000);
 });

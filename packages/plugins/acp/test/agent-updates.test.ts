@@ -13,6 +13,51 @@ function encodeAll(events: StreamEvent[]) {
 }
 
 describe("AcpUpdateEncoder over RunEventMapper", () => {
+  it("with approval on, calls stay pending through a run_paused; decided() starts approved ones and fails rejected ones", () => {
+    const mapper = new RunEventMapper(run);
+    const encoder = new AcpUpdateEncoder({ holdStart: true });
+    const encode = (events: StreamEvent[]) => events.flatMap((e) => mapper.map(e)).flatMap((e) => encoder.encode(e));
+    const paused = encode([
+      {
+        type: "messages-tuple",
+        data: {
+          type: "ai",
+          id: "m1",
+          tool_calls: [
+            { id: "c1", name: "bash", args: { command: "ls" } },
+            { id: "c2", name: "write_file", args: { path: "/mnt/a.md" } },
+          ],
+        },
+      },
+      { type: "custom", data: { type: "run_paused", run_id: "r1", interrupt: { kind: "approval", calls: [] } } },
+    ] as StreamEvent[]);
+    expect(paused.map((u) => [u.sessionUpdate, "status" in u ? u.status : undefined])).toEqual([
+      ["tool_call", "pending"],
+      ["tool_call", "pending"],
+    ]);
+    const decided = encoder.decided(
+      new Map([
+        ["c1", { approved: true }],
+        ["c2", { approved: false, reason: "not today" }],
+      ]),
+    );
+    expect(decided).toEqual([
+      { sessionUpdate: "tool_call_update", toolCallId: "c1", status: "in_progress" },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "c2",
+        status: "failed",
+        content: [{ type: "content", content: { type: "text", text: "Rejected: not today" } }],
+      },
+    ]);
+    // Without a pause, a held call goes in_progress just before its result.
+    const ran = encode([
+      { type: "messages-tuple", data: { type: "ai", id: "m2", tool_calls: [{ id: "c3", name: "ls", args: {} }] } },
+      { type: "messages-tuple", data: { type: "tool", id: "tm3", tool_call_id: "c3", name: "ls", content: "a.md" } },
+    ] as StreamEvent[]);
+    expect(ran.map((u) => ("status" in u ? u.status : u.sessionUpdate))).toEqual(["pending", "in_progress", "completed"]);
+  });
+
   it("text deltas become agent_message_chunk updates carrying the message id", () => {
     const updates = encodeAll([
       { type: "messages-tuple", data: { type: "ai", id: "m1", content: "Hel" } },
