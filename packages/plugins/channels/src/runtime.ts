@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { ensureTraceContext, generateTraceId, getCurrentTraceId, type Logger } from "@antler/kernel";
+import { ensureTraceContext, ensureTraceId, type Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import { answerWithRun, type PendingQuestion } from "./answer.js";
 import { handleCommand, parseCommand } from "./commands.js";
@@ -73,7 +73,7 @@ export class ChannelRuntime {
    * background. A repeat of a journaled event id does nothing: a platform's retry never starts a second run.
    */
   async accept(providerId: string, message: InboundMessage): Promise<void> {
-    const traceId = getCurrentTraceId() ?? generateTraceId();
+    const traceId = ensureTraceId();
     const fresh = await this.store.record(providerId, message, traceId);
     const log = { provider: providerId, event_id: message.eventId, chat: message.chat.id, trace_id: traceId };
     if (!fresh) {

@@ -74,7 +74,7 @@ export interface TestGatewayOptions {
 /** A real gateway on an ephemeral loopback port over a scripted model, closed after the test. */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const baseDir = tempDir();
-  const scripted = scriptedModelsPlugin({ m: options.script ?? [{ text: "Hello from the gateway." }] });
+  const scripted = scriptedModelsPlugin({ m: options.script ?? { respond: () => ({ text: "Hello from the gateway." }) } });
   const captured = captureLogs({ level: "info" });
   const client = await AntlerClient.create({
     config: {

@@ -73,7 +73,7 @@ describe("client.observeRuns", () => {
   });
 
   it("a throwing observer never breaks the run, and a removed observer hears nothing more", async () => {
-    const c = await client([{ text: "fine" }]);
+    const c = await client([{ text: "fine" }, { text: "fine again" }]);
     const remove = c.observeRuns({
       runStarted: () => {
         throw new Error("observer bug");

@@ -680,7 +680,7 @@ export class AntlerClient {
       input: new Command({ resume: value }),
       inputMessageId: undefined,
       onAdmitted: options.onAdmitted,
-      resumed: { cause: options.cause, interruptId: pending.id, by: getCurrentTraceId() ?? null },
+      resumed: { cause: options.cause, interruptId: pending.id, by: getCurrentTraceId() },
       record: async ({ admitted }) => {
         const claimed = await runs.claimPaused(runId, { id: this.instanceId, leaseMs: this.leases.leaseMs }, pending.id);
         if (!claimed) {
