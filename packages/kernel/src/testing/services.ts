@@ -25,7 +25,7 @@ export function describeUnless(name: string, skipReason: string | undefined, fn:
   describe(name, () => {
     if (skipReason === undefined) fn();
     // Skipped on purpose, with its reason as the test's name: the service or browser it needs is not on this machine.
-    else it.skip(`skipped: ${skipReason}`, () => {});
+    else it.skip(`skipped: ${skipReason}`, () => {}); // reason: skipReason, the missing service or browser, named above
   });
 }
 
