@@ -90,20 +90,12 @@ export function channelCommands(resolve: (kernel: Kernel) => ChannelsHost): CliC
         parse(args, {}, "antler channels run");
         const host = resolve(io.kernel);
         await io.kernel.start();
-        const { AntlerClient } = await import("@antler/plugin-runtime");
+        const { AntlerClient, untilShutdown } = await import("@antler/plugin-runtime");
         const client = new AntlerClient({ kernel: io.kernel });
         const stop = host.startReceiving(client);
         write(io.stderr, `channels receiving: ${host.ids().join(", ") || "no providers"} (Ctrl-C to stop)`);
         const keepAlive = setInterval(() => {}, 1 << 30);
-        await new Promise<void>((done) => {
-          const onSignal = () => {
-            process.off("SIGINT", onSignal);
-            process.off("SIGTERM", onSignal);
-            done();
-          };
-          process.on("SIGINT", onSignal);
-          process.on("SIGTERM", onSignal);
-        });
+        await untilShutdown().reason;
         clearInterval(keepAlive);
         await stop();
         await host.runtime(client).close();

@@ -14,7 +14,7 @@ const CANCEL_WAIT_MS = 5000;
  * JSON-RPC. Runs still live at the end are cancelled.
  */
 export async function serveStdio(io: CliIO, config: McpServerConfig, logger: Logger): Promise<number> {
-  const { AntlerClient } = await import("@antler/plugin-runtime");
+  const { AntlerClient, untilShutdown } = await import("@antler/plugin-runtime");
   const stdin = (io.stdin ?? process.stdin) as Readable;
   // An unknown or unexposable expose_tools entry stops the command before any client connects.
   await checkExposedTools(io.kernel, config, { userId: config.stdio.user });
@@ -28,10 +28,9 @@ export async function serveStdio(io: CliIO, config: McpServerConfig, logger: Log
     reason = why;
     void server.close();
   };
-  const onSignal = (signal: NodeJS.Signals) => stopOn(signal)();
+  const shutdown = untilShutdown();
+  void shutdown.reason.then((why) => stopOn(why)());
   const onEnd = stopOn("stdin closed");
-  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
-  for (const signal of signals) process.on(signal, onSignal);
   stdin.once("end", onEnd);
   stdin.once("close", onEnd);
   try {
@@ -45,7 +44,7 @@ export async function serveStdio(io: CliIO, config: McpServerConfig, logger: Log
     io.stderr.write(`antler mcp serve: stopped (${reason}; ${live} live runs cancelled)\n`);
     return 0;
   } finally {
-    for (const signal of signals) process.off(signal, onSignal);
+    shutdown.dispose();
     stdin.off("end", onEnd);
     stdin.off("close", onEnd);
     await client.close();
