@@ -1,7 +1,7 @@
 // The two README commands (`npm run demo`, `npm test`) land here. They must work on a machine with only
 // Node 20 and npm, so pnpm is fetched through npx at the pinned version instead of relying on corepack.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -24,11 +24,51 @@ function run(cmd, args, extraEnv = {}) {
     throw new Error("step failed");
   }
 }
-const pnpm = (...args) => run("npx", ["-y", pnpmSpec, ...args], { npm_config_update_notifier: "false" });
+const buildEnv = nativeBuildEnv();
+const pnpm = (...args) => run("npx", ["-y", pnpmSpec, ...args], { npm_config_update_notifier: "false", ...buildEnv });
+
+/**
+ * Native addons (better-sqlite3) compile against the headers npm's `nodedir` names; a machine may set it to its
+ * system Node's headers while this runs on another Node (say Node 24 from the registry's `node` package, which
+ * ships its own headers next to its binary). Then the addon would load under neither: use the running Node's own
+ * headers whenever they sit next to its binary and the configured ones are another version.
+ */
+function nativeBuildEnv() {
+  const own = join(dirname(dirname(process.execPath)), "include", "node");
+  if (!existsSync(join(own, "node_version.h"))) return {};
+  const configured = spawnSync("npm", ["config", "get", "nodedir"], {
+    encoding: "utf8",
+    shell: process.platform === "win32",
+  }).stdout?.trim();
+  const header = configured && configured !== "undefined" ? join(configured, "include", "node", "node_version.h") : "";
+  if (header && existsSync(header) && majorOf(readFileSync(header, "utf8")) === process.versions.node.split(".")[0]) return {};
+  return { npm_config_nodedir: dirname(dirname(process.execPath)) };
+}
+function majorOf(versionHeader) {
+  return /#define NODE_MAJOR_VERSION (\d+)/.exec(versionHeader)?.[1];
+}
+
+/** better-sqlite3 built for another Node (node_modules installed under one Node, tests run under another) is rebuilt. */
+function ensureNativeAddons() {
+  const probe = spawnSync(
+    process.execPath,
+    [
+      "-e",
+      "require(require.resolve('better-sqlite3', { paths: [process.argv[1]] }))(':memory:').close()",
+      join(root, "packages/plugins/storage-sqlite"),
+    ],
+    { encoding: "utf8" },
+  );
+  if (probe.status === 0) return;
+  if (!/NODE_MODULE_VERSION|compiled against a different Node/.test(probe.stderr)) return; // any other failure: the tests say it
+  console.log(`\nbetter-sqlite3 was built for another Node.js; rebuilding it for ${process.version}`);
+  pnpm("rebuild", "better-sqlite3");
+}
 
 const task = process.argv[2];
 try {
   pnpm("install", "--frozen-lockfile");
+  ensureNativeAddons();
   pnpm("run", "build");
   if (task === "test") {
     pnpm("run", "typecheck");
