@@ -11,8 +11,8 @@ import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcT
 import { definePlugin } from "@antler/kernel";
 import { defineTool } from "@antler/kernel/authoring";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
-import guardrailsPlugin from "@antler/plugin-guardrails";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import guardrailsPlugin from "@antler/plugin-guardrails";
 import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,7 +75,11 @@ const localScript = (messages: BaseMessage[]) => {
     // A remote approval pause: the person decides, as the tool result says.
     return {
       toolCalls: [
-        { id: `ask-${crypto.randomUUID()}`, name: "ask_clarification", args: { question: String(last.content), clarification_type: "approach_choice" } },
+        {
+          id: `ask-${crypto.randomUUID()}`,
+          name: "ask_clarification",
+          args: { question: String(last.content), clarification_type: "approach_choice" },
+        },
       ],
     };
   }

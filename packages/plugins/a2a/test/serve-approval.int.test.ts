@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { type Message, type Part, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
+import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { RequestMalformedError } from "@a2a-js/sdk/errors";
 import {
   type AntlerServe,
@@ -30,7 +30,12 @@ const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt
 const ALICE_KEY = "alice-key-0123456789abcdef";
 
 const text = (value: string): Part => ({ content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "text/plain" });
-const data = (value: unknown): Part => ({ content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" });
+const data = (value: unknown): Part => ({
+  content: { $case: "data", value },
+  metadata: undefined,
+  filename: "",
+  mediaType: "application/json",
+});
 const message = (parts: Part[], task?: Task): Message => ({
   messageId: crypto.randomUUID(),
   contextId: task?.contextId ?? "",
@@ -86,7 +91,8 @@ describe.skipIf(!built)("A2A approval pauses under `antler serve` (compiled CLI 
     model = await startOpenAICompatibleServer({
       handler: (body) => {
         const last = body.messages.at(-1);
-        if (last?.role === "tool") return { text: `tool said: ${typeof last.content === "string" ? last.content : JSON.stringify(last.content)}` };
+        if (last?.role === "tool")
+          return { text: `tool said: ${typeof last.content === "string" ? last.content : JSON.stringify(last.content)}` };
         return { toolCalls: [{ name: "bash", args: { command: "make deploy" } }] };
       },
     });
@@ -201,9 +207,9 @@ describe.skipIf(!built)("A2A approval pauses under `antler serve` (compiled CLI 
     await expect(client.sendMessage(send(message([data({ note: "no decision here" })], task)))).rejects.toBeInstanceOf(
       RequestMalformedError,
     );
-    await expect(
-      client.sendMessage(send(message([data({ decision: "edit", args: { command: 7 } })], task))),
-    ).rejects.toThrow(/the edited arguments for bash do not fit its schema/);
+    await expect(client.sendMessage(send(message([data({ decision: "edit", args: { command: 7 } })], task)))).rejects.toThrow(
+      /the edited arguments for bash do not fit its schema/,
+    );
     expect((await client.getTask({ tenant: "", id: task.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect((await runsOf(task.contextId))[0]?.status).toBe("paused");
 

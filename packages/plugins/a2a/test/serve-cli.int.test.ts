@@ -149,7 +149,9 @@ describe.skipIf(!built)("A2A under `antler serve` (compiled CLI in a child proce
         },
         metadata: undefined,
       });
-    await expect(withHook("http://127.0.0.1:9/hook")).rejects.toThrow(/push notification URL refused: host 127\.0\.0\.1 is a loopback address/);
+    await expect(withHook("http://127.0.0.1:9/hook")).rejects.toThrow(
+      /push notification URL refused: host 127\.0\.0\.1 is a loopback address/,
+    );
     await expect(withHook("http://10.1.2.3/hook")).rejects.toBeInstanceOf(RequestMalformedError);
     expect(model.requests.length).toBe(requestsBefore);
     // On a task that exists, CreateTaskPushNotificationConfig refuses it the same way.

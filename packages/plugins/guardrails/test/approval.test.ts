@@ -12,7 +12,11 @@ afterEach(async () => {
 
 async function setup(
   script: Parameters<typeof callThenReport>[0],
-  extra: { approval?: Record<string, unknown>; config?: Record<string, unknown>; plugins?: Parameters<typeof approvalClient>[0]["plugins"] } = {},
+  extra: {
+    approval?: Record<string, unknown>;
+    config?: Record<string, unknown>;
+    plugins?: Parameters<typeof approvalClient>[0]["plugins"];
+  } = {},
 ) {
   const ledger: Ledger = [];
   const built = await approvalClient({ dir: temp.tempDir("antler-approval-"), ledger, script: callThenReport(script), ...extra });

@@ -90,7 +90,8 @@ describe.skipIf(!built)("approval pauses through AG-UI and the AI SDK under `ant
     model = await startOpenAICompatibleServer({
       handler: (body) => {
         const last = body.messages.at(-1);
-        if (last?.role === "tool") return { text: `tool said: ${typeof last.content === "string" ? last.content : JSON.stringify(last.content)}` };
+        if (last?.role === "tool")
+          return { text: `tool said: ${typeof last.content === "string" ? last.content : JSON.stringify(last.content)}` };
         return { toolCalls: [{ name: "bash", args: { command: "make deploy" } }] };
       },
     });

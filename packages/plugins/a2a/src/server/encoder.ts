@@ -197,10 +197,7 @@ export class A2ATaskEncoder {
         return [];
       case "run-finished":
         this.current = this.paused
-          ? status(
-              TaskState.TASK_STATE_INPUT_REQUIRED,
-              approvalMessage(taskId, contextId, this.paused.interruptId, this.paused.interrupt),
-            )
+          ? status(TaskState.TASK_STATE_INPUT_REQUIRED, approvalMessage(taskId, contextId, this.paused.interruptId, this.paused.interrupt))
           : this.question !== undefined
             ? status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, this.question))
             : status(TaskState.TASK_STATE_COMPLETED);

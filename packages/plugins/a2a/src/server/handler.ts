@@ -355,7 +355,8 @@ export class AntlerA2AHandler implements A2ARequestHandler {
     if (pushConfig?.url) await this.requirePush().screen(pushConfig.url);
     if (existing && pausedRun) {
       const launched = await this.resumePaused(req, existing, message);
-      if (pushConfig?.url && this.options.push) await this.savePushConfig(this.options.push, existing, { ...pushConfig, taskId: existing.task_id });
+      if (pushConfig?.url && this.options.push)
+        await this.savePushConfig(this.options.push, existing, { ...pushConfig, taskId: existing.task_id });
       return launched;
     }
     const agent = existing ? existing.agent : await this.resolveSkill(req, requestedSkill);

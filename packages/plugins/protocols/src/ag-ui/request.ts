@@ -75,14 +75,24 @@ function entryDecision(
       const edited = p.editedArgs;
       if (edited !== undefined) {
         if (typeof edited !== "object" || edited === null || Array.isArray(edited)) {
-          return { ok: false, message: "editedArgs must be an object of the tool's arguments", hint: RESUME_HINT, where: `${where}.payload.editedArgs` };
+          return {
+            ok: false,
+            message: "editedArgs must be an object of the tool's arguments",
+            hint: RESUME_HINT,
+            where: `${where}.payload.editedArgs`,
+          };
         }
         return { ok: true, decision: { decision: "edit", args: edited } };
       }
       return { ok: true, decision: { decision: "approve" } };
     }
   }
-  return { ok: false, message: "a resolved approval interrupt needs a payload with `approved` (a boolean)", hint: RESUME_HINT, where: `${where}.payload` };
+  return {
+    ok: false,
+    message: "a resolved approval interrupt needs a payload with `approved` (a boolean)",
+    hint: RESUME_HINT,
+    where: `${where}.payload`,
+  };
 }
 
 /** Roles whose messages a thread holds: any of them before the last message means the thread already exists. */
