@@ -58,7 +58,9 @@ export function invokeToolDescription(agents: readonly A2AAgentConfig[], cards: 
     "sees only the message (and its own earlier exchanges with this conversation), so make the message self-contained. " +
     "Calls to one agent in this conversation continue one remote conversation. If the agent asks for more input, the " +
     "result says what it asks; get the answer (from the user with ask_clarification if you cannot answer it yourself) " +
-    "and call this tool again with the same agent: that continues the same remote task.\n\n" +
+    "and call this tool again with the same agent: that continues the same remote task. If the agent pauses for a " +
+    'person\'s approval of its own tool calls, ask the user (never decide yourself) and send their "approve" or ' +
+    '"reject: <reason>" the same way.\n\n' +
     `Agents:\n${agents.map((a) => describeAgent(a, cards.get(a.name))).join("\n")}`
   );
 }
