@@ -268,7 +268,7 @@ describe.skipIf(!built)("approval pauses through AG-UI and the AI SDK under `ant
     expect(await runsOf(chatId)).toEqual([expect.objectContaining({ run_id: paused?.run_id, status: "success" })]);
   });
 
-  it("AI SDK: a denied approval reaches the model with its reason, and the tool does not run", async () => {
+  it("AI SDK: a denied approval reaches the model with its reason, the part ends output-error with the rejection, and the tool does not run", async () => {
     const before = ran().length;
     const chat = new PlainChat({
       id: `approval-ai-sdk-deny-${Date.now()}`,
@@ -281,6 +281,10 @@ describe.skipIf(!built)("approval pauses through AG-UI and the AI SDK under `ant
     await settled(chat, (messages) => texts(messages.at(-1)).some((t) => t.startsWith("tool said:")));
     const answer = texts(chat.current.at(-1)).join("\n");
     expect(answer).toContain("not on a Friday");
+    // The rejection is the call's result: the part ends output-error with it.
+    const [denied] = toolParts(chat.current.at(-1));
+    expect(denied?.state).toBe("output-error");
+    expect(denied?.errorText).toContain("a person rejected this call: not on a Friday");
     expect(ran().length).toBe(before);
   });
 });
