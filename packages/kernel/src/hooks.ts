@@ -30,7 +30,8 @@ export interface RunInfo {
   readonly userId: string | undefined;
 }
 
-export type RunOutcome = "success" | "error" | "cancelled";
+/** How a run ended; `paused`: it stopped for a person (an approval) and a resume continues it under its run id. */
+export type RunOutcome = "success" | "error" | "cancelled" | "paused";
 
 export interface KernelHooks {
   /** After every plugin's setup ran; synchronous. */

@@ -8,11 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { definePlugin } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import guardrailsPlugin from "@antler/plugin-guardrails";
 import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import a2a, { A2A_EVENT, INVOKE_A2A_AGENT_TOOL } from "../src/index.js";
 
 const REMOTE_KEY = "remote-key-0123456789abcdef";
@@ -23,9 +27,31 @@ function lastHuman(messages: BaseMessage[]): string {
   return typeof human?.content === "string" ? human.content : "";
 }
 
-/** The remote agent: a question for "ask me", a long wait for "sleep long", an echo otherwise. */
+/** The remote's deploy tool, behind an approval rule: what it ran. */
+const deployed: string[] = [];
+const deployTool = definePlugin({
+  name: "deploy-tool",
+  version: "1.0.0",
+  kernel: "^0.1.0",
+  setup(ctx) {
+    ctx.tools.add(
+      defineTool({
+        name: "deploy",
+        description: "Deploys a target.",
+        schema: z.object({ target: z.string() }),
+        run: (args: { target: string }) => {
+          deployed.push(args.target);
+          return `deployed ${args.target}`;
+        },
+      }),
+    );
+  },
+});
+
+/** The remote agent: a question for "ask me", a deploy (needing approval) for "deploy", a long wait for "sleep long", an echo otherwise. */
 const remoteScript = (messages: BaseMessage[]) => {
   const last = messages[messages.length - 1];
+  if (last instanceof ToolMessage && last.name === "deploy") return { text: `Deploy result: ${String(last.content)}` };
   if (last instanceof ToolMessage) return { text: "Done with the tool." };
   if (last instanceof AIMessage) return { text: "?" };
   const text = lastHuman(messages);
@@ -35,6 +61,7 @@ const remoteScript = (messages: BaseMessage[]) => {
     };
   }
   if (text.includes("sleep long")) return { text: "too late", delayMs: 60_000 };
+  if (text.includes("deploy")) return { toolCalls: [{ id: `call-deploy-${messages.length}`, name: "deploy", args: { target: "prod" } }] };
   return { text: `You said: ${text}` };
 };
 
@@ -44,6 +71,18 @@ const remoteScript = (messages: BaseMessage[]) => {
  */
 const localScript = (messages: BaseMessage[]) => {
   const last = messages[messages.length - 1];
+  if (last instanceof ToolMessage && last.name === INVOKE_A2A_AGENT_TOOL && last.additional_kwargs.a2a_approval !== undefined) {
+    // A remote approval pause: the person decides, as the tool result says.
+    return {
+      toolCalls: [
+        {
+          id: `ask-${crypto.randomUUID()}`,
+          name: "ask_clarification",
+          args: { question: String(last.content), clarification_type: "approach_choice" },
+        },
+      ],
+    };
+  }
   if (last instanceof ToolMessage && last.name === INVOKE_A2A_AGENT_TOOL && typeof last.additional_kwargs.a2a_question === "string") {
     const question = last.additional_kwargs.a2a_question;
     return {
@@ -115,11 +154,12 @@ beforeAll(async () => {
     config: {
       base_dir: remoteDir,
       models: [{ name: "m", provider: "scripted" }],
+      approval: { rules: [{ name: "deploys", tools: ["deploy"] }] },
       storage: { backend: "sqlite" },
       title: { enabled: false },
       logging: { level: "warn" },
     },
-    plugins: [scriptedModelsPlugin({ m: { respond: remoteScript } }), a2a],
+    plugins: [scriptedModelsPlugin({ m: { respond: remoteScript } }), deployTool, guardrailsPlugin, a2a],
     cwd: remoteDir,
     env: {},
     discover: false,
@@ -241,6 +281,42 @@ describe("invoke_a2a_agent: remote A2A agents from a2a_agents", () => {
     const thirdTask = third.custom.find((c) => c.type === A2A_EVENT.started);
     expect(thirdTask?.task_id).not.toBe(taskId);
     expect(thirdTask?.context_id).toBe(task.contextId);
+  });
+
+  it("surfaces a remote approval pause for the user to decide; 'approve' on the next call continues the same remote task and run", async () => {
+    deployed.length = 0;
+    const first = await run("call desk: please deploy it");
+    expect(first.tool).toContain('The remote agent "desk" paused for a person\'s approval');
+    expect(first.tool).toContain('deploy {"target":"prod"}');
+    expect(first.tool).toContain('"approve", or "reject: <the user\'s reason>"');
+    expect(deployed).toEqual([]);
+    // The lead asked the user: the pending call is what the user sees last.
+    const threadId = first.end?.thread_id as string;
+    const thread = await local.getThread(threadId, { messages: { limit: 5 } });
+    expect(thread.messages.at(-1)).toMatchObject({ type: "tool", name: "ask_clarification" });
+    expect(thread.messages.at(-1)?.content).toContain('deploy {"target":"prod"}');
+    const taskId = first.custom.find((c) => c.type === A2A_EVENT.started)?.task_id as string;
+    expect(first.custom.at(-1)).toMatchObject({ type: A2A_EVENT.ended, state: "input-required", task_id: taskId });
+    const paused = await (await remoteSdkClient()).getTask({ tenant: "", id: taskId });
+    const runId = paused.metadata?.antler_run_id;
+
+    const second = await run("call desk: approve", { threadId });
+    expect(second.tool).toBe("Deploy result: deployed prod");
+    expect(second.custom.find((c) => c.type === A2A_EVENT.started)?.task_id).toBe(taskId);
+    expect(deployed).toEqual(["prod"]);
+    const done = await (await remoteSdkClient()).getTask({ tenant: "", id: taskId });
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(done.metadata?.antler_run_id).toBe(runId);
+  });
+
+  it("'reject: <reason>' on the next call rejects the remote call: it does not run, and the remote model reads the reason", async () => {
+    deployed.length = 0;
+    const first = await run("call desk: please deploy it");
+    const threadId = first.end?.thread_id as string;
+    const second = await run("call desk: reject: the freeze is on", { threadId });
+    expect(second.tool).toContain("Deploy result:");
+    expect(second.tool).toContain("the freeze is on");
+    expect(deployed).toEqual([]);
   });
 
   it("refuses a loopback card URL unless allow_private_addresses is set, as a tool error the run survives", async () => {

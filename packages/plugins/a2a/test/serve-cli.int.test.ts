@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Role, type StreamResponse, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
-import { TaskNotFoundError } from "@a2a-js/sdk/errors";
+import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import {
   type AntlerServe,
   antlerCliBuilt,
@@ -113,5 +113,60 @@ describe.skipIf(!built)("A2A under `antler serve` (compiled CLI in a child proce
     const [run] = ((await runs.json()) as { runs: Array<{ trace_id: string; status: string }> }).runs;
     expect(run).toMatchObject({ trace_id: TRACE_ID, status: "success" });
     await expect(client.getTask({ tenant: "", id: crypto.randomUUID() })).rejects.toBeInstanceOf(TaskNotFoundError);
+  });
+
+  it("refuses a push webhook on a private or loopback address when push.allow_private_addresses is off (the default), and starts nothing", async () => {
+    const keyed: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set("authorization", `Bearer ${ALICE_KEY}`);
+      return fetch(input, { ...init, headers });
+    };
+    const client = await new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl: keyed })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl: fetch }),
+      }),
+    ).createFromUrl(url);
+    const message = {
+      messageId: crypto.randomUUID(),
+      contextId: "",
+      taskId: "",
+      role: Role.ROLE_USER,
+      parts: [{ content: { $case: "text" as const, value: "push me" }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    const requestsBefore = model.requests.length;
+    const withHook = (hook: string) =>
+      client.sendMessage({
+        tenant: "",
+        message: { ...message, messageId: crypto.randomUUID() },
+        configuration: {
+          acceptedOutputModes: [],
+          returnImmediately: false,
+          taskPushNotificationConfig: { tenant: "", id: "", taskId: "", url: hook, token: "", authentication: undefined },
+        },
+        metadata: undefined,
+      });
+    await expect(withHook("http://127.0.0.1:9/hook")).rejects.toThrow(
+      /push notification URL refused: host 127\.0\.0\.1 is a loopback address/,
+    );
+    await expect(withHook("http://10.1.2.3/hook")).rejects.toBeInstanceOf(RequestMalformedError);
+    expect(model.requests.length).toBe(requestsBefore);
+    // On a task that exists, CreateTaskPushNotificationConfig refuses it the same way.
+    const task = await client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined });
+    if (!("status" in task)) throw new Error("expected a task");
+    await expect(
+      client.createTaskPushNotificationConfig({
+        tenant: "",
+        id: "",
+        taskId: task.id,
+        url: "http://192.168.1.10/hook",
+        token: "",
+        authentication: undefined,
+      }),
+    ).rejects.toThrow(/push notification URL refused: host 192\.168\.1\.10 is a private address/);
+    expect((await client.listTaskPushNotificationConfig({ tenant: "", taskId: task.id, pageSize: 0, pageToken: "" })).configs).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { isAntlerError } from "@antler/kernel";
+import { definePlugin, isAntlerError, type RunOutcome } from "@antler/kernel";
 import { useTempDirs } from "@antler/kernel/testing";
 import { type AntlerClient, INTERNAL_PRINCIPAL, RUN_PAUSED_EVENT, RUN_RESUMED_EVENT, RuntimeErrorCodes } from "@antler/plugin-runtime";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +12,11 @@ afterEach(async () => {
 
 async function setup(
   script: Parameters<typeof callThenReport>[0],
-  extra: { approval?: Record<string, unknown>; config?: Record<string, unknown> } = {},
+  extra: {
+    approval?: Record<string, unknown>;
+    config?: Record<string, unknown>;
+    plugins?: Parameters<typeof approvalClient>[0]["plugins"];
+  } = {},
 ) {
   const ledger: Ledger = [];
   const built = await approvalClient({ dir: temp.tempDir("antler-approval-"), ledger, script: callThenReport(script), ...extra });
@@ -103,6 +107,29 @@ describe("approval pauses a run before a matched tool runs", () => {
     const again = await client.resume("t1", first.run_id, { decision: "approve" }).catch((e: unknown) => e);
     expect(isAntlerError(again, RuntimeErrorCodes.RUN_NOT_PAUSED)).toBe(true);
     expect(ledger).toHaveLength(1);
+  });
+
+  it("the kernel's runEnd hook hears the pause as outcome paused, and the resumed part's end as success, on the same run", async () => {
+    const ended: Array<{ runId: string; outcome: RunOutcome }> = [];
+    const recorder = definePlugin({
+      name: "run-end-recorder",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.hooks.runEnd.tap((run, outcome) => {
+          ended.push({ runId: run.runId, outcome });
+        });
+      },
+    });
+    const { client } = await setup([BASH], { plugins: [recorder] });
+    const first = await client.invoke("clean up", { threadId: "t1" });
+    expect(first.status).toBe("paused");
+    expect(ended).toEqual([{ runId: first.run_id, outcome: "paused" }]);
+    await client.resume("t1", first.run_id, { decision: "approve" });
+    expect(ended).toEqual([
+      { runId: first.run_id, outcome: "paused" },
+      { runId: first.run_id, outcome: "success" },
+    ]);
   });
 
   it("a paused and resumed run's record keeps the cost of both parts: the calls before the pause and after it", async () => {

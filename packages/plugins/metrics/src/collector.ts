@@ -56,7 +56,7 @@ export class MetricsCollector {
     const registers = [this.registry];
     this.runs = new Counter({
       name: `${p}runs_total`,
-      help: "Runs that ended, by outcome (success, error, cancelled).",
+      help: "Runs that ended, by outcome (success, error, cancelled, paused: stopped for an approval; its resumed part ends again).",
       labelNames: ["outcome"],
       registers,
     });

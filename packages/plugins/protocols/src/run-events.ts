@@ -39,10 +39,49 @@ export type ProtocolEvent =
   | { kind: "state"; key: "todos" | "title" | "artifacts"; value: unknown }
   /** A custom event a tool, middleware or subagent emitted; `name` is its `type` (or `custom` when it has none). */
   | { kind: "custom"; name: string; data: Record<string, unknown> }
+  /**
+   * The run paused for a person (an approval; the runtime's `run_paused` event, which also comes as a `custom`
+   * just before): `interrupt` is the pause's value (`kind`, `calls`, `expires_at`), `interruptId` what answers it.
+   * The run's `run-finished` (stop reason `paused`) follows.
+   */
+  | { kind: "run-paused"; runId: string; interruptId: string; interrupt: Record<string, unknown> }
   | { kind: "run-finished"; runId: string; threadId: string; traceId: string; usage: ProtocolUsage; stopReason: string | null }
   | { kind: "run-error"; runId: string; traceId: string; code: string; message: string };
 
 const STATE_KEYS = ["todos", "title", "artifacts"] as const;
+
+/** The runtime's `RUN_PAUSED_EVENT`, by value (this module loads only types from the runtime). */
+export const RUN_PAUSED = "run_paused";
+
+/** One call an approval pause waits on, as the interrupt's `calls` list it (guardrails' `PendingApprovalCall`). */
+export interface PendingApprovalCall {
+  tool_call_id: string;
+  tool: string;
+  args: Record<string, unknown>;
+  rule: string;
+  reason: string;
+}
+
+/** The calls an approval interrupt waits on; empty for another kind of pause or a malformed value. */
+export function pendingApprovalCalls(interrupt: unknown): PendingApprovalCall[] {
+  if (typeof interrupt !== "object" || interrupt === null) return [];
+  const value = interrupt as { kind?: unknown; calls?: unknown };
+  if (value.kind !== "approval" || !Array.isArray(value.calls)) return [];
+  return value.calls.flatMap((c: unknown) => {
+    if (typeof c !== "object" || c === null) return [];
+    const call = c as Record<string, unknown>;
+    if (typeof call.tool_call_id !== "string" || typeof call.tool !== "string") return [];
+    return [
+      {
+        tool_call_id: call.tool_call_id,
+        tool: call.tool,
+        args: typeof call.args === "object" && call.args !== null ? (call.args as Record<string, unknown>) : {},
+        rule: typeof call.rule === "string" ? call.rule : "",
+        reason: typeof call.reason === "string" ? call.reason : "",
+      },
+    ];
+  });
+}
 
 /**
  * Turns one run's `StreamEvent`s into `ProtocolEvent`s, in order. Stateful per run: it tracks the open model turn
@@ -72,7 +111,13 @@ export class RunEventMapper {
         return this.fromValues(event.data);
       case "custom": {
         const name = typeof event.data.type === "string" && event.data.type !== "" ? event.data.type : "custom";
-        return [...this.closeParts(), { kind: "custom", name, data: event.data }];
+        const out: ProtocolEvent[] = [...this.closeParts(), { kind: "custom", name, data: event.data }];
+        const interrupt = event.data.interrupt;
+        if (name === RUN_PAUSED && typeof interrupt === "object" && interrupt !== null) {
+          const interruptId = typeof event.data.interrupt_id === "string" ? event.data.interrupt_id : "";
+          out.push({ kind: "run-paused", runId: this.run.runId, interruptId, interrupt: interrupt as Record<string, unknown> });
+        }
+        return out;
       }
       case "end":
         return [

@@ -345,7 +345,7 @@ describe("AG-UI bad input: coded errors in the gateway's shape, each with X-Trac
     expect(badProp.message).toMatch(/^forwardedProps\.thinking_enabled: /);
   });
 
-  it("answers 400 for a run that does not end with the user's text, or that asks to resume", async () => {
+  it("answers 400 for a run that does not end with the user's text, or whose resume entry carries no decision", async () => {
     const assistantLast = await expectError(
       await post(input("agui-bad", [{ id: "a", role: "assistant", content: "x" }])),
       400,
@@ -363,7 +363,8 @@ describe("AG-UI bad input: coded errors in the gateway's shape, each with X-Trac
       400,
       AG_UI_INVALID_INPUT,
     );
-    expect(resume.where).toBe("resume");
+    expect(resume.where).toBe("resume[0].payload");
+    expect(resume.message).toContain("needs a payload with `approved`");
   });
 
   it("answers 404 for Alice's thread asked by Bob, and HttpAgent rejects with the status and body", async () => {

@@ -9,6 +9,28 @@ const values = (todos: unknown[] | null, title: string | null = null): StreamEve
 });
 
 describe("RunEventMapper", () => {
+  it("maps the runtime's run_paused event to its custom event and a run-paused with the interrupt; the AI SDK asks approval per call", () => {
+    const mapper = new RunEventMapper(run);
+    const interrupt = {
+      kind: "approval",
+      calls: [{ tool_call_id: "c1", tool: "bash", args: { command: "ls" }, rule: "shell", reason: "Shell" }],
+      expires_at: "2030-01-01T00:00:00.000Z",
+    };
+    const data = { type: "run_paused", run_id: "r1", thread_id: "t1", trace_id: run.traceId, interrupt, interrupt_id: "i-1" };
+    const mapped = mapper.map({ type: "custom", data });
+    expect(mapped).toEqual([
+      { kind: "custom", name: "run_paused", data },
+      { kind: "run-paused", runId: "r1", interruptId: "i-1", interrupt },
+    ]);
+    expect(encodeUiMessageChunks(mapped[1] as (typeof mapped)[number])).toEqual([
+      { type: "tool-approval-request", approvalId: "approval:c1", toolCallId: "c1" },
+    ]);
+    // Another custom event with an `interrupt` key is only a custom event.
+    expect(mapper.map({ type: "custom", data: { type: "progress", interrupt: {} } })).toEqual([
+      { kind: "custom", name: "progress", data: { type: "progress", interrupt: {} } },
+    ]);
+  });
+
   it("reports a state key only when it changes, and a thread's earlier todos once", () => {
     const mapper = new RunEventMapper(run);
     const todos = [{ content: "write", status: "pending" }];

@@ -58,7 +58,9 @@ export function invokeToolDescription(agents: readonly A2AAgentConfig[], cards: 
     "sees only the message (and its own earlier exchanges with this conversation), so make the message self-contained. " +
     "Calls to one agent in this conversation continue one remote conversation. If the agent asks for more input, the " +
     "result says what it asks; get the answer (from the user with ask_clarification if you cannot answer it yourself) " +
-    "and call this tool again with the same agent: that continues the same remote task.\n\n" +
+    "and call this tool again with the same agent: that continues the same remote task. If the agent pauses for a " +
+    'person\'s approval of its own tool calls, ask the user (never decide yourself) and send their "approve" or ' +
+    '"reject: <reason>" the same way.\n\n' +
     `Agents:\n${agents.map((a) => describeAgent(a, cards.get(a.name))).join("\n")}`
   );
 }
@@ -86,6 +88,23 @@ function partsText(message: Message | undefined): string {
     .join("");
 }
 
+/** The approval a remote Antler agent paused on: its status message's `antler.approval` data part. */
+function approvalOf(message: Message | undefined): Record<string, unknown> | undefined {
+  for (const part of message?.parts ?? []) {
+    const value = part.content?.$case === "data" ? (part.content.value as unknown) : undefined;
+    if (typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "antler.approval") {
+      return value as Record<string, unknown>;
+    }
+  }
+  return undefined;
+}
+
+function statusMessageText(message: Message | undefined): string {
+  // An approval's data part repeats the text's calls for programs; the model reads the text.
+  if (approvalOf(message)) return message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? "";
+  return partsText(message);
+}
+
 function cut(text: string): string {
   if (text.length <= RESULT_MAX_CHARS) return text;
   const half = Math.floor(RESULT_MAX_CHARS / 2);
@@ -100,6 +119,8 @@ export class CallProgress {
   contextId = "";
   state: TaskState | undefined;
   statusText = "";
+  /** The pending calls when the remote task waits for an approval decision (an Antler agent's pause). */
+  approval: Record<string, unknown> | undefined;
   direct = "";
   remoteTraceId: string | undefined;
   readonly texts = new Map<string, { name: string; text: string }>();
@@ -114,7 +135,8 @@ export class CallProgress {
         this.taskId = task.id;
         this.contextId = task.contextId;
         this.state = task.status?.state;
-        this.statusText = partsText(task.status?.message);
+        this.statusText = statusMessageText(task.status?.message);
+        this.approval = approvalOf(task.status?.message);
         const trace = task.metadata?.trace_id;
         if (typeof trace === "string") this.remoteTraceId = trace;
         for (const artifact of task.artifacts) this.artifact(artifact, false);
@@ -125,7 +147,8 @@ export class CallProgress {
         this.taskId ||= update.taskId;
         this.contextId ||= update.contextId;
         this.state = update.status?.state;
-        this.statusText = partsText(update.status?.message);
+        this.statusText = statusMessageText(update.status?.message);
+        this.approval = approvalOf(update.status?.message);
         const trace = update.metadata?.trace_id;
         if (typeof trace === "string") this.remoteTraceId = trace;
         return {
@@ -352,6 +375,18 @@ export function outcomeText(
     case TaskState.TASK_STATE_COMPLETED:
       return { content: cut(progress.answer || "(the agent finished without a text answer)") + files, status: "success" };
     case TaskState.TASK_STATE_INPUT_REQUIRED:
+      if (progress.approval) {
+        return {
+          content:
+            `The remote agent "${agent}" paused for a person's approval before it goes on (task ${taskId} is waiting):\n\n` +
+            `${statusText}\n\n` +
+            `Do not decide this yourself: ask the user with ask_clarification whether to approve, showing them the calls above. ` +
+            `Then call ${INVOKE_A2A_AGENT_TOOL} again with agent "${agent}" and the message "approve", or "reject: <the user's reason>": ` +
+            "that answers the same remote task.",
+          status: "success",
+          kwargs: { a2a_approval: progress.approval },
+        };
+      }
       return {
         content:
           `The remote agent "${agent}" needs more input before it can finish (task ${taskId} is waiting). It asks:\n\n` +

@@ -1,6 +1,6 @@
 import type { Artifact, Message, Part, StreamResponse, Task, TaskStatus } from "@a2a-js/sdk";
 import { Role, TaskState } from "@a2a-js/sdk";
-import type { ProtocolEvent } from "@antler/plugin-protocols/run-events";
+import { type PendingApprovalCall, type ProtocolEvent, pendingApprovalCalls } from "@antler/plugin-protocols/run-events";
 
 export const ASK_CLARIFICATION = "ask_clarification";
 const RUN_CANCELLED = "ANTLER_ERR_RUN_CANCELLED";
@@ -24,6 +24,47 @@ export function agentMessage(taskId: string, contextId: string, text: string): M
     extensions: [],
     referenceTaskIds: [],
   };
+}
+
+/** The `kind` of the data part an approval's `input-required` message carries. */
+export const APPROVAL_PART_KIND = "antler.approval";
+
+function describeCall(call: PendingApprovalCall): string {
+  const args = JSON.stringify(call.args);
+  const why = call.reason ? ` (${call.rule ? `rule ${call.rule}: ` : ""}${call.reason})` : call.rule ? ` (rule ${call.rule})` : "";
+  return `- ${call.tool} ${args.length > 500 ? `${args.slice(0, 500)}…` : args}, tool_call_id ${call.tool_call_id}${why}`;
+}
+
+/**
+ * The `input-required` message of a run paused for approval: a text part saying which calls wait and how to answer,
+ * and a data part (`kind: "antler.approval"`) with the pending calls for a program to read. The answer is a
+ * message on the same task: a data part `{ decision: "approve" }`, `{ decision: "reject", reason }`,
+ * `{ decision: "edit", args }` or `{ decisions: { <tool_call_id>: ... } }`, or the text `approve` or `reject: <reason>`.
+ */
+export function approvalMessage(taskId: string, contextId: string, interruptId: string, interrupt: Record<string, unknown>): Message {
+  const calls = pendingApprovalCalls(interrupt);
+  const expires = typeof interrupt.expires_at === "string" ? interrupt.expires_at : undefined;
+  const text = [
+    `Approval needed: the agent paused before ${calls.length === 1 ? "this tool call" : `these ${calls.length} tool calls`}:`,
+    ...calls.map(describeCall),
+    "",
+    'Answer on this task (same taskId) with the text "approve" or "reject: <reason>", or a data part ' +
+      '{"decision": "approve"}, {"decision": "reject", "reason": "..."}, {"decision": "edit", "args": {...}} (one call) or ' +
+      '{"decisions": {"<tool_call_id>": {...}}}.' +
+      (expires ? ` Unanswered by ${expires}, the rule's on_timeout decision applies.` : ""),
+  ].join("\n");
+  const message = agentMessage(taskId, contextId, text);
+  message.parts.push({
+    content: {
+      $case: "data",
+      value: { kind: APPROVAL_PART_KIND, interrupt_id: interruptId, calls, ...(expires ? { expires_at: expires } : {}) },
+    },
+    metadata: undefined,
+    filename: "",
+    mediaType: "application/json",
+  });
+  message.metadata = { antler_interrupt: "approval" };
+  return message;
 }
 
 export function status(state: TaskState, message?: Message): TaskStatus {
@@ -57,12 +98,13 @@ export interface TaskIds {
  * Turns one run's `ProtocolEvent`s into A2A stream responses, and keeps the task they add up to (what a blocking
  * `SendMessage` answers). Each text message of the run is an artifact streamed in appended chunks; presented
  * files are one artifact of URL parts; tool calls and custom events are `working` status updates whose metadata
- * says what happened; the run's end is the final status: `input-required` when it ended on `ask_clarification`,
- * else `completed`, and `failed` or `canceled` when it did not finish.
+ * says what happened; the run's end is the final status: `input-required` when it ended on `ask_clarification` or
+ * paused for an approval (`approvalMessage`), else `completed`, and `failed` or `canceled` when it did not finish.
  */
 export class A2ATaskEncoder {
   private readonly artifacts = new Map<string, Artifact>();
   private question: string | undefined;
+  private paused: { interruptId: string; interrupt: Record<string, unknown> } | undefined;
   private current: TaskStatus = status(TaskState.TASK_STATE_WORKING);
 
   constructor(
@@ -150,9 +192,13 @@ export class A2ATaskEncoder {
           },
         ];
       }
+      case "run-paused":
+        this.paused = { interruptId: event.interruptId, interrupt: event.interrupt };
+        return [];
       case "run-finished":
-        this.current =
-          this.question !== undefined
+        this.current = this.paused
+          ? status(TaskState.TASK_STATE_INPUT_REQUIRED, approvalMessage(taskId, contextId, this.paused.interruptId, this.paused.interrupt))
+          : this.question !== undefined
             ? status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, this.question))
             : status(TaskState.TASK_STATE_COMPLETED);
         return [this.final({ antler_run_id: event.runId, trace_id: event.traceId, usage: event.usage })];

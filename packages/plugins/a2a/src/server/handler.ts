@@ -33,7 +33,8 @@ import { isAntlerError, type Logger } from "@antler/kernel";
 import type { GatewayRequest } from "@antler/plugin-gateway/routes";
 import { RunEventMapper } from "@antler/plugin-protocols/run-events";
 import type { RunRecord, SerializedMessage, StreamEvent } from "@antler/plugin-runtime";
-import { A2ATaskEncoder, ASK_CLARIFICATION, agentMessage, filesArtifact, status, textPart } from "./encoder.js";
+import { approvalDecision } from "./decision.js";
+import { A2ATaskEncoder, ASK_CLARIFICATION, agentMessage, approvalMessage, filesArtifact, status, textPart } from "./encoder.js";
 import { configOfRow, newPushToken, PushFilter, type PushNotifier } from "./push.js";
 import type { A2ATaskRow, A2ATaskStore } from "./task-store.js";
 
@@ -44,6 +45,8 @@ export const LEAD_SKILL_ID = "lead";
 
 const THREAD_NOT_FOUND = "ANTLER_ERR_THREAD_NOT_FOUND";
 const RUN_NOT_FOUND = "ANTLER_ERR_RUN_NOT_FOUND";
+const RESUME_INVALID = "ANTLER_ERR_RESUME_INVALID";
+const RUN_NOT_PAUSED = "ANTLER_ERR_RUN_NOT_PAUSED";
 
 function gatewayRequest(context: ServerCallContext): GatewayRequest {
   const req = context.state.get(GATEWAY_REQUEST_KEY) as GatewayRequest | undefined;
@@ -138,7 +141,7 @@ export class AntlerA2AHandler implements A2ARequestHandler {
     const req = gatewayRequest(context);
     const row = await this.requireTask(req, params.id);
     const record = await this.requireRun(req, row);
-    if (record.status !== "running" && record.status !== "pending") {
+    if (record.status !== "running" && record.status !== "pending" && record.status !== "paused") {
       throw new TaskNotCancelableError(`task ${row.task_id} is not running (its run ended: ${record.status})`);
     }
     await req.client.cancelRun(row.context_id, row.run_id, { userId: req.userId });
@@ -280,6 +283,11 @@ export class AntlerA2AHandler implements A2ARequestHandler {
           return status(TaskState.TASK_STATE_CANCELED);
         case "error":
           return status(TaskState.TASK_STATE_FAILED, agentMessage(ids.taskId, ids.contextId, record.error ?? "the run failed"));
+        case "paused":
+          return status(
+            TaskState.TASK_STATE_INPUT_REQUIRED,
+            approvalMessage(ids.taskId, ids.contextId, record.interrupt?.id ?? "", record.interrupt?.value ?? {}),
+          );
         default:
           return question !== undefined
             ? status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(ids.taskId, ids.contextId, question))
@@ -328,20 +336,29 @@ export class AntlerA2AHandler implements A2ARequestHandler {
     const text = messageText(message);
     const requestedSkill = skillOf(params, message);
     let existing: A2ATaskRow | undefined;
+    let pausedRun = false;
     if (message.taskId) {
       existing = await this.requireTask(req, message.taskId);
       if (message.contextId && message.contextId !== existing.context_id) {
         throw new RequestMalformedError(`message.contextId ${message.contextId} is not the context of task ${existing.task_id}`);
       }
-      const task = await this.snapshot(req, existing, await this.requireRun(req, existing));
+      const record = await this.requireRun(req, existing);
+      const task = await this.snapshot(req, existing, record);
       if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
         throw new UnsupportedOperationError(
           `task ${existing.task_id} does not wait for input (it is ${TaskState[task.status?.state ?? 0]}); send a new message without taskId`,
         );
       }
+      pausedRun = record.status === "paused";
     }
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     if (pushConfig?.url) await this.requirePush().screen(pushConfig.url);
+    if (existing && pausedRun) {
+      const launched = await this.resumePaused(req, existing, message);
+      if (pushConfig?.url && this.options.push)
+        await this.savePushConfig(this.options.push, existing, { ...pushConfig, taskId: existing.task_id });
+      return launched;
+    }
     const agent = existing ? existing.agent : await this.resolveSkill(req, requestedSkill);
     const threadId = existing?.context_id ?? (message.contextId || randomUUID());
     if (!existing) await ensureThread(req, threadId);
@@ -395,6 +412,43 @@ export class AntlerA2AHandler implements A2ARequestHandler {
     };
     if (pushConfig?.url && this.options.push) await this.savePushConfig(this.options.push, row, { ...pushConfig, taskId });
     return { row, userMessage: { ...message, taskId, contextId: threadId }, items, origin: this.origin(req) };
+  }
+
+  /**
+   * A message on a task whose run paused for approval: its decision continues the same run (same run id and trace
+   * id) through the runtime's resume. A message that is no decision, or one the runtime refuses (edited arguments
+   * the tool's schema rejects, an unknown tool_call_id), is invalid params and the task stays `input-required`.
+   */
+  private async resumePaused(req: GatewayRequest, row: A2ATaskRow, message: Message): Promise<LaunchedTask> {
+    const decision = approvalDecision(message);
+    let admitted: () => void = () => {};
+    const admission = new Promise<void>((resolve) => {
+      admitted = resolve;
+    });
+    const events = req.client.resumeStream(row.context_id, row.run_id, decision, { userId: req.userId, onAdmitted: () => admitted() });
+    const firstStep = events.next();
+    firstStep.catch(() => undefined);
+    try {
+      await Promise.race([admission, firstStep]);
+    } catch (error) {
+      if (isAntlerError(error, RESUME_INVALID)) {
+        throw new RequestMalformedError(`the decision does not fit the pending calls: ${error.message.replace(/\n\s*hint: /, ". ")}`);
+      }
+      if (isAntlerError(error, RUN_NOT_PAUSED)) {
+        throw new UnsupportedOperationError(`task ${row.task_id} no longer waits for a decision: ${error.message}`);
+      }
+      throw error;
+    }
+    const items = (async function* (): AsyncGenerator<StreamEvent> {
+      const step = await firstStep;
+      if (step.done) return;
+      yield step.value;
+      yield* events;
+    })();
+    this.options.logger?.info(
+      `A2A task ${row.task_id}: approval decision ${String(decision.decision ?? "per call")}, run ${row.run_id} resumed on context ${row.context_id}`,
+    );
+    return { row, userMessage: { ...message, taskId: row.task_id, contextId: row.context_id }, items, origin: this.origin(req) };
   }
 
   private async resolveSkill(req: GatewayRequest, skill: string | undefined): Promise<string | undefined> {

@@ -1,4 +1,4 @@
-import type { ProtocolEvent } from "../run-events.js";
+import { type ProtocolEvent, pendingApprovalCalls } from "../run-events.js";
 import { diffJsonPatch, type JsonPatchOperation } from "./json-patch.js";
 
 const RUN_CANCELLED = "ANTLER_ERR_RUN_CANCELLED";
@@ -47,12 +47,49 @@ export type AgUiEvent = Base &
         type: "RUN_FINISHED";
         threadId: string;
         runId: string;
-        outcome: { type: "success" | "cancelled" };
+        outcome: { type: "success" | "cancelled" } | { type: "interrupt"; interrupts: AgUiInterrupt[] };
         result?: AgUiRunResult;
         usage?: Array<{ inputTokens: number; outputTokens: number; totalTokens: number }>;
       }
     | { type: "RUN_ERROR"; message: string; code: string }
   );
+
+/** AG-UI's `Interrupt` (`@ag-ui/core` 1.0), as Antler fills it for an approval: one per pending tool call. */
+export interface AgUiInterrupt {
+  /** The pending call's `tool_call_id`: a resume entry answers it by this id. */
+  id: string;
+  reason: "tool_approval";
+  message: string;
+  toolCallId: string;
+  responseSchema: Record<string, unknown>;
+  expiresAt?: string;
+  metadata: Record<string, unknown>;
+}
+
+/** The resume payload an approval interrupt takes: AG-UI's `approved` (+ `editedArgs`, `reason`), or Antler's decision. */
+const APPROVAL_RESPONSE_SCHEMA = {
+  type: "object",
+  properties: {
+    approved: { type: "boolean", description: "true runs the call (with editedArgs when given); false rejects it." },
+    reason: { type: "string", description: "Why it was rejected; the model reads it." },
+    editedArgs: { type: "object", description: "Arguments to run the call with instead of the model's." },
+  },
+  required: ["approved"],
+};
+
+/** The AG-UI interrupts of an approval pause: one per pending call. */
+export function approvalInterrupts(interrupt: Record<string, unknown>, interruptId: string): AgUiInterrupt[] {
+  const expiresAt = typeof interrupt.expires_at === "string" ? interrupt.expires_at : undefined;
+  return pendingApprovalCalls(interrupt).map((call) => ({
+    id: call.tool_call_id,
+    reason: "tool_approval",
+    message: `Approve ${call.tool} ${JSON.stringify(call.args)}?${call.reason ? ` ${call.reason}` : ""}`,
+    toolCallId: call.tool_call_id,
+    responseSchema: APPROVAL_RESPONSE_SCHEMA,
+    ...(expiresAt ? { expiresAt } : {}),
+    metadata: { tool: call.tool, args: call.args, rule: call.rule, antler_interrupt_id: interruptId },
+  }));
+}
 
 /** The AG-UI protocol version this encoder speaks (RUN_STARTED's `protocolVersion`). */
 export const AG_UI_PROTOCOL_VERSION = "1.0";
@@ -72,6 +109,8 @@ export interface AgUiRunIds {
  */
 export class AgUiEncoder {
   private state: AgUiState;
+  /** The approval the run paused on: RUN_FINISHED then has the interrupt outcome. */
+  private interrupts: AgUiInterrupt[] = [];
 
   constructor(
     private readonly run: AgUiRunIds,
@@ -144,6 +183,9 @@ export class AgUiEncoder {
       }
       case "custom":
         return [{ type: "CUSTOM", timestamp, name: event.name, value: event.data }];
+      case "run-paused":
+        this.interrupts = approvalInterrupts(event.interrupt, event.interruptId);
+        return [];
       case "run-finished": {
         const result: AgUiRunResult = {
           run_id: event.runId,
@@ -161,7 +203,8 @@ export class AgUiEncoder {
             timestamp,
             threadId: event.threadId,
             runId: event.runId,
-            outcome: { type: "success" },
+            // A run paused for approval ends with AG-UI's interrupt outcome; HttpAgent keeps them as pendingInterrupts.
+            outcome: this.interrupts.length > 0 ? { type: "interrupt", interrupts: this.interrupts } : { type: "success" },
             result,
             usage,
             metadata: { trace_id: event.traceId },

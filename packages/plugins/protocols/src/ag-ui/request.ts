@@ -33,14 +33,67 @@ export const agUiRunInputSchema = z.looseObject({
   context: z.array(z.unknown()).max(1000).optional(),
   state: z.unknown().optional(),
   forwardedProps: agUiForwardedPropsSchema.optional(),
-  resume: z.array(z.unknown()).optional(),
+  resume: z
+    .array(
+      z.looseObject({
+        interruptId: z.string().min(1),
+        status: z.enum(["resolved", "cancelled"]),
+        payload: z.unknown().optional(),
+      }),
+    )
+    .max(1000)
+    .optional()
+    .describe("Answers to the interrupts of a run paused for approval (one entry per pending call)."),
   protocolVersion: z.string().optional(),
   parentRunId: z.string().optional(),
 });
 
 export type AgUiRunInput = z.output<typeof agUiRunInputSchema>;
 
-export type AgUiTurn = { ok: true; text: string; newThread: boolean } | { ok: false; message: string; hint: string; where: string };
+export type AgUiTurn =
+  | { ok: true; text: string; newThread: boolean }
+  /** `resume`: the decisions (by tool call id) that continue the thread's paused run. */
+  | { ok: true; resume: { decisions: Record<string, Record<string, unknown>> } }
+  | { ok: false; message: string; hint: string; where: string };
+
+const RESUME_HINT =
+  'Answer each interrupt of RUN_FINISHED\'s outcome: { interruptId, status: "resolved", payload: { approved: true } } (or ' +
+  '{ approved: false, reason }, { approved: true, editedArgs }), or status "cancelled" to reject it.';
+
+/** One resume entry as the runtime's approval decision: AG-UI's `approved` payload, or Antler's own `{ decision }`. */
+function entryDecision(
+  entry: NonNullable<AgUiRunInput["resume"]>[number],
+  where: string,
+): { ok: true; decision: Record<string, unknown> } | { ok: false; message: string; hint: string; where: string } {
+  if (entry.status === "cancelled") return { ok: true, decision: { decision: "reject", reason: "the user cancelled this call" } };
+  const payload = entry.payload;
+  if (typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
+    const p = payload as Record<string, unknown>;
+    if (typeof p.decision === "string") return { ok: true, decision: p };
+    if (typeof p.approved === "boolean") {
+      if (!p.approved) return { ok: true, decision: { decision: "reject", ...(typeof p.reason === "string" ? { reason: p.reason } : {}) } };
+      const edited = p.editedArgs;
+      if (edited !== undefined) {
+        if (typeof edited !== "object" || edited === null || Array.isArray(edited)) {
+          return {
+            ok: false,
+            message: "editedArgs must be an object of the tool's arguments",
+            hint: RESUME_HINT,
+            where: `${where}.payload.editedArgs`,
+          };
+        }
+        return { ok: true, decision: { decision: "edit", args: edited } };
+      }
+      return { ok: true, decision: { decision: "approve" } };
+    }
+  }
+  return {
+    ok: false,
+    message: "a resolved approval interrupt needs a payload with `approved` (a boolean)",
+    hint: RESUME_HINT,
+    where: `${where}.payload`,
+  };
+}
 
 /** Roles whose messages a thread holds: any of them before the last message means the thread already exists. */
 const CONVERSATION_ROLES = new Set(["user", "assistant", "tool"]);
@@ -48,12 +101,13 @@ const CONVERSATION_ROLES = new Set(["user", "assistant", "tool"]);
 /** The new input of a run request: the text of its last message, which must be the user's. */
 export function agUiTurn(body: AgUiRunInput): AgUiTurn {
   if (body.resume !== undefined && body.resume.length > 0) {
-    return {
-      ok: false,
-      message: "resuming an interrupt is not supported on the AG-UI endpoint",
-      hint: "Antler's runs end without AG-UI interrupts; answer a clarification as the user's next message.",
-      where: "resume",
-    };
+    const decisions: Record<string, Record<string, unknown>> = {};
+    for (const [i, entry] of body.resume.entries()) {
+      const decided = entryDecision(entry, `resume[${i}]`);
+      if (!decided.ok) return decided;
+      decisions[entry.interruptId] = decided.decision;
+    }
+    return { ok: true, resume: { decisions } };
   }
   const lastIndex = body.messages.length - 1;
   const last = body.messages[lastIndex];

@@ -1,13 +1,15 @@
 import { isAntlerError } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayRequest, type GatewayRoute, gatewayErrorReply } from "@antler/plugin-gateway/routes";
 import { type ProtocolEvent, RunEventMapper } from "../run-events.js";
-import { callerRunOptions, ensureThread, launchRun } from "../run-launch.js";
+import { callerRunOptions, ensureThread, type LaunchedRun, launchResume, launchRun } from "../run-launch.js";
 import { errorLine, protocolStreamResponse } from "../sse-stream.js";
 import { AgUiEncoder, agUiState } from "./encoder.js";
 import { type AgUiRunInput, agUiRunInputSchema, agUiTurn } from "./request.js";
 
-/** The code of a 400 for a run request Antler cannot take (last message not the user's text, a `resume`). */
+/** The code of a 400 for a run request Antler cannot take (last message not the user's text, a bad `resume`). */
 export const AG_UI_INVALID_INPUT = "ANTLER_ERR_AG_UI_INVALID_INPUT";
+/** The code of a 409 for a `resume` on a thread whose latest run is not paused. */
+const RUN_NOT_PAUSED = "ANTLER_ERR_RUN_NOT_PAUSED";
 const RUN_NOT_FOUND = "ANTLER_ERR_RUN_NOT_FOUND";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -39,33 +41,30 @@ async function startRun(req: GatewayRequest<AgUiRunInput>, keepAliveMs: number) 
   const turn = agUiTurn(req.body);
   if (!turn.ok) return gatewayErrorReply(400, { code: AG_UI_INVALID_INPUT, message: turn.message, hint: turn.hint, where: turn.where });
   const { threadId } = req.body;
-  // A conversation's first message opens its thread; one with history must continue a thread the caller owns.
-  await ensureThread(req, threadId, turn.newThread);
+  // A conversation's first message opens its thread; one with history (or a resume) must continue the caller's thread.
+  await ensureThread(req, threadId, "text" in turn && turn.newThread);
   // The state the snapshot starts from; the thread cannot change before the run is admitted on it.
   const thread = await req.client.getThread(threadId, { userId: req.userId, messages: { limit: 0 } });
-  const { runId, requestedRunId } = await chooseRunId(req, threadId);
-  const props = req.body.forwardedProps ?? {};
-  const run = await launchRun(
-    req.client,
-    turn.text,
-    {
-      ...callerRunOptions(req),
-      threadId,
-      runId,
-      ...(props.model !== undefined ? { model: props.model } : {}),
-      ...(props.agent_name !== undefined ? { agent: props.agent_name } : {}),
-      ...(props.thinking_enabled !== undefined ? { thinking: props.thinking_enabled } : {}),
-      ...(props.context !== undefined ? { context: props.context } : {}),
-      ...(props.metadata !== undefined ? { metadata: props.metadata } : {}),
-    },
-    // HttpAgent's abortRun aborts the fetch: the request's signal (or the body's cancel) cancels the run.
-    req.signal,
-  );
-  const mapper = new RunEventMapper({ runId, threadId, traceId: req.traceId });
-  const encoder = new AgUiEncoder(
-    { runId, threadId, traceId: req.traceId, ...(requestedRunId ? { requestedRunId } : {}) },
-    agUiState(thread),
-  );
+  let launched: { run: LaunchedRun; runId: string; traceId: string; requestedRunId?: string };
+  if ("resume" in turn) {
+    // Answers to a paused run's interrupts continue that run (same run and trace id) with the decisions.
+    const [latest] = await req.client.listRuns(threadId, { userId: req.userId, limit: 1 });
+    if (latest?.status !== "paused") {
+      return gatewayErrorReply(409, {
+        code: RUN_NOT_PAUSED,
+        message: `thread ${threadId} has no run paused for approval${latest ? ` (its latest run is ${latest.status})` : ""}`,
+        hint: "Send resume only after a RUN_FINISHED whose outcome is interrupt; otherwise send the user's message.",
+        where: "resume",
+      });
+    }
+    const run = await launchResume(req.client, { threadId, runId: latest.run_id, userId: req.userId }, turn.resume, req.signal);
+    launched = { run, runId: latest.run_id, traceId: latest.trace_id, requestedRunId: req.body.runId };
+  } else {
+    launched = await launchTurn(req, threadId, turn.text);
+  }
+  const { run, runId, traceId, requestedRunId } = launched;
+  const mapper = new RunEventMapper({ runId, threadId, traceId });
+  const encoder = new AgUiEncoder({ runId, threadId, traceId, ...(requestedRunId ? { requestedRunId } : {}) }, agUiState(thread));
   /** The SSE text HttpAgent parses: one `data: <event>` frame per AG-UI event. */
   const frames = (protocolEvents: ProtocolEvent[]) => {
     let text = "";
@@ -83,6 +82,29 @@ async function startRun(req: GatewayRequest<AgUiRunInput>, keepAliveMs: number) 
     },
     { "x-run-id": runId },
   );
+}
+
+/** A new run from the user's message, with the `forwardedProps` Antler reads. */
+async function launchTurn(req: GatewayRequest<AgUiRunInput>, threadId: string, text: string) {
+  const { runId, requestedRunId } = await chooseRunId(req, threadId);
+  const props = req.body.forwardedProps ?? {};
+  const run = await launchRun(
+    req.client,
+    text,
+    {
+      ...callerRunOptions(req),
+      threadId,
+      runId,
+      ...(props.model !== undefined ? { model: props.model } : {}),
+      ...(props.agent_name !== undefined ? { agent: props.agent_name } : {}),
+      ...(props.thinking_enabled !== undefined ? { thinking: props.thinking_enabled } : {}),
+      ...(props.context !== undefined ? { context: props.context } : {}),
+      ...(props.metadata !== undefined ? { metadata: props.metadata } : {}),
+    },
+    // HttpAgent's abortRun aborts the fetch: the request's signal (or the body's cancel) cancels the run.
+    req.signal,
+  );
+  return { run, runId, traceId: req.traceId, ...(requestedRunId ? { requestedRunId } : {}) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ProtocolEvent } from "../run-events.js";
+import { type ProtocolEvent, pendingApprovalCalls } from "../run-events.js";
 
 /**
  * One chunk of the AI SDK's UI message stream (v1), the subset Antler sends. The field names are the AI SDK's; the
@@ -19,9 +19,10 @@ export type UiMessageChunk =
   | { type: "tool-input-available"; toolCallId: string; toolName: string; input: unknown }
   | { type: "tool-output-available"; toolCallId: string; output: unknown }
   | { type: "tool-output-error"; toolCallId: string; errorText: string }
+  | { type: "tool-approval-request"; approvalId: string; toolCallId: string }
   | { type: `data-${string}`; id?: string; data: unknown }
   | { type: "message-metadata"; messageMetadata: AiSdkMessageMetadata }
-  | { type: "finish"; finishReason: "stop" | "error"; messageMetadata: AiSdkMessageMetadata }
+  | { type: "finish"; finishReason: "stop" | "tool-calls" | "error"; messageMetadata: AiSdkMessageMetadata }
   | { type: "error"; errorText: string };
 
 /** What the assistant message's `metadata` holds: which Antler run made it, its trace id, and at the end its usage. */
@@ -32,6 +33,9 @@ export interface AiSdkMessageMetadata {
   usage?: { input_tokens: number; output_tokens: number; total_tokens: number };
   stop_reason?: string | null;
 }
+
+/** A tool part's `approval.id` is this prefix and its tool call id. */
+export const APPROVAL_ID_PREFIX = "approval:";
 
 /** A custom event's name as a data part's type (`data-<name>`): letters, digits, `_` and `-` only. */
 function dataPartName(name: string): string {
@@ -80,6 +84,14 @@ export function encodeUiMessageChunks(event: ProtocolEvent): UiMessageChunk[] {
       return [{ type: `data-${event.key}`, id: event.key, data: event.value }];
     case "custom":
       return [{ type: `data-${dataPartName(event.name)}`, data: event.data }];
+    case "run-paused":
+      // A run paused for approval: each pending call's tool part goes to `approval-requested`; useChat answers with
+      // addToolApprovalResponse and sends the chat again (sendAutomaticallyWhen), which resumes the same run.
+      return pendingApprovalCalls(event.interrupt).map((call) => ({
+        type: "tool-approval-request",
+        approvalId: `${APPROVAL_ID_PREFIX}${call.tool_call_id}`,
+        toolCallId: call.tool_call_id,
+      }));
     case "run-finished": {
       const messageMetadata = {
         run_id: event.runId,
@@ -88,7 +100,7 @@ export function encodeUiMessageChunks(event: ProtocolEvent): UiMessageChunk[] {
         usage: event.usage,
         stop_reason: event.stopReason,
       };
-      return [{ type: "finish", finishReason: "stop", messageMetadata }];
+      return [{ type: "finish", finishReason: event.stopReason === "paused" ? "tool-calls" : "stop", messageMetadata }];
     }
     case "run-error":
       return [{ type: "error", errorText: `${event.code}: ${event.message} (trace id ${event.traceId})` }];

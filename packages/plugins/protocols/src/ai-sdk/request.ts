@@ -26,7 +26,41 @@ export const aiSdkChatRequestSchema = z.looseObject({
 
 export type AiSdkChatRequest = z.output<typeof aiSdkChatRequestSchema>;
 
-export type ChatInput = { ok: true; text: string; newChat: boolean } | { ok: false; message: string; hint: string; where: string };
+export type ChatInput =
+  | { ok: true; text: string; newChat: boolean }
+  /** The assistant message last, its tool parts answered with `addToolApprovalResponse`: decisions by tool call id. */
+  | { ok: true; resume: { decisions: Record<string, Record<string, unknown>> } }
+  | { ok: false; message: string; hint: string; where: string };
+
+type UiPart = AiSdkChatRequest["messages"][number]["parts"][number];
+
+/** A tool part (`tool-<name>` or `dynamic-tool`) that `addToolApprovalResponse` answered. */
+function approvalResponse(part: UiPart): { toolCallId: string; approved: boolean; reason?: string } | undefined {
+  if (!(part.type.startsWith("tool-") || part.type === "dynamic-tool") || part.state !== "approval-responded") return undefined;
+  const approval = part.approval as { approved?: unknown; reason?: unknown } | undefined;
+  if (typeof part.toolCallId !== "string" || typeof approval?.approved !== "boolean") return undefined;
+  return {
+    toolCallId: part.toolCallId,
+    approved: approval.approved,
+    ...(typeof approval.reason === "string" && approval.reason !== "" ? { reason: approval.reason } : {}),
+  };
+}
+
+/**
+ * The decisions of an approval round trip: `useChat` sends the chat again with the assistant message last, whose
+ * tool parts `addToolApprovalResponse` moved to `approval-responded`. Undefined when the last message has none.
+ */
+function approvalDecisions(last: AiSdkChatRequest["messages"][number]): Record<string, Record<string, unknown>> | undefined {
+  const decisions: Record<string, Record<string, unknown>> = {};
+  for (const part of last.parts) {
+    const response = approvalResponse(part);
+    if (!response) continue;
+    decisions[response.toolCallId] = response.approved
+      ? { decision: "approve" }
+      : { decision: "reject", ...(response.reason ? { reason: response.reason } : {}) };
+  }
+  return Object.keys(decisions).length > 0 ? decisions : undefined;
+}
 
 /** The new input of a chat request: the text of its last message, which must be the user's. */
 export function chatInput(body: AiSdkChatRequest): ChatInput {
@@ -39,11 +73,13 @@ export function chatInput(body: AiSdkChatRequest): ChatInput {
     };
   }
   const last = body.messages[body.messages.length - 1];
+  const decisions = last?.role === "assistant" ? approvalDecisions(last) : undefined;
+  if (decisions) return { ok: true, resume: { decisions } };
   if (last?.role !== "user") {
     return {
       ok: false,
       message: `the last message is the ${last?.role ?? "missing"}'s; a chat request must end with the user's new message`,
-      hint: "Send the conversation with the user's new message last, as useChat's sendMessage does.",
+      hint: "Send the conversation with the user's new message last, as useChat's sendMessage does (or, after a run paused for approval, the assistant message with its tool parts answered by addToolApprovalResponse).",
       where: `messages[${body.messages.length - 1}].role`,
     };
   }

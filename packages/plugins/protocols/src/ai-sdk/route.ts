@@ -6,7 +6,7 @@ import {
   gatewayErrorReply,
 } from "@antler/plugin-gateway/routes";
 import type { RunRecord, StreamEvent } from "@antler/plugin-runtime";
-import { callerRunOptions, ensureThread, launchRun } from "../run-launch.js";
+import { callerRunOptions, ensureThread, type LaunchedRun, launchResume, launchRun } from "../run-launch.js";
 import { drain } from "../sse-stream.js";
 import { type AiSdkChatRequest, aiSdkChatRequestSchema, chatInput } from "./request.js";
 import { RunEndedError, uiMessageStreamResponse } from "./stream.js";
@@ -15,6 +15,8 @@ export { UI_MESSAGE_STREAM_HEADER } from "./stream.js";
 
 /** The code of a 400 for a chat request Antler cannot take (wrong last message, no text, regenerate). */
 export const AI_SDK_INVALID_CHAT = "ANTLER_ERR_AI_SDK_INVALID_CHAT";
+/** The code of a 409 for approval responses on a chat whose latest run is not paused. */
+const RUN_NOT_PAUSED = "ANTLER_ERR_RUN_NOT_PAUSED";
 
 export interface AiSdkRouteOptions {
   /** Where the routes live, e.g. `/ai-sdk`: the chat endpoint is `<prefix>/chat`. */
@@ -61,19 +63,34 @@ async function startChat(req: GatewayRequest<AiSdkChatRequest>, keepAliveMs: num
   if (!input.ok) return gatewayErrorReply(400, { code: AI_SDK_INVALID_CHAT, message: input.message, hint: input.hint, where: input.where });
   const threadId = req.body.id;
   // A chat's first message opens its thread; a chat with history must continue a thread the caller owns.
-  await ensureThread(req, threadId, input.newChat);
-  const runId = crypto.randomUUID();
+  await ensureThread(req, threadId, "text" in input && input.newChat);
   const keepRunning = req.body.on_disconnect === "continue";
-  const run = await launchRun(
-    req.client,
-    input.text,
-    { ...callerRunOptions(req), threadId, runId },
-    // Stop in useChat aborts the fetch: the request's signal (or the body's cancel) cancels the run, unless the
-    // chat asked for the run to go on without it (`on_disconnect: "continue"`, for `resume: true`).
-    keepRunning ? undefined : req.signal,
-  );
+  // Stop in useChat aborts the fetch: the request's signal (or the body's cancel) cancels the run, unless the
+  // chat asked for the run to go on without it (`on_disconnect: "continue"`, for `resume: true`).
+  const cancelWith = keepRunning ? undefined : req.signal;
+  let runId: string;
+  let traceId = req.traceId;
+  let run: LaunchedRun;
+  if ("resume" in input) {
+    // Approval responses continue the paused run (same run id, so the same assistant message) with the decisions.
+    const [latest] = await req.client.listRuns(threadId, { userId: req.userId, limit: 1 });
+    if (latest?.status !== "paused") {
+      return gatewayErrorReply(409, {
+        code: RUN_NOT_PAUSED,
+        message: `chat ${threadId} has no run paused for approval${latest ? ` (its latest run is ${latest.status})` : ""}`,
+        hint: "Send approval responses only for tool parts in the approval-requested state; otherwise send the user's message.",
+        where: `messages[${req.body.messages.length - 1}]`,
+      });
+    }
+    runId = latest.run_id;
+    traceId = latest.trace_id;
+    run = await launchResume(req.client, { threadId, runId, userId: req.userId }, input.resume, cancelWith);
+  } else {
+    runId = crypto.randomUUID();
+    run = await launchRun(req.client, input.text, { ...callerRunOptions(req), threadId, runId }, cancelWith);
+  }
   return uiMessageStreamResponse({
-    run: { runId, threadId, traceId: req.traceId },
+    run: { runId, threadId, traceId },
     events: run.events,
     onCancel: (frames) => {
       // Nobody reads it any more; a run that goes on is read to its end, so its events still reach the log.

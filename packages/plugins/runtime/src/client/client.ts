@@ -888,7 +888,7 @@ export class AntlerClient {
           await open.return?.();
         }).catch(() => undefined);
       }
-      // Observers and the run scope hear a pause as a success: the stream ended cleanly, the record says paused.
+      // Observers hear a pause as a success (the stream ended cleanly, the record says paused); runEnd hears `paused`.
       const ended = outcome === "paused" ? "success" : outcome;
       try {
         if (observed) {
@@ -909,7 +909,8 @@ export class AntlerClient {
             this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
           });
         }
-        await run.end(ended, failure);
+        // The run scope ends either way; the kernel's runEnd hook hears `paused` (the record keeps the run resumable).
+        await run.end(outcome, failure);
       } finally {
         this.live.delete(runId);
         if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
