@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { sqliteDriver } from "@antler/plugin-storage-sqlite";
 import type { BaseMessage } from "@langchain/core/messages";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AntlerClient } from "../src/client/client.js";
 import { weatherClient } from "./fixtures/weather.js";
@@ -18,7 +18,7 @@ async function client(dir: string, mode: "delta" | "full") {
 }
 
 function count(file: string, sql: string): number {
-  const db = new Database(file, { readonly: true });
+  const db = new (sqliteDriver())(file, { readonly: true });
   try {
     return db.prepare(sql).pluck().get() as number;
   } finally {

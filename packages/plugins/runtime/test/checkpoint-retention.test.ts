@@ -1,9 +1,8 @@
 import { join } from "node:path";
 import { definePlugin } from "@antler/kernel";
 import { captureLogs, scriptedModelsPlugin } from "@antler/kernel/testing";
-import sqlitePlugin, { openSqliteCheckpointer } from "@antler/plugin-storage-sqlite";
+import sqlitePlugin, { openSqliteCheckpointer, sqliteDriver } from "@antler/plugin-storage-sqlite";
 import type { BaseMessage } from "@langchain/core/messages";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { AntlerClient } from "../src/client/client.js";
 import { BackgroundPruner } from "../src/stores/retention.js";
@@ -38,7 +37,7 @@ async function client(cwd: string, keep: { last?: number; turns?: boolean }, ext
 const checkpointsFile = (cwd: string) => join(cwd, ".antler", "data", "checkpoints.sqlite");
 
 function count(file: string, sql: string): number {
-  const db = new Database(file, { readonly: true });
+  const db = new (sqliteDriver())(file, { readonly: true });
   try {
     return (db.prepare(sql).pluck().get() as number) ?? 0;
   } finally {

@@ -2,9 +2,8 @@ import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openSqliteCheckpointer } from "@antler/plugin-storage-sqlite";
+import { openSqliteCheckpointer, sqliteDriver } from "@antler/plugin-storage-sqlite";
 import type { BaseMessage } from "@langchain/core/messages";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AntlerClient } from "../src/client/client.js";
 import { weatherClient, weatherThenAnswer } from "./fixtures/weather.js";
@@ -67,7 +66,7 @@ async function snapshot(file: string): Promise<Map<string, string>> {
 }
 
 function rows(file: string, sql: string): number {
-  const db = new Database(file, { readonly: true });
+  const db = new (sqliteDriver())(file, { readonly: true });
   try {
     return db.prepare(sql).pluck().get() as number;
   } finally {

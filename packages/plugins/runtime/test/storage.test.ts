@@ -10,9 +10,9 @@ import {
   runMigrations,
   threadPaths,
 } from "@antler/kernel";
+import { sqliteDriver } from "@antler/plugin-storage-sqlite";
 import type { DeltaCheckpointSaver } from "@antler/storage-kit";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import Database from "better-sqlite3";
 import { sql } from "kysely";
 import { describe, expect, it, vi } from "vitest";
 import { RuntimeErrorCodes } from "../src/errors.js";
@@ -72,7 +72,7 @@ describe("createCheckpointer", () => {
     await cp.close();
     const file = join(baseDir, "state", "db", "checkpoints.sqlite");
     expect(cp.location).toBe(file);
-    const raw = new Database(file, { readonly: true });
+    const raw = new (sqliteDriver())(file, { readonly: true });
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     } finally {
@@ -233,7 +233,7 @@ describe("migrations", () => {
     const baseDir = tempDir();
     await withDatabase(await createDatabase({ backend: "sqlite" }, { baseDir, migrations: [createNotes] }), async () => {});
     // Another process is in the middle of a write transaction on the same file.
-    const writer = new Database(join(baseDir, "data", "antler.sqlite"));
+    const writer = new (sqliteDriver())(join(baseDir, "data", "antler.sqlite"));
     writer.exec("BEGIN IMMEDIATE");
     writer.prepare("insert into notes (id) values ('held')").run();
     try {

@@ -1,3 +1,4 @@
+export { SQLITE_DRIVER_PACKAGE, sqliteDriver } from "./driver.js";
 export { SqliteMessageLog } from "./message-log.js";
 export { default } from "./plugin.js";
 export { AntlerSqliteSaver, SqliteCheckpointTables } from "./retention.js";

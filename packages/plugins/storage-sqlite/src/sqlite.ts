@@ -11,8 +11,9 @@ import {
 } from "@antler/kernel";
 import type { CheckpointRetention, RetentionPolicy } from "@antler/storage-kit";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from "kysely";
+import { sqliteDriver } from "./driver.js";
 import { SqliteMessageLog } from "./message-log.js";
 
 /** The file that holds Antler's own tables, next to the checkpoints in `<base_dir>/<sqlite_dir>`. */
@@ -33,7 +34,8 @@ export function openSqliteFile(file: string): Database.Database {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   let db: Database.Database;
   try {
-    db = new Database(file);
+    const Driver = sqliteDriver();
+    db = new Driver(file);
   } catch (cause) {
     throw new AntlerError(ErrorCodes.STORAGE_UNAVAILABLE, `cannot open SQLite database ${file}: ${describeCause(cause)}`, {
       where: "storage.sqlite_dir",

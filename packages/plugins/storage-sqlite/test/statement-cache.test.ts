@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { sqliteDriver } from "../src/driver.js";
 import { openSqliteDatabase, withStatementCache } from "../src/sqlite.js";
 
 let dir: string | undefined;
@@ -23,7 +24,7 @@ function counted(sqlite: Database.Database): { prepared: () => number } {
 
 describe("withStatementCache", () => {
   it("prepares a query's SQL once and reuses the statement with new parameters", () => {
-    const sqlite = new Database(":memory:");
+    const sqlite = new (sqliteDriver())(":memory:");
     sqlite.exec("create table t (k text primary key, v int)");
     sqlite.exec("insert into t values ('a', 1), ('b', 2)");
     const count = counted(sqlite);
@@ -36,7 +37,7 @@ describe("withStatementCache", () => {
   });
 
   it("gives a statement still being iterated a fresh twin instead of failing as busy", () => {
-    const sqlite = new Database(":memory:");
+    const sqlite = new (sqliteDriver())(":memory:");
     sqlite.exec("create table t (k int)");
     sqlite.exec("insert into t values (1), (2), (3)");
     const db = withStatementCache(sqlite);
@@ -52,7 +53,7 @@ describe("withStatementCache", () => {
   });
 
   it("keeps at most `size` statements, dropping the least recently used", () => {
-    const sqlite = new Database(":memory:");
+    const sqlite = new (sqliteDriver())(":memory:");
     const count = counted(sqlite);
     const db = withStatementCache(sqlite, 2);
     for (const sql of ["select 1", "select 2", "select 1", "select 3", "select 1", "select 2"]) db.prepare(sql).all([]);
