@@ -35,6 +35,13 @@ const childEnv = {
 const cases = [
   { name: "baseline: node -e 0", args: ["-e", "0"], cwd: floorDir },
   { name: "antler config check (research-assistant)", args: [bin, "config", "check", "-c", config], cwd: exampleDir, target: true },
+  // The CLI turns on Node's on-disk compile cache where Node has it (22.1 and later); this row runs without it.
+  {
+    name: "antler config check, compile cache off",
+    args: [bin, "config", "check", "-c", config],
+    cwd: exampleDir,
+    env: { NODE_DISABLE_COMPILE_CACHE: "1" },
+  },
   { name: "antler plugins list (research-assistant)", args: [bin, "plugins", "list", "-c", config], cwd: exampleDir, target: true },
   { name: "antler --help (research-assistant)", args: [bin, "--help", "-c", config], cwd: exampleDir },
   {

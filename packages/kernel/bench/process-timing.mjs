@@ -4,10 +4,14 @@
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 
-/** Wall time of one run of `c` (`{ name, args, cwd }`), or why it failed. */
+/** Wall time of one run of `c` (`{ name, args, cwd, env? }`, env added to the shared one), or why it failed. */
 export function timeProcess(c, env) {
   const t0 = performance.now();
-  const result = spawnSync(process.execPath, c.args, { cwd: c.cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+  const result = spawnSync(process.execPath, c.args, {
+    cwd: c.cwd,
+    env: c.env ? { ...env, ...c.env } : env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   const ms = performance.now() - t0;
   if (result.error || result.status !== 0) {
     return {
