@@ -48,21 +48,26 @@ function majorOf(versionHeader) {
   return /#define NODE_MAJOR_VERSION (\d+)/.exec(versionHeader)?.[1];
 }
 
-/** better-sqlite3 built for another Node (node_modules installed under one Node, tests run under another) is rebuilt. */
+/**
+ * The SQLite driver this Node loads (better-sqlite3 12 on Node 20, 13 as `better-sqlite3-napi` from 22: see
+ * packages/plugins/storage-sqlite/src/driver.ts), when built for another Node (node_modules installed under one
+ * Node, tests run under another), is rebuilt.
+ */
 function ensureNativeAddons() {
+  const driver = Number(process.versions.node.split(".")[0]) >= 22 ? "better-sqlite3-napi" : "better-sqlite3";
   const probe = spawnSync(
     process.execPath,
     [
       "-e",
-      "require(require.resolve('better-sqlite3', { paths: [process.argv[1]] }))(':memory:').close()",
+      `require(require.resolve('${driver}', { paths: [process.argv[1]] }))(':memory:').close()`,
       join(root, "packages/plugins/storage-sqlite"),
     ],
     { encoding: "utf8" },
   );
   if (probe.status === 0) return;
   if (!/NODE_MODULE_VERSION|compiled against a different Node/.test(probe.stderr)) return; // any other failure: the tests say it
-  console.log(`\nbetter-sqlite3 was built for another Node.js; rebuilding it for ${process.version}`);
-  pnpm("rebuild", "better-sqlite3");
+  console.log(`\n${driver} was built for another Node.js; rebuilding it for ${process.version}`);
+  pnpm("rebuild", driver);
 }
 
 const task = process.argv[2];

@@ -232,15 +232,22 @@ describeUnless("a project outside the workspace that installs the packed package
       expect(existsSync(join(kernelDir, "dist/index.js"))).toBe(true);
       expect(existsSync(join(kernelDir, "src")), "the installed kernel is the packed one (no src/)").toBe(false);
 
-      // The stand-in for better-sqlite3's prebuilt binary (see the top of this file), same version only.
-      const sqliteDir = join(projectDir, "node_modules/better-sqlite3");
-      const workspaceSqlite = dirname(
-        createRequire(join(REPO_ROOT, "packages/plugins/storage-sqlite/package.json")).resolve("better-sqlite3/package.json"),
-      );
+      // The stand-in for better-sqlite3's prebuilt binary (see the top of this file), same version only: 12 as
+      // better-sqlite3 and, where this Node installed it (22 and later), 13 as the alias better-sqlite3-napi.
+      const fromSqlitePlugin = createRequire(join(REPO_ROOT, "packages/plugins/storage-sqlite/package.json"));
       const version = (dir: string) => (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
-      expect(version(sqliteDir)).toBe(version(workspaceSqlite));
-      mkdirSync(join(sqliteDir, "build/Release"), { recursive: true });
-      copyFileSync(join(workspaceSqlite, "build/Release/better_sqlite3.node"), join(sqliteDir, "build/Release/better_sqlite3.node"));
+      for (const name of ["better-sqlite3", "better-sqlite3-napi"]) {
+        let workspaceSqlite: string;
+        try {
+          workspaceSqlite = dirname(fromSqlitePlugin.resolve(`${name}/package.json`));
+        } catch {
+          continue; // the optional 13 is not installed on Node 20
+        }
+        const sqliteDir = join(projectDir, "node_modules", name);
+        expect(version(sqliteDir)).toBe(version(workspaceSqlite));
+        mkdirSync(join(sqliteDir, "build/Release"), { recursive: true });
+        copyFileSync(join(workspaceSqlite, "build/Release/better_sqlite3.node"), join(sqliteDir, "build/Release/better_sqlite3.node"));
+      }
       state.installed = true;
     },
     STEP_TIMEOUT_MS,
