@@ -135,16 +135,12 @@ export class FakeFeishu {
       return send(200, { code: 0, msg: "success", data: {} });
     }
     if (url.pathname === "/open-apis/im/v1/files" && method === "POST") {
-      const form = await new Request("http://x", {
-        method: "POST",
-        headers: { "content-type": req.headers["content-type"] ?? "" },
-        body: raw,
-      }).formData();
-      const file = form.get("file");
-      const name = form.get("file_name");
-      if (!(file instanceof Blob) || typeof name !== "string") return send(400, { code: 234001, msg: "invalid file" });
+      const parts = multipart(raw, String(req.headers["content-type"] ?? ""));
+      const file = parts.get("file");
+      const name = parts.get("file_name")?.toString("utf8");
+      if (!file || !name || parts.get("file_type")?.toString("utf8") !== "stream") return send(400, { code: 234001, msg: "invalid file" });
       const key = `file_v3_${++this.seq}`;
-      this.files.set(key, { name, bytes: Buffer.from(await file.arrayBuffer()) });
+      this.files.set(key, { name, bytes: file });
       return send(200, { code: 0, msg: "success", data: { file_key: key } });
     }
     const resource = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/resources\/([^/]+)$/.exec(url.pathname);
@@ -158,6 +154,26 @@ export class FakeFeishu {
     }
     return send(404, { code: 404, msg: "not found" });
   }
+}
+
+/** The parts of a multipart/form-data body by name, as raw bytes (a file part may come without a filename). */
+function multipart(body: Buffer, contentType: string): Map<string, Buffer> {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
+  const parts = new Map<string, Buffer>();
+  if (!boundary) return parts;
+  const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  let at = body.indexOf(delimiter);
+  while (at >= 0) {
+    const start = at + delimiter.length + 2; // past the boundary line's CRLF
+    const next = body.indexOf(delimiter, start);
+    if (next < 0) break;
+    const part = body.subarray(start, next - 2); // without the CRLF before the next boundary
+    const split = part.indexOf("\r\n\r\n");
+    const name = /name="([^"]+)"/.exec(part.subarray(0, split).toString("utf8"))?.[1];
+    if (name && split >= 0) parts.set(name, Buffer.from(part.subarray(split + 4)));
+    at = next;
+  }
+  return parts;
 }
 
 /** What a card shows: its Markdown and its buttons. */
