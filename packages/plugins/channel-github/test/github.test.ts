@@ -229,6 +229,18 @@ describe("github issue comments", () => {
     expect((await host.store.binding("github", "77"))?.user_id).toBe("bob-user");
   });
 
+  it("answers a new issue whose body mentions the bot, in that issue", async () => {
+    const opened = sign(SECRET, "issues", {
+      action: "opened",
+      issue: { number: 12, title: "Help", body: `@${BOT_LOGIN} summarize this issue`, user: { ...ADA, type: "User" } },
+      repository: { id: 77, name: "demo", full_name: "octo/demo", owner: { login: "octo", id: 5 } },
+      sender: { ...ADA, type: "User" },
+    });
+    expect((await post(opened)).status).toBe(202);
+    await idle();
+    expect(bodies(12)).toEqual(["You said: summarize this issue"]);
+  });
+
   it("answers GitHub's ping with 200 and starts nothing", async () => {
     const ping = sign(SECRET, "ping", { zen: "Keep it logically awesome.", hook_id: 1 });
     const response = await post(ping);
