@@ -279,10 +279,17 @@ export class FeishuProvider implements ChannelProvider {
   }
 
   async sendFile(chat: ChatAddress, file: OutboundFile): Promise<SentMessage> {
-    const uploaded = (await this.client.im.file.create(
-      { data: { file_type: "stream", file_name: file.name, file: Buffer.from(file.bytes) } },
-      this.traced(),
-    )) as { file_key?: string } | null;
+    let uploaded: { file_key?: string } | null;
+    try {
+      uploaded = await this.client.im.file.create(
+        { data: { file_type: "stream", file_name: file.name, file: Buffer.from(file.bytes) } },
+        this.traced(),
+      );
+    } catch (err) {
+      const waitMs = rateLimitWaitMs(err);
+      if (waitMs !== undefined) throw new ChannelRateLimitError(waitMs, `feishu im.file.create: rate limited, retry after ${waitMs} ms`);
+      throw err;
+    }
     if (!uploaded?.file_key) throw new Error(`feishu im.file.create gave no file_key for ${file.name}`);
     const fileKey = uploaded.file_key;
     const answer = await this.call("im.message.create", () =>
