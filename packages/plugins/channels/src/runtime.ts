@@ -248,7 +248,7 @@ export class ChannelRuntime {
         .edit(message.chat, message.button.messageId, { text: `${pending?.question ?? ""}\n\n✔ ${option}`.trim() })
         .catch(() => {});
     } else if (conversation?.pending_question && !command) {
-      // A typed answer to a question with buttons: the buttons go, so the question cannot be answered twice.
+      // A typed answer to a pending question: its buttons go (it cannot be answered twice), and a number picks an option.
       const pending = JSON.parse(conversation.pending_question) as PendingQuestion;
       await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId, pending_question: null });
       if (provider.capabilities.buttons) await ctx.out.edit(message.chat, pending.message_id, { text: pending.question }).catch(() => {});
