@@ -211,7 +211,8 @@ async function sendFinal(ctx: EventContext, output: RunOutput, liveId: string | 
       questionId = await ctx.reply(pieces[i] as string, `final:${i}`, last && buttons ? { buttons } : {});
     }
   }
-  if (withButtons) {
+  if (question !== undefined && options.length > 0) {
+    // Without buttons the question is a numbered list; remembering it lets a typed number answer it.
     const conversation = await runtime.store.conversation(provider.id, message.chat, userId);
     if (conversation) {
       const pending: PendingQuestion = { message_id: questionId, question: text, options };

@@ -248,10 +248,11 @@ export class ChannelRuntime {
         .edit(message.chat, message.button.messageId, { text: `${pending?.question ?? ""}\n\n✔ ${option}`.trim() })
         .catch(() => {});
     } else if (conversation?.pending_question && !command) {
-      // A typed answer to a question with buttons: the buttons go, so the question cannot be answered twice.
+      // A typed answer to a pending question: its buttons go (it cannot be answered twice), and a number picks an option.
       const pending = JSON.parse(conversation.pending_question) as PendingQuestion;
       await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId, pending_question: null });
-      await ctx.out.edit(message.chat, pending.message_id, { text: pending.question }).catch(() => {});
+      if (provider.capabilities.buttons) await ctx.out.edit(message.chat, pending.message_id, { text: pending.question }).catch(() => {});
+      text = pickedOption(stripLeadingMention(text), pending.options) ?? text;
     }
     text = stripLeadingMention(text);
     const uploads = await this.takeUploads(ctx, current.threadId, userId);
@@ -302,4 +303,10 @@ export class ChannelRuntime {
 /** "@antler_bot what now" → "what now": the mention that addressed the bot is not part of the question. */
 function stripLeadingMention(text: string): string {
   return text.replace(/^\s*@[A-Za-z0-9_]+[\s,:]*/, "");
+}
+
+/** "2" or "2." answers a numbered question with its second option; anything else is an answer in words. */
+function pickedOption(text: string, options: readonly string[]): string | undefined {
+  const number = /^\s*(\d{1,2})\.?\s*$/.exec(text);
+  return number ? options[Number(number[1]) - 1] : undefined;
 }
