@@ -64,6 +64,8 @@ export interface InboundMessage {
 export interface OutboundButton {
   readonly label: string;
   readonly value: string;
+  /** A hint where the platform colours buttons (Slack's primary / danger); others ignore it. */
+  readonly style?: "primary" | "danger" | undefined;
 }
 
 /** A file to send: its name and bytes. */
