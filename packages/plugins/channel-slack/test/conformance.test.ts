@@ -2,6 +2,7 @@
 // official SDKs pointed at the loopback Slack (HTTP Web API + Socket Mode WebSocket).
 import type { ChannelSink } from "@antler/plugin-channels";
 import { type ChannelTestPlatform, runChannelConformance } from "@antler/plugin-channels/testing";
+import guardrailsPlugin from "@antler/plugin-guardrails";
 import { SlackProvider } from "../src/index.js";
 import { APP_TOKEN, BOT_TOKEN, BOT_USER, blockActions, buttonsOf, FakeSlack, messageEvent, SIGNING_SECRET } from "./slack-api-server.js";
 
@@ -72,6 +73,7 @@ for (const mode of ["webhook", "socket"] as const) {
   let slack: FakeSlack;
   runChannelConformance({
     name: `slack (${mode})`,
+    approvalPlugin: guardrailsPlugin,
     async create() {
       slack = await new FakeSlack().start();
       const provider = new SlackProvider({
