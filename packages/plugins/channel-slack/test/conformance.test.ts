@@ -20,7 +20,7 @@ function platformOf(slack: FakeSlack, provider: SlackProvider, mode: "webhook" |
       await slack.acked(envelopeId);
       return;
     }
-    const headers = retry > 0 ? { "x-slack-retry-num": String(retry), "x-slack-retry-reason": "http_timeout" } : {};
+    const headers: Record<string, string> = retry > 0 ? { "x-slack-retry-num": String(retry), "x-slack-retry-reason": "http_timeout" } : {};
     const request =
       kind === "events_api"
         ? slack.eventRequest(payload, { headers })

@@ -18,6 +18,10 @@ export interface ApiCall {
   method: string;
   params: Record<string, unknown>;
   traceId: string | null;
+  /** When it arrived (ms since the epoch). */
+  at: number;
+  /** The HTTP status it was answered with. */
+  status: number;
 }
 
 export interface SlackMessage {
@@ -215,10 +219,12 @@ export class FakeSlack {
     if ((req.headers["content-type"] ?? "").includes("application/json")) Object.assign(params, JSON.parse(String(body) || "{}"));
     else for (const [k, v] of new URLSearchParams(String(body))) params[k] = fieldValue(v);
     const traceHeader = req.headers["x-trace-id"];
-    this.calls.push({ method, params, traceId: typeof traceHeader === "string" ? traceHeader : null });
+    const call: ApiCall = { method, params, traceId: typeof traceHeader === "string" ? traceHeader : null, at: Date.now(), status: 200 };
+    this.calls.push(call);
     const failure = this.failures.findIndex((f) => f.method === method);
     if (failure >= 0) {
       const [f] = this.failures.splice(failure, 1);
+      call.status = 429;
       return this.json(res, { ok: false, error: "ratelimited" }, 429, { "retry-after": String(f?.retryAfter ?? 1) });
     }
     const token = method === "apps.connections.open" ? APP_TOKEN : BOT_TOKEN;

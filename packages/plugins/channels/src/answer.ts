@@ -189,6 +189,9 @@ async function streamAnswer(ctx: EventContext, turn: Turn, events: AsyncIterable
   }
   await editing;
   if (liveId !== undefined) await store.outboxPut(`${row.id}#live`, liveId);
+  // A live edit the platform rate-limited: the final edit of the same message waits out its Retry-After first.
+  const holdMs = Math.min(holdUntil - Date.now(), 300_000);
+  if (liveId !== undefined && holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
   await sendFinal(ctx, output, liveId, turn.userId);
   await sendFiles(ctx, turn, output);
 }
