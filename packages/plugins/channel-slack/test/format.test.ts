@@ -1,6 +1,8 @@
 // Pure parts of the Slack provider: Markdown → mrkdwn, Slack markup → plain text, Block Kit, config, signatures.
+import { runPluginConformance } from "@antler/kernel/testing";
+import channels from "@antler/plugin-channels";
 import { describe, expect, it } from "vitest";
-import { markdownToMrkdwn, slackConfigSchema, slackSignature, slackTextToPlain, toBlocks } from "../src/index.js";
+import slack, { markdownToMrkdwn, slackConfigSchema, slackSignature, slackTextToPlain, toBlocks } from "../src/index.js";
 import { checkSignatureHeaders, signatureMatches } from "../src/signature.js";
 
 describe("markdownToMrkdwn", () => {
@@ -96,4 +98,15 @@ describe("request signatures", () => {
       signature: "v0=00",
     });
   });
+});
+
+runPluginConformance(slack, {
+  dependencies: [channels],
+  validConfig: { bot_token: "xoxb-1-2-abc", signing_secret: "a".repeat(32) },
+  invalidConfigs: [
+    { bot_token: "xoxb-1-2-abc" },
+    { bot_token: "xoxb-1-2-abc", mode: "socket" },
+    { bot_token: "not-a-token", signing_secret: "a".repeat(32) },
+    { bot_token: "xoxb-1-2-abc", signing_secret: "a".repeat(32), timestamp_tolerance_seconds: 3600 },
+  ],
 });
