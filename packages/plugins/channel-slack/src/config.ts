@@ -40,6 +40,12 @@ export const slackConfigSchema = z
       .boolean()
       .default(true)
       .describe("Answer a channel message in a thread under it (each such thread is one conversation); DMs are answered in place."),
+    working_reaction: z
+      .string()
+      .regex(/^[a-z0-9_+-]{1,64}$/, 'an emoji name without colons, such as "eyes"')
+      .nullable()
+      .default("eyes")
+      .describe("Reaction added (reactions.add, scope reactions:write) to a message the bot starts working on; null: none."),
     max_file_bytes: z
       .number()
       .int()

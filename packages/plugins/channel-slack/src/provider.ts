@@ -265,6 +265,23 @@ export class SlackProvider implements ChannelProvider {
     return new Uint8Array(await response.arrayBuffer());
   }
 
+  /**
+   * Slack shows bots no typing indicator: the message being worked on gets `working_reaction` instead. Only for a
+   * person's message (its event id is `<channel>:<ts>`), not for button presses or slash commands.
+   */
+  async typing(chat: ChatAddress, message?: InboundMessage): Promise<void> {
+    const reaction = this.config.working_reaction;
+    const ts = message?.eventId.startsWith(`${chat.id}:`) ? message.eventId.slice(chat.id.length + 1) : undefined;
+    if (!reaction || !ts || message?.button) return;
+    try {
+      await this.web.reactions.add({ channel: chat.id, timestamp: ts, name: reaction });
+    } catch (err) {
+      // Retried events and crash recoveries react again: already_reacted is success.
+      if ((err as { data?: { error?: string } }).data?.error === "already_reacted") return;
+      translate(err);
+    }
+  }
+
   /** The HTTP ack already stopped the spinner; a notice goes to the presser alone through the response URL. */
   async acknowledgeButton(press: ButtonPress, notice?: string): Promise<void> {
     if (!notice || !press.ackId) return;

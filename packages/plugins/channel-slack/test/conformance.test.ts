@@ -85,6 +85,7 @@ for (const mode of ["webhook", "socket"] as const) {
           api_url: slack.apiUrl,
           reply_in_thread: true,
           max_file_bytes: 1024 * 1024,
+          working_reaction: "eyes",
           timestamp_tolerance_seconds: 300,
         },
       });

@@ -67,6 +67,8 @@ function fieldValue(value: string): unknown {
 export class FakeSlack {
   readonly calls: ApiCall[] = [];
   readonly messages: SlackMessage[] = [];
+  /** Reactions the bot added: `<channel>:<ts>:<name>`. */
+  readonly reactions: string[] = [];
   readonly ephemeral: Array<{ url: string; body: Record<string, unknown> }> = [];
   /** Envelope ids the Socket Mode client acknowledged. */
   readonly acks: string[] = [];
@@ -257,6 +259,12 @@ export class FakeSlack {
         if (p.blocks !== undefined) message.blocks = p.blocks as SlackMessage["blocks"];
         message.history.push(message.text);
         return { ok: true, channel: message.channel, ts: message.ts, text: message.text };
+      }
+      case "reactions.add": {
+        const key = `${p.channel}:${p.timestamp}:${p.name}`;
+        if (this.reactions.includes(key)) return { ok: false, error: "already_reacted" };
+        this.reactions.push(key);
+        return { ok: true };
       }
       case "files.getUploadURLExternal": {
         const id = `F${String(900 + this.uploads.size)}UP`;

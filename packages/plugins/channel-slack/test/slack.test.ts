@@ -70,6 +70,21 @@ describe("slack webhook", () => {
     expect(live?.blocks[0]).toEqual({ type: "section", text: { type: "mrkdwn", text: "The answer is *42*." } });
   });
 
+  it("marks the message it works on with the working reaction (Slack shows bots no typing indicator)", async () => {
+    const { ts } = await dm("react to me");
+    expect(h.slack.reactions).toContain(`${DM}:${ts}:eyes`);
+  });
+
+  it("refuses a shared file over max_upload_bytes without downloading it", async () => {
+    const file = h.slack.hostFile("huge.bin", Buffer.from("small really"));
+    file.size = 50 * 1024 * 1024;
+    const calls = h.slack.calls.length;
+    const event = messageEvent(h.slack, { channel: DM, user: ADA, text: "", files: [file] });
+    await post(h.slack.eventRequest(event.payload));
+    expect(h.slack.channel(DM).at(-1)?.text).toContain("huge.bin is larger than the 20971520 bytes I accept");
+    expect(h.slack.calls.slice(calls).some((c) => c.method === "files.info")).toBe(false);
+  });
+
   it("carries one trace id from the webhook request through the run record to every Web API call", async () => {
     const calls = h.slack.calls.length;
     const { response, ts } = await dm("trace me");

@@ -25,6 +25,7 @@ async function start(accept: (message: InboundMessage) => Promise<void>) {
       api_url: slack.apiUrl,
       reply_in_thread: true,
       max_file_bytes: 1024,
+      working_reaction: null,
       timestamp_tolerance_seconds: 300,
     },
   });

@@ -175,7 +175,7 @@ async function streamAnswer(ctx: EventContext, turn: Turn, events: AsyncIterable
       }
     })();
   };
-  if (caps.edits) void provider.typing?.(message.chat).catch(() => {});
+  if (caps.edits) void provider.typing?.(message.chat, message).catch(() => {});
   try {
     for await (const event of events) if (readEvent(event, output)) refresh();
   } catch (err) {

@@ -119,8 +119,11 @@ export interface ChannelProvider {
   download?(file: InboundFile): Promise<Uint8Array>;
   /** Tell the platform a button press was handled (stops its spinner), optionally with a short notice. */
   acknowledgeButton?(press: ButtonPress, notice?: string): Promise<void>;
-  /** Show "typing…" while a run works, where the platform has it. */
-  typing?(chat: ChatAddress): Promise<void>;
+  /**
+   * Show that a run works on `message` ("typing…", or a reaction on the message where the platform has no typing
+   * indicator for bots, as Slack).
+   */
+  typing?(chat: ChatAddress, message?: InboundMessage): Promise<void>;
   close?(): Promise<void>;
 }
 
