@@ -127,8 +127,10 @@ export async function answerWithResume(
   const { client, store, logger } = runtime;
   const output = emptyOutput();
   const record = await client.getRun(turn.threadId, runId, { userId: turn.userId }).catch(() => undefined);
+  // `row.run_id` is this run when the event was taken before (a crash): a finished run is answered from its thread.
+  const retaken = row.run_id === runId;
   if (record?.status !== "paused") {
-    if (record?.status === "success" && row.run_id === runId) {
+    if (record?.status === "success" && retaken) {
       const state = await client.getThreadState(turn.threadId, { userId: turn.userId });
       readFinalState(state.values as Record<string, unknown>, output);
       await sendFinal(ctx, output, await store.outboxGet(`${row.id}#live`), turn.userId);

@@ -234,6 +234,12 @@ export class ChannelRuntime {
     if (command && (await handleCommand(ctx, command, current))) return "answered";
     const pending = conversation?.pending_question ? (JSON.parse(conversation.pending_question) as PendingQuestion) : null;
     let text = message.text;
+    const pressed = message.button ? buttonDecision(message.button.value) : undefined;
+    if (pressed && !pending?.approval && row.run_id) {
+      // A press this event already took before a crash (the question is cleared): resume, or answer from, that run.
+      await answerWithResume(ctx, current, row.run_id, pressed);
+      return "answered";
+    }
     if (pending?.approval && !command && (message.button ? message.button.messageId === pending.message_id : true)) {
       const decision = message.button ? buttonDecision(message.button.value) : typedDecision(stripLeadingMention(text));
       if (!decision) {
@@ -243,6 +249,8 @@ export class ChannelRuntime {
         );
         return "answered";
       }
+      // The run is journaled on the event before the question is cleared, so a crash in between resumes it.
+      await this.store.update(row.id, { run_id: pending.approval.run_id, thread_id: threadId });
       await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId, pending_question: null });
       // The question keeps its text and shows the decision; its buttons go, so it cannot be answered twice.
       const shown = decision.decision === "approve" ? "✔ Approved" : `✖ Rejected${decision.reason ? `: ${decision.reason}` : ""}`;
