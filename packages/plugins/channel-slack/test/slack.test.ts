@@ -72,6 +72,8 @@ describe("slack webhook", () => {
 
   it("marks the message it works on with the working reaction (Slack shows bots no typing indicator)", async () => {
     const { ts } = await dm("react to me");
+    // The reaction is not waited for by the answer: give it a moment on a loaded machine.
+    for (let i = 0; i < 100 && !h.slack.reactions.includes(`${DM}:${ts}:eyes`); i++) await new Promise((r) => setTimeout(r, 20));
     expect(h.slack.reactions).toContain(`${DM}:${ts}:eyes`);
   });
 

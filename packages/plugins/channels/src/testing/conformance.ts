@@ -76,23 +76,26 @@ export interface ChannelConformanceOptions {
 
 const USER = "conformance-user";
 
-/** The tool the approval case's rule pauses on; it counts its runs so the test sees it ran once. */
-let deploys = 0;
-const deployTool = definePlugin({
-  name: "channel-conformance-deploy",
-  version: "0.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "conformance_deploy",
-        description: "Deploys to a target.",
-        schema: z.object({ target: z.string() }),
-        run: async ({ target }) => `deployed to ${target} (#${++deploys})`,
-      }),
-    );
-  },
-});
+/** The tool the approval case's rule pauses on; `runs()` counts its runs, so the test sees it ran once. */
+function deployTool() {
+  let count = 0;
+  const plugin = definePlugin({
+    name: "channel-conformance-deploy",
+    version: "0.0.0",
+    kernel: "^0.1.0",
+    setup(ctx) {
+      ctx.tools.add(
+        defineTool({
+          name: "conformance_deploy",
+          description: "Deploys to a target.",
+          schema: z.object({ target: z.string() }),
+          run: async ({ target }) => `deployed to ${target} (#${++count})`,
+        }),
+      );
+    },
+  });
+  return { plugin, runs: () => count };
+}
 
 function script(messages: BaseMessage[]) {
   const human = messages.filter((m) => m.getType() === "human").at(-1);
@@ -131,6 +134,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
     let stopReceiving: (() => Promise<void>) | undefined;
     let dir: string;
     let chatSeq = 0;
+    const deploy = deployTool();
     const chat = (kind: "direct" | "group" = "direct") => `${kind === "group" ? "-" : ""}${9_100_000 + ++chatSeq}`;
 
     /** Waits until the event is handled (journaled and answered, ignored or failed). */
@@ -172,7 +176,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
             : {}),
         },
         plugins: [
-          ...(options.approvalPlugin ? [options.approvalPlugin, deployTool] : []),
+          ...(options.approvalPlugin ? [options.approvalPlugin, deploy.plugin] : []),
           scriptedModelsPlugin({ m: { respond: script } }),
           { plugin: channelsPlugin, config: { stream: { edit_interval_ms: 200 }, recovery_interval_seconds: 3600 } },
           register,
@@ -343,7 +347,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
         expect(paused.status).toBe("paused");
         const question = (await subject.platform.messages(chatId)).at(-1);
         expect(question?.text).toContain("conformance_deploy");
-        const before = deploys;
+        const before = deploy.runs();
         let answer: { eventId: string };
         if (subject.provider.capabilities.buttons) {
           expect(question?.buttons.map((b) => b.label)).toEqual(["Approve", "Reject"]);
@@ -361,7 +365,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
         const run = await client.getRun(row.thread_id as string, row.run_id as string, { userId: USER });
         expect(run.status).toBe("success");
         expect(run.trace_id).toBe(row.trace_id);
-        expect(deploys).toBe(before + 1);
+        expect(deploy.runs()).toBe(before + 1);
         const shown = await subject.platform.messages(chatId);
         expect(shown.at(-1)?.text).toContain("Deploy finished: deployed to prod");
         // The question's buttons are gone, so it cannot be answered twice.
