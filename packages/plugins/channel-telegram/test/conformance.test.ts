@@ -1,6 +1,7 @@
 // The channel conformance kit against the Telegram provider, in both delivery modes, with the loopback Bot API.
 import type { ChannelSink } from "@antler/plugin-channels";
 import { type ChannelTestPlatform, runChannelConformance } from "@antler/plugin-channels/testing";
+import guardrailsPlugin from "@antler/plugin-guardrails";
 import { TelegramProvider } from "../src/index.js";
 import { BOT, FakeTelegram, pressUpdate, textUpdate } from "./bot-api-server.js";
 
@@ -76,6 +77,7 @@ for (const mode of ["webhook", "polling"] as const) {
   let tg: FakeTelegram;
   runChannelConformance({
     name: `telegram (${mode})`,
+    approvalPlugin: guardrailsPlugin,
     async create() {
       tg = await new FakeTelegram().start();
       const provider = new TelegramProvider({

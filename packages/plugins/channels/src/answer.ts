@@ -1,17 +1,33 @@
 import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
 import { ErrorCodes } from "@antler/kernel";
-import type { StreamEvent } from "@antler/plugin-runtime";
+import { RUN_PAUSED_EVENT, type StreamEvent } from "@antler/plugin-runtime";
 import type { OutboundButton } from "./contract.js";
 import type { EventContext } from "./event-context.js";
 import { splitText } from "./outbound.js";
 
-/** The clarification whose buttons are live in a conversation: a press maps `c:<index>` back to the option. */
+/**
+ * The question whose buttons are live in a conversation: a clarification (a press maps `c:<index>` back to the
+ * option), or an approval pause (`approval` set: `a:approve` / `a:reject` resume that run).
+ */
 export interface PendingQuestion {
   message_id: string;
   question: string;
   options: string[];
+  approval?: { run_id: string } | undefined;
 }
+
+/** One call an approval pause waits on, as the guardrails' interrupt lists it. */
+interface PendingCall {
+  tool_call_id?: string;
+  tool: string;
+  args?: unknown;
+  reason?: string;
+}
+
+/** The button values of an approval question. */
+export const APPROVE_VALUE = "a:approve";
+export const REJECT_VALUE = "a:reject";
 
 interface Turn {
   threadId: string;
@@ -36,6 +52,8 @@ interface RunOutput {
   question: { text: string; input: HumanInput } | undefined;
   artifactsBefore: string[] | undefined;
   artifactsAfter: string[];
+  /** The run paused for approval of these calls (the `run_paused` event). */
+  pause?: { runId: string; calls: PendingCall[] } | undefined;
   /** The id of the AI message `text` is from: a new message starts a new text. */
   aiId?: string | undefined;
 }
@@ -62,44 +80,21 @@ function liveText(output: RunOutput, showTools: boolean): string {
  * finished run is answered from its thread instead of being run again.
  */
 export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void> {
-  const { runtime, provider, message, row, out } = ctx;
+  const { runtime, provider, message, row } = ctx;
   const { client, config, store, logger } = runtime;
-  const caps = provider.capabilities;
-  const output: RunOutput = { text: "", tools: [], question: undefined, artifactsBefore: undefined, artifactsAfter: [] };
+  const output = emptyOutput();
   const previous = row.run_id ? await client.getRun(turn.threadId, row.run_id, { userId: turn.userId }).catch(() => undefined) : undefined;
   if (previous?.status === "success") {
     // Answered by a run that finished before this instance died: send its answer, never run it again.
     logger.info({ run_id: previous.run_id, event_id: row.event_id }, "channel event's run already finished; answering from it");
     const state = await client.getThreadState(turn.threadId, { userId: turn.userId });
     readFinalState(state.values as Record<string, unknown>, output);
+  } else if (previous?.status === "paused" && previous.interrupt) {
+    // It paused for approval before this instance died: ask again, never run it again.
+    output.pause = pauseOf(previous.run_id, previous.interrupt.value);
   } else {
     const runId = randomUUID();
     await store.update(row.id, { run_id: runId, thread_id: turn.threadId });
-    let liveId = caps.edits ? await store.outboxGet(`${row.id}#live`) : undefined;
-    let lastEdit = 0;
-    let editing: Promise<void> | undefined;
-    let holdUntil = 0;
-    const refresh = () => {
-      if (!caps.edits || editing) return;
-      const now = Date.now();
-      if (now - lastEdit < config.stream.edit_interval_ms || now < holdUntil) return;
-      lastEdit = now;
-      const text = liveText(output, config.stream.show_tools).slice(0, caps.maxTextLength);
-      editing = (async () => {
-        try {
-          if (liveId === undefined) liveId = (await out.send(`${row.id}#live`, message.chat, { text })).messageId;
-          else await provider.edit?.(message.chat, liveId, { text });
-        } catch (err) {
-          // A live edit is never worth waiting for: skip it, and hold off as long as the platform asked.
-          const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
-          if (typeof retryAfterMs === "number") holdUntil = Date.now() + retryAfterMs;
-          logger.debug({ err }, "live message update skipped");
-        } finally {
-          editing = undefined;
-        }
-      })();
-    };
-    if (caps.edits) void provider.typing?.(message.chat).catch(() => {});
     const events = client.stream(turn.text, {
       threadId: turn.threadId,
       userId: turn.userId,
@@ -110,25 +105,114 @@ export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void
       ...((turn.model ?? config.model) ? { model: (turn.model ?? config.model) as string } : {}),
       metadata: { channel: provider.id, channel_event_id: row.event_id, channel_chat_id: message.chat.id },
     });
-    try {
-      for await (const event of events) if (readEvent(event, output)) refresh();
-    } catch (err) {
-      if ((err as { code?: unknown })?.code !== ErrorCodes.RUN_CANCELLED) throw err;
-      // Stopped with /cancel (or by another client): say so where the answer was going.
-      await editing;
-      const text = output.text.trim() === "" ? "Cancelled." : `${output.text}\n\n(cancelled)`;
-      if (liveId !== undefined) await out.edit(message.chat, liveId, { text });
-      else await ctx.reply(text, "final:0");
-      return;
-    }
-    await editing;
-    if (liveId !== undefined) await store.outboxPut(`${row.id}#live`, liveId);
-    await sendFinal(ctx, output, liveId, turn.userId);
-    await sendFiles(ctx, turn, output);
+    await streamAnswer(ctx, turn, events, output);
     return;
   }
   await sendFinal(ctx, output, await store.outboxGet(`${row.id}#live`), turn.userId);
   await sendFiles(ctx, turn, output);
+}
+
+/**
+ * Resumes a run paused for approval with the user's decision (a button press or a typed approve / reject) and
+ * streams the rest of its answer like a new run: the same run id and trace id. After a crash, a resume that
+ * finished is answered from the thread; a run no longer paused is not resumed twice.
+ */
+export async function answerWithResume(
+  ctx: EventContext,
+  turn: Omit<Turn, "text">,
+  runId: string,
+  decision: { decision: "approve" | "reject"; reason?: string },
+): Promise<void> {
+  const { runtime, row } = ctx;
+  const { client, store, logger } = runtime;
+  const output = emptyOutput();
+  const record = await client.getRun(turn.threadId, runId, { userId: turn.userId }).catch(() => undefined);
+  // `row.run_id` is this run when the event was taken before (a crash): a finished run is answered from its thread.
+  const retaken = row.run_id === runId;
+  if (record?.status !== "paused") {
+    if (record?.status === "success" && retaken) {
+      const state = await client.getThreadState(turn.threadId, { userId: turn.userId });
+      readFinalState(state.values as Record<string, unknown>, output);
+      await sendFinal(ctx, output, await store.outboxGet(`${row.id}#live`), turn.userId);
+      return;
+    }
+    await ctx.reply(`That approval is no longer open (the run is ${record?.status ?? "gone"}).`, "approval-closed");
+    return;
+  }
+  await store.update(row.id, { run_id: runId, thread_id: turn.threadId });
+  logger.info({ run_id: runId, event_id: row.event_id, decision: decision.decision }, "channel approval answered; resuming the run");
+  await streamAnswer(ctx, { ...turn, text: "" }, client.resumeStream(turn.threadId, runId, decision, { userId: turn.userId }), output);
+}
+
+function emptyOutput(): RunOutput {
+  return { text: "", tools: [], question: undefined, artifactsBefore: undefined, artifactsAfter: [] };
+}
+
+/** The live message while `events` stream (edited at a bounded rate), then the final answer and the files. */
+async function streamAnswer(ctx: EventContext, turn: Turn, events: AsyncIterable<StreamEvent>, output: RunOutput): Promise<void> {
+  const { runtime, provider, message, row, out } = ctx;
+  const { config, store, logger } = runtime;
+  const caps = provider.capabilities;
+  let liveId = caps.edits ? await store.outboxGet(`${row.id}#live`) : undefined;
+  let lastEdit = 0;
+  let editing: Promise<void> | undefined;
+  let holdUntil = 0;
+  const refresh = () => {
+    if (!caps.edits || editing) return;
+    const now = Date.now();
+    if (now - lastEdit < config.stream.edit_interval_ms || now < holdUntil) return;
+    lastEdit = now;
+    const text = liveText(output, config.stream.show_tools).slice(0, caps.maxTextLength);
+    editing = (async () => {
+      try {
+        if (liveId === undefined) liveId = (await out.send(`${row.id}#live`, message.chat, { text })).messageId;
+        else await provider.edit?.(message.chat, liveId, { text });
+      } catch (err) {
+        // A live edit is never worth waiting for: skip it, and hold off as long as the platform asked.
+        const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
+        if (typeof retryAfterMs === "number") holdUntil = Date.now() + retryAfterMs;
+        logger.debug({ err }, "live message update skipped");
+      } finally {
+        editing = undefined;
+      }
+    })();
+  };
+  if (caps.edits) void provider.typing?.(message.chat, message).catch(() => {});
+  try {
+    for await (const event of events) if (readEvent(event, output)) refresh();
+  } catch (err) {
+    if ((err as { code?: unknown })?.code !== ErrorCodes.RUN_CANCELLED) throw err;
+    // Stopped with /cancel (or by another client): say so where the answer was going.
+    await editing;
+    const text = output.text.trim() === "" ? "Cancelled." : `${output.text}\n\n(cancelled)`;
+    if (liveId !== undefined) await out.edit(message.chat, liveId, { text });
+    else await ctx.reply(text, "final:0");
+    return;
+  }
+  await editing;
+  if (liveId !== undefined) await store.outboxPut(`${row.id}#live`, liveId);
+  // A live edit the platform rate-limited: the final edit of the same message waits out its Retry-After first.
+  const holdMs = Math.min(holdUntil - Date.now(), 300_000);
+  if (liveId !== undefined && holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
+  await sendFinal(ctx, output, liveId, turn.userId);
+  await sendFiles(ctx, turn, output);
+}
+
+/** An approval interrupt's calls, as the question put to the user. */
+function pauseOf(runId: string, interrupt: Record<string, unknown>): NonNullable<RunOutput["pause"]> {
+  const calls = Array.isArray(interrupt.calls) ? (interrupt.calls as PendingCall[]) : [];
+  return { runId, calls };
+}
+
+/** The approval question: each pending call compactly, with the rule's reason. */
+function approvalText(pause: NonNullable<RunOutput["pause"]>, typed: boolean): string {
+  const lines = pause.calls.map((call) => {
+    const args = JSON.stringify(call.args ?? {});
+    const shown = args.length > 200 ? `${args.slice(0, 200)}…` : args;
+    return `• \`${call.tool}\` ${shown}${call.reason ? ` (${call.reason})` : ""}`;
+  });
+  const ask = typed ? "Reply `approve`, or `reject: <reason>`." : "Approve or reject?";
+  return [`Approval needed before ${pause.calls.length === 1 ? "this call runs" : "these calls run"}:`, ...lines, "", ask].join("\n");
 }
 
 /** Folds one run event into the output; true when the live message would change. */
@@ -156,6 +240,12 @@ function readEvent(event: StreamEvent, output: RunOutput): boolean {
   }
   if (event.type === "values") {
     readFinalState(event.data as unknown as Record<string, unknown>, output);
+  }
+  if (event.type === "custom") {
+    const data = event.data as { type?: unknown; run_id?: unknown; interrupt?: { kind?: unknown } & Record<string, unknown> };
+    if (data.type === RUN_PAUSED_EVENT && data.interrupt?.kind === "approval" && typeof data.run_id === "string") {
+      output.pause = pauseOf(data.run_id, data.interrupt);
+    }
   }
   return false;
 }
@@ -185,7 +275,19 @@ async function sendFinal(ctx: EventContext, output: RunOutput, liveId: string | 
   const withButtons = question !== undefined && options.length > 0 && caps.buttons;
   let text: string;
   let buttons: OutboundButton[][] | undefined;
-  if (withButtons) {
+  const pause = output.pause;
+  if (pause) {
+    const said = output.text.trim();
+    text = said === "" ? approvalText(pause, !caps.buttons) : `${said}\n\n${approvalText(pause, !caps.buttons)}`;
+    if (caps.buttons) {
+      buttons = [
+        [
+          { label: "Approve", value: APPROVE_VALUE, style: "primary" },
+          { label: "Reject", value: REJECT_VALUE, style: "danger" },
+        ],
+      ];
+    }
+  } else if (withButtons) {
     const parts = [question.input.context, question.input.question].filter((p): p is string => !!p && p.trim() !== "");
     text = parts.join("\n\n") || question.text;
     buttons = options.map((option, i) => [{ label: option.slice(0, 60), value: `c:${i}` }]);
@@ -211,11 +313,14 @@ async function sendFinal(ctx: EventContext, output: RunOutput, liveId: string | 
       questionId = await ctx.reply(pieces[i] as string, `final:${i}`, last && buttons ? { buttons } : {});
     }
   }
-  if (question !== undefined && options.length > 0) {
-    // Without buttons the question is a numbered list; remembering it lets a typed number answer it.
+  if ((question !== undefined && options.length > 0) || pause) {
+    // A question with options is remembered with or without buttons: without them it is a numbered list, and a
+    // typed number answers it.
     const conversation = await runtime.store.conversation(provider.id, message.chat, userId);
     if (conversation) {
-      const pending: PendingQuestion = { message_id: questionId, question: text, options };
+      const pending: PendingQuestion = pause
+        ? { message_id: questionId, question: text, options: [], approval: { run_id: pause.runId } }
+        : { message_id: questionId, question: text, options };
       await runtime.store.saveConversation(provider.id, message.chat, userId, {
         thread_id: conversation.thread_id,
         pending_question: JSON.stringify(pending),

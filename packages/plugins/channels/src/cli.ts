@@ -25,7 +25,7 @@ function requireProvider(host: ChannelsHost, id: string | undefined, usage: stri
       hint:
         known.length > 0
           ? `Configured: ${known.join(", ")}. Usage: ${usage}`
-          : "Add a provider plugin such as @antler/plugin-channel-telegram to plugins: in config.yaml.",
+          : "Add a provider plugin such as @antler/plugin-channel-telegram or @antler/plugin-channel-slack to plugins: in config.yaml.",
     });
   }
   return id;
@@ -84,7 +84,7 @@ export function channelCommands(resolve: (kernel: Kernel) => ChannelsHost): CliC
     },
     {
       name: "channels run",
-      summary: "Receive chat messages by long connection (Telegram long polling) in this process until SIGINT/SIGTERM.",
+      summary: "Receive chat messages by long connection (Telegram long polling, Slack Socket Mode) in this process until SIGINT/SIGTERM.",
       usage: "antler channels run",
       async run(args: string[], io: CliIO) {
         parse(args, {}, "antler channels run");

@@ -34,7 +34,7 @@ interface Current {
 export async function handleCommand(ctx: EventContext, command: ParsedCommand, current: Current): Promise<boolean> {
   const { runtime, provider, message } = ctx;
   const { client, store } = runtime;
-  const save = (fields: { thread_id?: string; agent?: string | null; model?: string | null }) =>
+  const save = (fields: { thread_id?: string; agent?: string | null; model?: string | null; pending_question?: null }) =>
     store.saveConversation(provider.id, message.chat, current.userId, { thread_id: current.threadId, ...fields });
   switch (command.name) {
     case "help":
@@ -43,13 +43,15 @@ export async function handleCommand(ctx: EventContext, command: ParsedCommand, c
       return true;
     case "new": {
       const threadId = crypto.randomUUID();
-      await save({ thread_id: threadId, pending_question: null } as { thread_id: string });
+      await save({ thread_id: threadId, pending_question: null });
       await ctx.reply("Started a new conversation.");
       return true;
     }
     case "cancel": {
       const runs = await client.listRuns(current.threadId, { userId: current.userId, limit: 10 }).catch(() => []);
-      const live = runs.filter((r) => r.status === "running" || r.status === "pending");
+      const live = runs.filter((r) => r.status === "running" || r.status === "pending" || r.status === "paused");
+      // A pause's buttons would answer a run that is gone.
+      if (live.some((r) => r.status === "paused")) await save({ pending_question: null });
       for (const run of live) await client.cancelRun(current.threadId, run.run_id, { userId: current.userId }).catch(() => {});
       await ctx.reply(
         live.length > 0 ? `Cancelled ${live.length === 1 ? "the running answer" : `${live.length} runs`}.` : "Nothing is running.",

@@ -64,6 +64,8 @@ export interface InboundMessage {
 export interface OutboundButton {
   readonly label: string;
   readonly value: string;
+  /** A hint where the platform colours buttons (Slack's primary / danger); others ignore it. */
+  readonly style?: "primary" | "danger" | undefined;
 }
 
 /** A file to send: its name and bytes. */
@@ -117,8 +119,11 @@ export interface ChannelProvider {
   download?(file: InboundFile): Promise<Uint8Array>;
   /** Tell the platform a button press was handled (stops its spinner), optionally with a short notice. */
   acknowledgeButton?(press: ButtonPress, notice?: string): Promise<void>;
-  /** Show "typing…" while a run works, where the platform has it. */
-  typing?(chat: ChatAddress): Promise<void>;
+  /**
+   * Show that a run works on `message` ("typing…", or a reaction on the message where the platform has no typing
+   * indicator for bots, as Slack).
+   */
+  typing?(chat: ChatAddress, message?: InboundMessage): Promise<void>;
   close?(): Promise<void>;
 }
 

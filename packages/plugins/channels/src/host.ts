@@ -101,7 +101,7 @@ export class ChannelsHost {
         hint:
           this.ids().length > 0
             ? `Configured: ${this.ids().join(", ")}.`
-            : "Add a provider plugin such as @antler/plugin-channel-telegram.",
+            : "Add a provider plugin such as @antler/plugin-channel-telegram or @antler/plugin-channel-slack.",
       });
     }
     const chat: ChatAddress = { id: target.chat, kind: "direct", ...(target.thread ? { thread: target.thread } : {}) };

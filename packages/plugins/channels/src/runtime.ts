@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { ensureTraceContext, ensureTraceId, type Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
-import { answerWithRun, type PendingQuestion } from "./answer.js";
+import { APPROVE_VALUE, answerWithResume, answerWithRun, type PendingQuestion, REJECT_VALUE } from "./answer.js";
 import { handleCommand, parseCommand } from "./commands.js";
 import type { ChannelsConfig } from "./config.js";
 import type { ChannelProvider, ChannelSink, InboundMessage } from "./contract.js";
@@ -232,11 +232,35 @@ export class ChannelRuntime {
     if (!conversation) await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId });
     const current = { threadId, agent: conversation?.agent ?? null, model: conversation?.model ?? null, userId };
     if (command && (await handleCommand(ctx, command, current))) return "answered";
+    const pending = conversation?.pending_question ? (JSON.parse(conversation.pending_question) as PendingQuestion) : null;
     let text = message.text;
+    const pressed = message.button ? buttonDecision(message.button.value) : undefined;
+    if (pressed && !pending?.approval && row.run_id) {
+      // A press this event already took before a crash (the question is cleared): resume, or answer from, that run.
+      await answerWithResume(ctx, current, row.run_id, pressed);
+      return "answered";
+    }
+    if (pending?.approval && !command && (message.button ? message.button.messageId === pending.message_id : true)) {
+      const decision = message.button ? buttonDecision(message.button.value) : typedDecision(stripLeadingMention(text));
+      if (!decision) {
+        if (message.button) return "ignored";
+        await ctx.reply(
+          "This conversation waits for your approval first: press Approve or Reject, or reply `approve` or `reject: <reason>`.",
+        );
+        return "answered";
+      }
+      // The run is journaled on the event before the question is cleared, so a crash in between resumes it.
+      await this.store.update(row.id, { run_id: pending.approval.run_id, thread_id: threadId });
+      await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId, pending_question: null });
+      // The question keeps its text and shows the decision; its buttons go, so it cannot be answered twice.
+      const shown = decision.decision === "approve" ? "✔ Approved" : `✖ Rejected${decision.reason ? `: ${decision.reason}` : ""}`;
+      await ctx.out.edit(message.chat, pending.message_id, { text: `${pending.question}\n\n${shown}` }).catch(() => {});
+      await answerWithResume(ctx, current, pending.approval.run_id, decision);
+      return "answered";
+    }
     if (message.button) {
-      const pending = conversation?.pending_question ? (JSON.parse(conversation.pending_question) as PendingQuestion) : null;
       const index = Number(message.button.value.replace(/^c:/, ""));
-      const option = pending && pending.message_id === message.button.messageId ? pending.options[index] : undefined;
+      const option = pending && !pending.approval && pending.message_id === message.button.messageId ? pending.options[index] : undefined;
       if (option === undefined) {
         await provider.acknowledgeButton?.(message.button, "That question was already answered.").catch(() => {});
         return "ignored";
@@ -247,9 +271,8 @@ export class ChannelRuntime {
       await ctx.out
         .edit(message.chat, message.button.messageId, { text: `${pending?.question ?? ""}\n\n✔ ${option}`.trim() })
         .catch(() => {});
-    } else if (conversation?.pending_question && !command) {
+    } else if (pending && !pending.approval && !command) {
       // A typed answer to a pending question: its buttons go (it cannot be answered twice), and a number picks an option.
-      const pending = JSON.parse(conversation.pending_question) as PendingQuestion;
       await this.store.saveConversation(provider.id, message.chat, userId, { thread_id: threadId, pending_question: null });
       if (provider.capabilities.buttons) await ctx.out.edit(message.chat, pending.message_id, { text: pending.question }).catch(() => {});
       text = pickedOption(stripLeadingMention(text), pending.options) ?? text;
@@ -298,6 +321,23 @@ export class ChannelRuntime {
     this.recovery = undefined;
     await this.idle();
   }
+}
+
+/** An approval button's decision; undefined for a value that is not one. */
+function buttonDecision(value: string): { decision: "approve" | "reject"; reason?: string } | undefined {
+  if (value === APPROVE_VALUE) return { decision: "approve" };
+  if (value === REJECT_VALUE) return { decision: "reject" };
+  return undefined;
+}
+
+/** A typed decision: `approve` (or yes), `reject` / `reject: <reason>` (or no, deny); anything else is none. */
+function typedDecision(text: string): { decision: "approve" | "reject"; reason?: string } | undefined {
+  const match = /^\s*(approve|approved|yes|reject|rejected|deny|denied|no)\b\s*[:\-–]?\s*([\s\S]*)$/i.exec(text);
+  if (!match) return undefined;
+  const word = (match[1] ?? "").toLowerCase();
+  const rest = (match[2] ?? "").trim();
+  if (word === "approve" || word === "approved" || word === "yes") return rest === "" ? { decision: "approve" } : undefined;
+  return rest === "" ? { decision: "reject" } : { decision: "reject", reason: rest };
 }
 
 /** "@antler_bot what now" → "what now": the mention that addressed the bot is not part of the question. */

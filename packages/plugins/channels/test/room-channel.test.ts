@@ -2,6 +2,8 @@
 // against a loopback chat service: a provider without edits, buttons or files, by webhook.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+// The guardrails plugin is a root devDependency: as this package's own it would close a cycle through the scheduler.
+import guardrailsPlugin from "@antler/plugin-guardrails";
 import { runChannelConformance, type TestUserMessage } from "../src/testing/index.js";
 import { roomChannel } from "./fixtures/room-channel.js";
 
@@ -54,6 +56,7 @@ function request(event: unknown, secret = SECRET): Request {
 
 runChannelConformance({
   name: "README room channel",
+  approvalPlugin: guardrailsPlugin,
   async create() {
     service = await startRoomService();
     const provider = roomChannel(service.url, SECRET);

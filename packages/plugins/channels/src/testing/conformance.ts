@@ -2,11 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { definePlugin } from "@antler/kernel";
+import { type CodePlugin, definePlugin } from "@antler/kernel";
+import { defineTool } from "@antler/kernel/authoring";
 import { scriptedModelsPlugin } from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
 import type { BaseMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { ChannelProvider, ChannelSink } from "../contract.js";
 import { CHANNELS, type ChannelsHost, registerChannel } from "../host.js";
 import channelsPlugin from "../plugin.js";
@@ -64,15 +66,45 @@ export interface ChannelConformanceOptions {
   name?: string;
   /** Per-test timeout in ms; default 30 000. */
   timeoutMs?: number;
+  /**
+   * Opt-in: the plugin that pauses runs for approval (`@antler/plugin-guardrails`' default export). The kit then
+   * adds a `conformance_deploy` tool and an `approval:` rule for it, and checks that the pause is asked with
+   * Approve / Reject buttons (or as a typed question) and that the answer resumes the same run.
+   */
+  approvalPlugin?: CodePlugin;
 }
 
 const USER = "conformance-user";
 
+/** The tool the approval case's rule pauses on; `runs()` counts its runs, so the test sees it ran once. */
+function deployTool() {
+  let count = 0;
+  const plugin = definePlugin({
+    name: "channel-conformance-deploy",
+    version: "0.0.0",
+    kernel: "^0.1.0",
+    setup(ctx) {
+      ctx.tools.add(
+        defineTool({
+          name: "conformance_deploy",
+          description: "Deploys to a target.",
+          schema: z.object({ target: z.string() }),
+          run: async ({ target }) => `deployed to ${target} (#${++count})`,
+        }),
+      );
+    },
+  });
+  return { plugin, runs: () => count };
+}
+
 function script(messages: BaseMessage[]) {
   const human = messages.filter((m) => m.getType() === "human").at(-1);
   const text = typeof human?.content === "string" ? human.content : "";
-  if (messages.at(-1)?.getType() !== "human") return { text: "Done." };
+  const last = messages.at(-1) as (BaseMessage & { name?: string }) | undefined;
+  if (last?.getType() === "tool" && last.name === "conformance_deploy") return { text: `Deploy finished: ${String(last.content)}` };
+  if (last?.getType() !== "human") return { text: "Done." };
   if (/^(left|right)$/.test(text.trim())) return { text: `Going ${text.trim()}.` };
+  if (/deploy/i.test(text)) return { toolCalls: [{ name: "conformance_deploy", args: { target: "prod" } }] };
   if (/which way/i.test(text)) {
     return {
       toolCalls: [
@@ -102,6 +134,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
     let stopReceiving: (() => Promise<void>) | undefined;
     let dir: string;
     let chatSeq = 0;
+    const deploy = deployTool();
     const chat = (kind: "direct" | "group" = "direct") => `${kind === "group" ? "-" : ""}${9_100_000 + ++chatSeq}`;
 
     /** Waits until the event is handled (journaled and answered, ignored or failed). */
@@ -138,8 +171,12 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
           storage: { backend: "sqlite" },
           title: { enabled: false },
           logging: { level: "error" },
+          ...(options.approvalPlugin
+            ? { approval: { rules: [{ name: "deploys", tools: ["conformance_deploy"], reason: "Deploys need a yes" }] } }
+            : {}),
         },
         plugins: [
+          ...(options.approvalPlugin ? [options.approvalPlugin, deploy.plugin] : []),
           scriptedModelsPlugin({ m: { respond: script } }),
           { plugin: channelsPlugin, config: { stream: { edit_interval_ms: 200 }, recovery_interval_seconds: 3600 } },
           register,
@@ -294,6 +331,45 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
         expect((await handled(eventId)).status).toBe("answered");
         const shown = await texts(chatId);
         expect(shown.filter((t) => t.includes("You said slow down"))).toHaveLength(1);
+      },
+      timeout,
+    );
+
+    it(
+      "an approval pause is asked with Approve / Reject (or typed), and the answer resumes the same run once",
+      async (test) => {
+        if (!options.approvalPlugin) return test.skip("no approvalPlugin given: the provider's suite does not test approvals");
+        const chatId = chat();
+        await host.store.bind(subject.provider.id, "506", USER);
+        const asked = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "506", text: "deploy it" }, sink);
+        const row = await handled(asked.eventId);
+        const paused = await client.getRun(row.thread_id as string, row.run_id as string, { userId: USER });
+        expect(paused.status).toBe("paused");
+        const question = (await subject.platform.messages(chatId)).at(-1);
+        expect(question?.text).toContain("conformance_deploy");
+        const before = deploy.runs();
+        let answer: { eventId: string };
+        if (subject.provider.capabilities.buttons) {
+          expect(question?.buttons.map((b) => b.label)).toEqual(["Approve", "Reject"]);
+          const approve = question?.buttons.find((b) => b.label === "Approve");
+          answer = await subject.platform.userPresses(
+            { chatId, chatKind: "direct", userId: "506", messageId: question?.id as string, value: approve?.value as string },
+            sink,
+          );
+        } else {
+          answer = await subject.platform.userSends({ chatId, chatKind: "direct", userId: "506", text: "approve" }, sink);
+        }
+        const resumed = await handled(answer.eventId);
+        expect(resumed.status).toBe("answered");
+        expect(resumed.run_id).toBe(row.run_id);
+        const run = await client.getRun(row.thread_id as string, row.run_id as string, { userId: USER });
+        expect(run.status).toBe("success");
+        expect(run.trace_id).toBe(row.trace_id);
+        expect(deploy.runs()).toBe(before + 1);
+        const shown = await subject.platform.messages(chatId);
+        expect(shown.at(-1)?.text).toContain("Deploy finished: deployed to prod");
+        // The question's buttons are gone, so it cannot be answered twice.
+        expect(shown.find((m) => m.id === question?.id)?.buttons ?? []).toEqual([]);
       },
       timeout,
     );
