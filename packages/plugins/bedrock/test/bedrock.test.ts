@@ -167,6 +167,17 @@ describe("@antler/plugin-bedrock", () => {
     expect(reasoningFields("openai.gpt-oss-120b-1:0", "high")).toEqual({ reasoning_effort: "high" });
   });
 
+  it("a run's own reasoning_effort reaches the wire as the family's knob, in place of the entry's", async () => {
+    const s = await serve([{ text: "one" }, { text: "two" }]);
+    const client = await clientWith([entry(s, { supports_thinking: true, reasoning_effort: "low", max_tokens: 20000 })]);
+    await client.chat("a", { threadId: "t-effort", reasoningEffort: "high" });
+    await client.chat("b", { threadId: "t-effort" });
+    expect([0, 1].map((i) => bodyOf(s, i).additionalModelRequestFields)).toEqual([
+      { thinking: { type: "enabled", budget_tokens: 16384 } },
+      { thinking: { type: "enabled", budget_tokens: 2048 } },
+    ]);
+  });
+
   it("turns an AccessDeniedException (403) into MODEL_CALL_FAILED naming the model, status and trace id, with a hint", async () => {
     const s = await serve([
       { status: 403, type: "AccessDeniedException", message: "You don't have access to the model with the specified model ID." },
