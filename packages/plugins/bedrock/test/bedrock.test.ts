@@ -132,6 +132,26 @@ describe("@antler/plugin-bedrock", () => {
     });
   });
 
+  it("streams Claude's reasoning as reasoning and sends it back with its signature before the toolUse on the next call", async () => {
+    const s = await serve([
+      {
+        reasoning: { text: "The user wants weather; call the tool.", signature: "sig-B1" },
+        toolUse: { name: "get_weather", input: { city: "Oslo" } },
+      },
+      { text: "Sunny in Oslo." },
+    ]);
+    const client = await clientWith([entry(s, { supports_thinking: true, reasoning_effort: "low", max_tokens: 4096 })]);
+    const events = await collect(client.stream("Weather in Oslo?", { threadId: "t-think" }));
+    const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
+    expect(ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("")).toBe("The user wants weather; call the tool.");
+    expect(ai.map((d) => d.content).join("")).toBe("Sunny in Oslo.");
+    const assistant = bodyOf(s, 1).messages.find((m) => m.role === "assistant");
+    expect(assistant?.content).toEqual([
+      { reasoningContent: { reasoningText: { text: "The user wants weather; call the tool.", signature: "sig-B1" } } },
+      { toolUse: { toolUseId: "tooluse_1", name: "get_weather", input: { city: "Oslo" } } },
+    ]);
+  });
+
   it("sends an image input as an image block over Converse (JSON), with the call's usage", async () => {
     const s = await serve([{ text: "A red square.", usage: { inputTokens: 1200, outputTokens: 4, cacheReadInputTokens: 1000 } }]);
     const model = await (await kernelWith([entry(s, { supports_vision: true })])).createModel("br");
