@@ -116,6 +116,14 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+const AWS_RETRYABLE: Readonly<Record<string, AttemptReason>> = {
+  ThrottlingException: "rate_limited",
+  ServiceUnavailableException: "server_error",
+  InternalServerException: "server_error",
+  ModelNotReadyException: "server_error",
+  ModelStreamErrorException: "server_error",
+};
+
 /** What a failure means for the next attempt; undefined when no other attempt could do better (400, 401, ...). */
 export function classifyFailure(error: unknown): { reason: AttemptReason; status?: number; retryAfterMs?: number } | undefined {
   if (isAntlerError(error, ErrorCodes.MODEL_RATE_LIMITED)) return { reason: "rate_limited" };
@@ -132,6 +140,9 @@ export function classifyFailure(error: unknown): { reason: AttemptReason; status
   if (status !== undefined && status >= 500) return withStatus("server_error");
   if (status !== undefined) return undefined;
   const name = String((cause as { name?: unknown } | null)?.name ?? "");
+  // An AWS SDK error raised inside a started event stream (Bedrock's ConverseStream) has no HTTP status, only its name.
+  const aws = AWS_RETRYABLE[name];
+  if (aws) return withStatus(aws);
   const message = String((cause as { message?: unknown } | null)?.message ?? "");
   if (/timeout/i.test(name) || /timed? ?out/i.test(message)) return withStatus("timeout");
   const code = String(

@@ -10,6 +10,11 @@ export interface Turn {
   toolUse?: { name: string; input: Record<string, unknown> };
   usage?: { inputTokens: number; outputTokens: number; cacheReadInputTokens?: number };
 }
+/** A ConverseStream that answers 200 and then fails inside the stream, as Bedrock throttles a started stream. */
+export interface StreamFailure {
+  streamException: string;
+  message: string;
+}
 export interface Failure {
   status: number;
   type: string;
@@ -96,7 +101,15 @@ export function routeOf(req: LoopbackRequest): { modelId: string; stream: boolea
 }
 
 /** Bedrock's answer to request `i`: a failure, a ConverseStream event stream, or a Converse JSON body. */
-export function bedrockReply(req: LoopbackRequest, turn: Turn | Failure | undefined): LoopbackReply {
+/** An event-stream exception message (`:message-type: exception`), which the SDK raises as that error. */
+export function exceptionMessage(exceptionType: string, message: string): Uint8Array {
+  return codec.encode({
+    headers: { ":exception-type": str(exceptionType), ":content-type": str("application/json"), ":message-type": str("exception") },
+    body: new TextEncoder().encode(JSON.stringify({ message })),
+  });
+}
+
+export function bedrockReply(req: LoopbackRequest, turn: Turn | Failure | StreamFailure | undefined): LoopbackReply {
   const route = routeOf(req);
   if (req.method !== "POST" || !route || !turn)
     return {
@@ -110,11 +123,16 @@ export function bedrockReply(req: LoopbackRequest, turn: Turn | Failure | undefi
       headers: { "x-amzn-errortype": `${turn.type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, ...turn.headers },
       json: { message: turn.message },
     };
+  if ("streamException" in turn)
+    return {
+      headers: { "content-type": "application/vnd.amazon.eventstream" },
+      chunks: [eventMessage("messageStart", { role: "assistant" }), exceptionMessage(turn.streamException, turn.message)],
+    };
   if (route.stream) return { headers: { "content-type": "application/vnd.amazon.eventstream" }, chunks: streamTurn(turn) };
   return { json: jsonTurn(turn) };
 }
 
-export function bedrockServer(turns: Array<Turn | Failure>): Promise<LoopbackApi> {
+export function bedrockServer(turns: Array<Turn | Failure | StreamFailure>): Promise<LoopbackApi> {
   // The AWS SDK speaks HTTP/2 to Bedrock runtime (NodeHttp2Handler), so the fake does too (without TLS).
   return startLoopbackApi((req, i) => bedrockReply(req, turns[i]), { protocol: "h2c" });
 }

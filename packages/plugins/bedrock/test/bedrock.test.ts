@@ -16,7 +16,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import bedrockPlugin, { reasoningFields } from "../src/index.js";
-import { bedrockServer, type ConverseBody, type Failure, routeOf, SIGV4, type Turn } from "./bedrock-wire.js";
+import { bedrockServer, type ConverseBody, type Failure, routeOf, SIGV4, type StreamFailure, type Turn } from "./bedrock-wire.js";
 
 type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
@@ -33,7 +33,7 @@ afterEach(async () => {
   vi.unstubAllEnvs();
 });
 
-async function serve(turns: Array<Turn | Failure>): Promise<LoopbackApi> {
+async function serve(turns: Array<Turn | Failure | StreamFailure>): Promise<LoopbackApi> {
   const s = await bedrockServer(turns);
   cleanups.push(() => s.close());
   return s;
@@ -249,6 +249,24 @@ describe("@antler/plugin-bedrock", () => {
       ["primary", "server_error", 500, "fallback"],
       ["backup", undefined, undefined, undefined],
     ]);
+  });
+
+  it("a throttlingException inside a started ConverseStream, before any output, falls back like a 429", async () => {
+    const primary = await serve([{ streamException: "throttlingException", message: "Too many tokens, please wait before trying again." }]);
+    const backup = await serve([{ text: "Backup here." }]);
+    const client = await clientWith([
+      entry(primary, { name: "primary", fallbacks: ["backup"] }),
+      entry(backup, { name: "backup", model: "amazon.nova-lite-v1:0" }),
+    ]);
+    const events = await collect(client.stream("hi", { threadId: "t-sx", runId: "r-sx" }));
+    const attempts = events.flatMap((e) => (e.type === "custom" && e.data.type === "model_attempt" ? [e.data] : []));
+    expect(attempts.map((a) => [a.model, a.outcome, a.reason, a.next])).toEqual([
+      ["primary", "error", "rate_limited", "fallback"],
+      ["backup", "success", undefined, undefined],
+    ]);
+    expect(events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data.content] : [])).join("")).toBe(
+      "Backup here.",
+    );
   });
 
   it("config check refuses reasoning_effort on a family without a known knob, and a malformed region, naming the key", async () => {
