@@ -371,7 +371,8 @@ export class KernelHost implements Kernel {
     if (options.thinking && !config.supports_thinking) logger.warn(`thinking is off: ${where} does not declare supports_thinking`);
     // With Antler's retries or fallbacks, the SDK's own retries (unseen, unrecorded, minutes of backoff) are off unless set.
     const planned = (config.retry || config.fallbacks?.length) && config.max_retries === undefined ? { ...config, max_retries: 0 } : config;
-    const model = await provider.create(options.thinking === undefined ? planned : thinkingModelConfig(planned, options.thinking), {
+    const entry = options.thinking === undefined ? planned : thinkingModelConfig(planned, options.thinking, options.reasoningEffort);
+    const model = await provider.create(entry, {
       paths: this.paths,
       logger,
       env: this.env,

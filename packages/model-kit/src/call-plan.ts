@@ -28,6 +28,7 @@ import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
 import { ModelLimiter, type ModelLimits, type ModelRateStore } from "./limits.js";
+import { providerErrorStatus } from "./model-call.js";
 import { modelCallCostUsd } from "./pricing.js";
 
 /** Why an attempt did not answer. */
@@ -93,7 +94,9 @@ function providerError(error: unknown): unknown {
 }
 
 function headerOf(error: unknown, name: string): string | undefined {
-  const headers = (error as { headers?: unknown } | null)?.headers;
+  // The AWS SDK keeps the response (and its headers) on the error as `$response`.
+  const e = error as { headers?: unknown; $response?: { headers?: unknown } } | null;
+  const headers = e?.headers ?? e?.$response?.headers;
   if (!headers || typeof headers !== "object") return undefined;
   const get = (headers as { get?: unknown }).get;
   const value =
@@ -113,11 +116,19 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+const AWS_RETRYABLE: Readonly<Record<string, AttemptReason>> = {
+  ThrottlingException: "rate_limited",
+  ServiceUnavailableException: "server_error",
+  InternalServerException: "server_error",
+  ModelNotReadyException: "server_error",
+  ModelStreamErrorException: "server_error",
+};
+
 /** What a failure means for the next attempt; undefined when no other attempt could do better (400, 401, ...). */
 export function classifyFailure(error: unknown): { reason: AttemptReason; status?: number; retryAfterMs?: number } | undefined {
   if (isAntlerError(error, ErrorCodes.MODEL_RATE_LIMITED)) return { reason: "rate_limited" };
   const cause = providerError(error);
-  const rawStatus = (cause as { status?: unknown } | null)?.status ?? (isAntlerError(error) ? error.details.status : undefined);
+  const rawStatus = providerErrorStatus(cause) ?? (isAntlerError(error) ? error.details.status : undefined);
   const status = typeof rawStatus === "number" ? rawStatus : undefined;
   const retryAfterMs = parseRetryAfter(headerOf(cause, "retry-after")) ?? parseRetryAfter(headerOf(cause, "retry-after-ms"), 0);
   const withStatus = (reason: AttemptReason) => ({
@@ -129,6 +140,9 @@ export function classifyFailure(error: unknown): { reason: AttemptReason; status
   if (status !== undefined && status >= 500) return withStatus("server_error");
   if (status !== undefined) return undefined;
   const name = String((cause as { name?: unknown } | null)?.name ?? "");
+  // An AWS SDK error raised inside a started event stream (Bedrock's ConverseStream) has no HTTP status, only its name.
+  const aws = AWS_RETRYABLE[name];
+  if (aws) return withStatus(aws);
   const message = String((cause as { message?: unknown } | null)?.message ?? "");
   if (/timeout/i.test(name) || /timed? ?out/i.test(message)) return withStatus("timeout");
   const code = String(

@@ -24,10 +24,13 @@ function isAbort(error: unknown): boolean {
   return name === "AbortError" || name === "ModelAbortError" || name === "APIUserAbortError";
 }
 
-/** The HTTP status a provider SDK put on its error, if any (`status`; Ollama's client calls it `status_code`). */
+/**
+ * The HTTP status a provider SDK put on its error, if any (`status`; Ollama's client calls it `status_code`, the AWS
+ * SDK `$metadata.httpStatusCode`).
+ */
 export function providerErrorStatus(error: unknown): number | undefined {
-  const e = error as { status?: unknown; status_code?: unknown } | null;
-  const status = e?.status ?? e?.status_code;
+  const e = error as { status?: unknown; status_code?: unknown; $metadata?: { httpStatusCode?: unknown } } | null;
+  const status = e?.status ?? e?.status_code ?? e?.$metadata?.httpStatusCode;
   return typeof status === "number" ? status : undefined;
 }
 

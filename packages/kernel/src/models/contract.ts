@@ -19,18 +19,20 @@ export interface CreateModelOptions {
   /**
    * Thinking on applies the entry's `when_thinking_enabled` block, off its `when_thinking_disabled` block; omitted,
    * the entry is used as written. Asked of a model without `supports_thinking`, thinking is off (and logged).
+   * `reasoningEffort` (a run's own) replaces the entry's `reasoning_effort` when thinking is on.
    */
   readonly thinking?: boolean | undefined;
+  readonly reasoningEffort?: ModelConfig["reasoning_effort"];
 }
 
 /** The entry the provider gets for `thinking`: the matching `when_thinking_*` block applied over it. */
-export function thinkingModelConfig(config: ModelConfig, thinking: boolean): ModelConfig {
+export function thinkingModelConfig(config: ModelConfig, thinking: boolean, effort?: ModelConfig["reasoning_effort"]): ModelConfig {
   const { when_thinking_enabled: on, when_thinking_disabled: off, ...base } = config;
   const enabled = thinking && config.supports_thinking;
   const block = (enabled ? on : off) ?? {};
   const options = Object.entries({ ...base.options, ...block.options }).filter(([, value]) => value !== null);
   // A run with thinking off asks for no reasoning effort, unless its own block names one.
-  const reasoning_effort = enabled ? (block.reasoning_effort ?? base.reasoning_effort) : block.reasoning_effort;
+  const reasoning_effort = enabled ? (effort ?? block.reasoning_effort ?? base.reasoning_effort) : block.reasoning_effort;
   return { ...base, ...block, reasoning_effort, options: options.length > 0 ? Object.fromEntries(options) : undefined };
 }
 

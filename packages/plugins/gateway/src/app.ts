@@ -227,6 +227,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
         agent: body.agent_name,
         bootstrap: body.is_bootstrap,
         thinking: body.thinking_enabled,
+        ...(body.reasoning_effort !== undefined ? { reasoningEffort: body.reasoning_effort } : {}),
       },
     };
   };

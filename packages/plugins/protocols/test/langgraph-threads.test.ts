@@ -90,6 +90,12 @@ describe("LangGraph assistants", () => {
       expect.arrayContaining(["messages", "title", "todos", "artifacts"]),
     );
     expect((schemas.context_schema as { properties: object }).properties).toHaveProperty("thinking_enabled");
+    expect((schemas.context_schema as { properties: object }).properties).toHaveProperty("reasoning_effort.enum", [
+      "minimal",
+      "low",
+      "medium",
+      "high",
+    ]);
     expect(await alice.assistants.getSubgraphs("agent")).toEqual({});
   });
 

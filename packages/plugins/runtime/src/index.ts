@@ -29,6 +29,7 @@ export {
   type CreateThreadOptions,
   checkpointThreadId,
   type ObservedRun,
+  type ReasoningEffort,
   RUN_PAUSED_EVENT,
   RUN_RESUMED_EVENT,
   RUNS_PER_CONNECTION,

@@ -38,14 +38,14 @@ export default definePlugin({
       name: "run",
       summary: "Run one turn and stream it: text as it comes, tool calls with their outcome, presented files.",
       usage:
-        'antler run "<prompt>" [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--thinking | --no-thinking] [--events] [-v]',
+        'antler run "<prompt>" [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--thinking | --no-thinking] [--reasoning-effort minimal|low|medium|high] [--events] [-v]',
       run: async (args, io) => (await import("./cli/commands.js")).runCommand(args, io),
     });
     ctx.commands.add({
       name: "chat",
       summary: "Chat interactively on one thread (/exit to leave).",
       usage:
-        "antler chat [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--thinking | --no-thinking] [--events] [-v]",
+        "antler chat [--thread id] [--config path] [--model name] [--agent name [--bootstrap]] [--thinking | --no-thinking] [--reasoning-effort minimal|low|medium|high] [--events] [-v]",
       run: async (args, io) => (await import("./cli/commands.js")).chatCommand(args, io),
     });
     for (const [action, summary, usage] of [

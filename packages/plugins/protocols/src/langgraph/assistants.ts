@@ -162,8 +162,13 @@ function graphSchemas(graphId: string): Record<string, unknown> {
       .optional(),
   });
   const state = valuesEventSchema.shape.data.extend({ messages: z.array(langGraphMessage) });
-  // `thinking_enabled` is read from a run's context too (DeerFlow's switch for extended thinking).
-  const context = jsonSchema(runContextSchema.extend({ thinking_enabled: z.boolean().optional() }));
+  // `thinking_enabled` (DeerFlow's switch for extended thinking) and `reasoning_effort` are read from a run's context too.
+  const context = jsonSchema(
+    runContextSchema.extend({
+      thinking_enabled: z.boolean().optional(),
+      reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).optional(),
+    }),
+  );
   // The keys the server sets itself are not the caller's to send.
   const properties = { ...((context.properties as Record<string, unknown> | undefined) ?? {}) };
   for (const key of SERVER_OWNED_CONTEXT_KEYS) delete properties[key];

@@ -7,7 +7,9 @@ import { TurnRenderer, type TurnSummary } from "./render.js";
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
-export type TurnOptions = Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap" | "thinking"> & { events: boolean };
+export type TurnOptions = Pick<RunCallOptions, "threadId" | "model" | "agent" | "bootstrap" | "thinking" | "reasoningEffort"> & {
+  events: boolean;
+};
 
 /** The prompt and the turn's options; `--config` and `-v` are the CLI's own (read before the kernel booted). */
 export function runOptions(args: string[]): { prompt: string; turn: TurnOptions } {
@@ -22,6 +24,7 @@ export function runOptions(args: string[]): { prompt: string; turn: TurnOptions 
       // Node 20's parseArgs has no negated options; of the two, the last one given wins.
       thinking: { type: "boolean" },
       "no-thinking": { type: "boolean" },
+      "reasoning-effort": { type: "string" },
       events: { type: "boolean" },
       // Read by the CLI before the kernel boots (plugins' info logs); accepted here so it is not an unknown option.
       verbose: { type: "boolean", short: "v" },
@@ -39,6 +42,10 @@ export function runOptions(args: string[]): { prompt: string; turn: TurnOptions 
       agent: values.agent,
       bootstrap: values.bootstrap === true,
       thinking: thinking?.kind === "option" ? thinking.name === "thinking" : undefined,
+      // Checked with the run (one message for the CLI and the API): minimal, low, medium or high.
+      ...(values["reasoning-effort"] !== undefined
+        ? { reasoningEffort: values["reasoning-effort"] as RunCallOptions["reasoningEffort"] }
+        : {}),
       events: values.events === true,
     },
   };

@@ -115,6 +115,12 @@ export interface RunCallOptions {
    * model is built with the entry's `when_thinking_enabled` or `when_thinking_disabled` block applied.
    */
   thinking?: boolean;
+  /**
+   * How hard the run's model thinks (`minimal|low|medium|high`; also read from `context.reasoning_effort`), in place
+   * of its entry's `reasoning_effort`; each provider maps it to its own knob. Applies only when the run has thinking
+   * on; on a model without `supports_thinking` it is ignored with a warning.
+   */
+  reasoningEffort?: ReasoningEffort;
   /** Caller context. Server-owned keys (trace id, non_interactive, sandbox ids) are dropped unless the principal is internal. */
   context?: Record<string, unknown>;
   /** Who is calling. Default: the user; only in-process callers such as the scheduler may be `INTERNAL_PRINCIPAL`. */
@@ -289,6 +295,40 @@ function runThinking(options: RunCallOptions, custom: CustomAgent | undefined, m
     );
   }
   return (asked ?? true) && model.supports_thinking;
+}
+
+export type ReasoningEffort = NonNullable<ModelConfig["reasoning_effort"]>;
+const EFFORTS: readonly ReasoningEffort[] = ["minimal", "low", "medium", "high"];
+
+/** A run context's `reasoning_effort`, as `agentFor` reads it (validated when the run began). */
+function contextEffort(context: Record<string, unknown>): ReasoningEffort | undefined {
+  const effort = context.reasoning_effort;
+  return EFFORTS.includes(effort as ReasoningEffort) ? (effort as ReasoningEffort) : undefined;
+}
+
+/**
+ * A run's reasoning effort: the request's (`reasoningEffort`, else `context.reasoning_effort`), checked; undefined
+ * (the entry's own applies) when none was asked, when thinking is off, or on a model without `supports_thinking`.
+ */
+function runReasoningEffort(options: RunCallOptions, model: ModelConfig, thinking: boolean, logger: Logger): ReasoningEffort | undefined {
+  const fromContext = options.context?.reasoning_effort;
+  const asked = options.reasoningEffort ?? fromContext;
+  if (asked === undefined) return undefined;
+  if (!EFFORTS.includes(asked as ReasoningEffort)) {
+    const where = options.reasoningEffort === undefined ? "context.reasoning_effort" : "reasoning_effort";
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `${where} must be one of ${EFFORTS.join(", ")}, not ${JSON.stringify(asked)}`, {
+      where,
+      hint: "Send minimal, low, medium or high (or leave it out for the model's own reasoning_effort).",
+    });
+  }
+  if (!model.supports_thinking) {
+    logger.warn(
+      { model: model.name },
+      `reasoning_effort is ignored for this run: model "${model.name}" does not declare supports_thinking`,
+    );
+    return undefined;
+  }
+  return thinking ? (asked as ReasoningEffort) : undefined;
 }
 
 /** Drops the cached agents of every open client on this kernel; their next run rebuilds. */
@@ -508,6 +548,7 @@ export class AntlerClient {
     const modelConfig = this.kernel.modelConfig(options.model ?? custom?.model);
     const modelName = modelConfig.name;
     const thinking = runThinking(options, custom, modelConfig, this.kernel.logger);
+    const reasoningEffort = runReasoningEffort(options, modelConfig, thinking, this.kernel.logger);
     const principal = options.principal ?? { kind: "user" as const, userId };
     const internalRole = principal.kind === "internal" ? options.context?.user_role : undefined;
     const userRole = options.userRole ?? principal.role ?? (typeof internalRole === "string" ? internalRole : undefined);
@@ -543,6 +584,7 @@ export class AntlerClient {
             user_id: userId,
             model_name: modelName,
             thinking_enabled: thinking,
+            ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
             ...(userRole !== undefined ? { user_role: userRole } : {}),
             ...(agentName !== undefined ? { agent_name: agentName } : {}),
             ...(bootstrap ? { is_bootstrap: true } : {}),
@@ -1282,6 +1324,8 @@ export class AntlerClient {
     custom: CustomAgent | undefined;
   }): Promise<ReactAgent> {
     const { userId, modelName, thinking, context, saver, custom } = input;
+    // The run's own effort, stamped on its context when it began (so a resumed run keeps it).
+    const effort = thinking ? contextEffort(context) : undefined;
     const modelConfig = this.kernel.modelConfig(modelName);
     const info = this.kernel.listModels().find((m) => m.name === modelName);
     const tools = await this.kernel.getAvailableTools({
@@ -1302,15 +1346,16 @@ export class AntlerClient {
       custom?.version ?? null,
       context.plan_mode ?? null,
       thinking,
+      effort ?? null,
     ]);
     if (custom) this.dropStaleAgents(userId, custom);
-    const modelKey = `${modelName}\0${thinking}`;
+    const modelKey = `${modelName}\0${thinking}\0${effort ?? ""}`;
     let agent = this.agents.get(key);
     if (!agent) {
       agent = (async () => {
         let model = this.models.get(modelKey);
         if (!model) {
-          model = this.kernel.createModel(modelName, { thinking });
+          model = this.kernel.createModel(modelName, { thinking, ...(effort ? { reasoningEffort: effort } : {}) });
           this.models.set(modelKey, model);
         }
         const built = await buildLeadAgent({

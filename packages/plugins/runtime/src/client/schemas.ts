@@ -225,6 +225,8 @@ export const runCreateRequestSchema = z
     is_bootstrap: z.boolean().optional(),
     /** Extended thinking for this run (default: the custom agent's `thinking`, else on; off on a model without `supports_thinking`). */
     thinking_enabled: z.boolean().optional(),
+    /** This run's reasoning effort, in place of the model entry's (with thinking on, on a model with `supports_thinking`). */
+    reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).optional(),
     /** `reject` (default): 409 THREAD_BUSY if the thread has a run; `enqueue`: wait its turn; `interrupt`: cancel it and run. */
     multitask_strategy: multitaskStrategySchema.optional(),
     /**

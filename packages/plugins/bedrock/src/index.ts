@@ -1,0 +1,3 @@
+export { createBedrockModel } from "./model.js";
+export { default } from "./plugin.js";
+export { reasoningFields } from "./settings.js";
