@@ -25,6 +25,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly hint?: string,
+    /** The field or config path the error names (a refused edit's argument). */
+    readonly where?: string,
   ) {
     super(message);
   }
@@ -38,7 +40,7 @@ function headers(extra?: HeadersInit): Headers {
 }
 
 async function failure(response: Response): Promise<ApiError> {
-  let body: { error?: { code?: string; message?: string; hint?: string } } = {};
+  let body: { error?: { code?: string; message?: string; hint?: string; where?: string } } = {};
   try {
     body = (await response.json()) as typeof body;
   } catch {
@@ -49,6 +51,7 @@ async function failure(response: Response): Promise<ApiError> {
     body.error?.code ?? `HTTP_${response.status}`,
     body.error?.message ?? `${response.status} ${response.statusText}`,
     body.error?.hint,
+    body.error?.where,
   );
 }
 
@@ -135,7 +138,9 @@ async function consume(follow: Follow, body: ReadableStream<Uint8Array>, handler
     }
     if (frame.event === "metadata") follow.runId = (frame.data as { run_id?: string }).run_id ?? follow.runId;
     handlers.onFrame(frame);
-    if (frame.event === "end" || frame.event === "error") follow.ended = true;
+    // A pause ends the stream but not the run: once resumed, its events go on after this one (same run id).
+    const paused = frame.event === "end" && (frame.data as { stop_reason?: unknown } | null)?.stop_reason === "paused";
+    if ((frame.event === "end" && !paused) || frame.event === "error") follow.ended = true;
   }
 }
 
@@ -192,8 +197,50 @@ export async function attachRun(threadId: string, runId: string, handlers: RunHa
 
 export interface RunSummary {
   run_id: string;
-  status: "pending" | "running" | "success" | "error" | "cancelled";
+  status: "pending" | "running" | "paused" | "success" | "error" | "cancelled";
   trace_id: string;
+  /** A paused run's interrupt: `value` is what its `run_paused` event showed (an approval's calls). */
+  interrupt?: { value?: unknown } | null;
+}
+
+/** What a person decided on a paused run's calls (the body of `POST .../runs/{run}/resume`). */
+export type ApprovalDecision =
+  | { decision: "approve" }
+  | { decision: "reject"; reason?: string }
+  | { decision: "edit"; args: Record<string, unknown> };
+
+/**
+ * Sends the decision and follows the resumed run to its end. A resumed run's events go on after its paused
+ * part's last one (same run id), and the resume route answers only when the run ends, so the page first reads
+ * where the paused part ended, sends the decision, and joins after that point as soon as the run has left
+ * `paused`. A refused decision (400: the run stays paused) is thrown before anything is drawn.
+ */
+export async function resumeRun(
+  threadId: string,
+  runId: string,
+  decision: ApprovalDecision,
+  onStarted: () => void,
+  handlers: RunHandlers,
+  signal: AbortSignal,
+): Promise<void> {
+  const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}`;
+  const pausedPart = await replayRun(threadId, runId, signal).catch(() => [] as SseFrame[]);
+  const last = pausedPart.reduce((max, frame) => Math.max(max, frame.id ?? 0), 0);
+  const answered = api(`${path}/resume`, { method: "POST", json: { ...decision, on_disconnect: "continue" }, signal }).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  for (;;) {
+    const done = await Promise.race([answered, sleep(150).then(() => undefined)]);
+    if (done !== undefined) {
+      if (done !== null) throw done;
+      break;
+    }
+    const record = await api<RunSummary>(path, { signal });
+    if (record.status !== "paused") break;
+  }
+  onStarted();
+  await rejoin(threadId, { runId, last, ended: false }, handlers, signal);
 }
 
 /** The thread's newest run, or null when it has none. */

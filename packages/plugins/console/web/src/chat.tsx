@@ -1,11 +1,32 @@
-import { type DragEvent, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
-import { ApiError, api, apiRaw, attachRun, followRun, formatBytes, latestRun, type RunHandlers } from "./api";
+import { type DragEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import {
+  ApiError,
+  type ApprovalDecision,
+  api,
+  apiRaw,
+  attachRun,
+  followRun,
+  formatBytes,
+  latestRun,
+  type RunHandlers,
+  resumeRun,
+} from "./api";
+import { ApprovalCard } from "./approval";
 import { Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
 import { useDrawer } from "./drawer";
 import { Markdown } from "./markdown";
 import { Timeline } from "./timeline";
-import { applyFrame, IDLE_RUN, type Item, itemsFromMessages, type RunStatus, type SavedMessage, type ThreadView } from "./transcript";
+import {
+  applyFrame,
+  approvalItem,
+  IDLE_RUN,
+  type Item,
+  itemsFromMessages,
+  type RunStatus,
+  type SavedMessage,
+  type ThreadView,
+} from "./transcript";
 import { VirtualList } from "./virtual-list";
 
 export interface ThreadRecord {
@@ -154,12 +175,17 @@ export function Chat({
    * path for a run this page started and a run it joined (after a reload, or one another tab or device started).
    */
   const track = useCallback(
-    async (follow: (handlers: RunHandlers, signal: AbortSignal) => Promise<void>, abort: AbortController) => {
+    async (follow: (handlers: RunHandlers, signal: AbortSignal) => Promise<void>, abort: AbortController, rethrowRefusal = false) => {
       let current = { view: state.current.view, run: state.current.run };
+      let started = false;
       try {
         await follow(
           {
             onFrame(frame) {
+              if (!started) {
+                started = true;
+                current = { view: state.current.view, run: state.current.run };
+              }
               current = applyFrame(current.view, current.run, frame.event, frame.data);
               setView(current.view);
               setRun(current.run);
@@ -168,6 +194,8 @@ export function Chat({
           abort.signal,
         );
       } catch (e) {
+        // A decision the server refused before the run resumed (the run is still paused): the card shows why.
+        if (rethrowRefusal && !started && e instanceof ApiError && e.status < 500) throw e;
         if (!abort.signal.aborted) {
           current = applyFrame(current.view, current.run, "error", {
             code: (e as { code?: string }).code ?? "ANTLER_ERR_INTERNAL",
@@ -199,6 +227,9 @@ export function Chat({
       if (abort.signal.aborted) return;
       const items = itemsFromMessages(s.messages);
       loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
+      // A run paused for approval waits on its card, after the saved messages (its record keeps the interrupt).
+      const pause = latest?.status === "paused" ? approvalItem(latest.run_id, latest.interrupt?.value) : undefined;
+      if (pause) items.push(pause);
       setHasOlder((s.messages_offset ?? 0) > 0);
       const view: ThreadView = { items, title: s.title, artifacts: s.artifacts, todos: (s.todos ?? []) as ThreadView["todos"] };
       const live = latest?.status === "running" || latest?.status === "pending";
@@ -261,6 +292,8 @@ export function Chat({
   const send = useCallback(
     async (text: string) => {
       if (!text.trim() || state.current.run.running) return;
+      const tail = state.current.view.items.at(-1);
+      if (tail?.kind === "approval" && !tail.decided) return;
       const abort = new AbortController();
       abortRef.current = abort;
       const before = state.current.view;
@@ -293,6 +326,35 @@ export function Chat({
       });
     },
     [track, threadId, openThread],
+  );
+
+  /** Sends a decision on a paused run and follows the run it resumes; a refused decision is thrown to the card. */
+  const decide = useCallback(
+    async (runId: string, decision: ApprovalDecision) => {
+      if (state.current.run.running) return;
+      const abort = new AbortController();
+      abortRef.current?.abort();
+      abortRef.current = abort;
+      await track(
+        (handlers, signal) =>
+          resumeRun(
+            threadId,
+            runId,
+            decision,
+            () => {
+              // The resumed part: new answers stream in after the card; what was saved before stays as drawn.
+              state.current = { view: state.current.view, run: { ...IDLE_RUN, running: true, runId } };
+              setRun(state.current.run);
+              setFollowToken((t) => t + 1);
+            },
+            handlers,
+            signal,
+          ),
+        abort,
+        true,
+      );
+    },
+    [track, threadId],
   );
 
   const cancel = async () => {
@@ -354,6 +416,9 @@ export function Chat({
   };
 
   const last = view.items[view.items.length - 1];
+  // A paused run holds the thread until someone decides: Send waits for the card (or Cancel run).
+  const awaitingApproval = last?.kind === "approval" && !last.decided && !run.running ? last : null;
+  const awaitingCalls = useMemo(() => new Set(awaitingApproval?.calls.map((c) => c.tool_call_id) ?? []), [awaitingApproval]);
   // What Retry on an error card sends again: the user's last message.
   const lastAsked = view.items.findLast((i) => i.kind === "human")?.text;
   const render = useCallback(
@@ -379,11 +444,19 @@ export function Chat({
             </div>
           );
         case "tool":
-          return <ToolCard item={item} />;
+          return <ToolCard item={item} awaiting={awaitingCalls.has(item.key)} />;
         case "ask":
           return <AskCard request={item.request} pending={!run.running && last?.key === item.key} onReply={(t) => void send(t)} />;
         case "notice":
           return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+        case "approval":
+          return (
+            <ApprovalCard
+              item={item}
+              pending={!run.running && last?.key === item.key}
+              onDecide={(decision) => decide(item.runId, decision)}
+            />
+          );
         case "error":
           return (
             <ErrorCard
@@ -393,7 +466,7 @@ export function Chat({
           );
       }
     },
-    [run.running, last?.key, send, lastAsked],
+    [run.running, last?.key, send, lastAsked, decide, awaitingCalls],
   );
 
   return (
@@ -475,6 +548,36 @@ export function Chat({
                 <button type="button" onClick={interrupt} disabled={!draft.trim() || queued !== null || !run.runId}>
                   Interrupt and send
                 </button>
+              </>
+            ) : awaitingApproval ? (
+              <>
+                <button type="submit" className="primary" disabled aria-describedby="awaiting-approval">
+                  Send
+                </button>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() =>
+                    void api(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(awaitingApproval.runId)}/cancel`, {
+                      method: "POST",
+                    })
+                      .then(() =>
+                        setView((v) => ({
+                          ...v,
+                          items: [
+                            ...v.items,
+                            { kind: "notice", key: `cancel-${awaitingApproval.runId}`, text: "Run cancelled.", tone: "info" },
+                          ],
+                        })),
+                      )
+                      .catch((e: Error) => setLoadError(e.message))
+                  }
+                >
+                  Cancel run
+                </button>
+                <span id="awaiting-approval" className="muted">
+                  The run waits for your decision above.
+                </span>
               </>
             ) : (
               <button type="submit" className="primary" disabled={!draft.trim()}>
