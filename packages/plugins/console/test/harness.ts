@@ -200,7 +200,7 @@ export interface ConsoleServer {
 
 /** A real gateway on a loopback port with the console, batches (stub runner), the scheduler and a scripted model. */
 export async function startConsoleServer(
-  options: { chunkDelayMs?: number; extraPlugins?: CodePlugin[]; authNone?: boolean; approval?: boolean } = {},
+  options: { chunkDelayMs?: number; extraPlugins?: CodePlugin[]; authNone?: boolean; approval?: boolean; sessionTtlSeconds?: number } = {},
 ): Promise<ConsoleServer> {
   await ensureConsoleBuilt();
   const baseDir = mkdtempSync(join(tmpdir(), "antler-console-"));
@@ -237,7 +237,13 @@ export async function startConsoleServer(
     client,
     config: {
       port: 0,
-      auth: options.authNone ? { mode: "none", user: "alice" } : { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] },
+      auth: options.authNone
+        ? { mode: "none", user: "alice" }
+        : {
+            mode: "api_keys",
+            api_keys: [{ key: ALICE_KEY, user: "alice" }],
+            ...(options.sessionTtlSeconds ? { session_ttl_seconds: options.sessionTtlSeconds } : {}),
+          },
     },
     shutdownGraceMs: 500,
   }).catch(async (error: unknown) => {

@@ -1,23 +1,9 @@
-// Talks to the gateway's API from the page: the key lives in sessionStorage only (gone with the tab).
+// Talks to the gateway's API from the page. Sign-in trades the API key for a session cookie the gateway issues
+// (HttpOnly, SameSite=Strict): the page never keeps the key, and every tab and deep link of this origin is signed in
+// until the session expires or someone signs out.
 
-const KEY_STORAGE = "antler.console.apiKey";
-
-export function storedKey(): string | null {
-  try {
-    return sessionStorage.getItem(KEY_STORAGE);
-  } catch {
-    return null;
-  }
-}
-
-export function storeKey(key: string | null): void {
-  try {
-    if (key === null) sessionStorage.removeItem(KEY_STORAGE);
-    else sessionStorage.setItem(KEY_STORAGE, key);
-  } catch {
-    // Storage refused (private mode): the key lasts as long as the page.
-  }
-}
+/** Sent with every request: the gateway refuses cookie-authenticated writes without it (another site cannot send it). */
+const CSRF_HEADER = "x-antler-csrf";
 
 export class ApiError extends Error {
   constructor(
@@ -34,9 +20,24 @@ export class ApiError extends Error {
 
 function headers(extra?: HeadersInit): Headers {
   const h = new Headers(extra);
-  const key = storedKey();
-  if (key) h.set("authorization", `Bearer ${key}`);
+  h.set(CSRF_HEADER, "1");
   return h;
+}
+
+/** Starts a session with the key (the gateway answers with the cookie); a wrong key throws its 401. */
+export async function signIn(key: string): Promise<void> {
+  const response = await fetch("/api/session", { method: "POST", headers: headers({ authorization: `Bearer ${key}` }) });
+  if (!response.ok) throw await failure(response);
+}
+
+/** Ends the session on the server (the cookie is then worthless everywhere) and drops the cookie. */
+export async function signOut(): Promise<void> {
+  await fetch("/api/session", { method: "DELETE", headers: headers() }).catch(() => undefined);
+}
+
+/** How this page is signed in: `session` (a cookie), or `none` (the gateway asks for no key). */
+export async function sessionInfo(): Promise<{ user: string; via: "key" | "session" | "none"; expires_at: string | null }> {
+  return api("/session");
 }
 
 async function failure(response: Response): Promise<ApiError> {
