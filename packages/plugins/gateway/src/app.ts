@@ -25,6 +25,7 @@ import {
 import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
 import { followedEvents, mountRunStreamRoutes } from "./run-stream.js";
+import { mountThreadActionRoutes } from "./thread-actions.js";
 import { firstUsableTraceId } from "./trace-edge.js";
 
 export type { GatewayEnv } from "./env.js";
@@ -192,6 +193,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     const messages = { ...(limit === "all" ? {} : { limit }), ...(query.before === undefined ? {} : { before: query.before }) };
     return c.json(await client.getThread(c.req.param("id"), { userId: user(c), messages }));
   });
+
+  mountThreadActionRoutes(app, { client, user, readJson });
 
   // ------------------------------------------------------------------ custom agents
   app.get("/api/agents", async (c) => c.json(await client.listAgents({ userId: user(c) })));
