@@ -200,7 +200,14 @@ export interface ConsoleServer {
 
 /** A real gateway on a loopback port with the console, batches (stub runner), the scheduler and a scripted model. */
 export async function startConsoleServer(
-  options: { chunkDelayMs?: number; extraPlugins?: CodePlugin[]; authNone?: boolean; approval?: boolean; sessionTtlSeconds?: number } = {},
+  options: {
+    chunkDelayMs?: number;
+    extraPlugins?: CodePlugin[];
+    authNone?: boolean;
+    approval?: boolean;
+    sessionTtlSeconds?: number;
+    secondModel?: boolean;
+  } = {},
 ): Promise<ConsoleServer> {
   await ensureConsoleBuilt();
   const baseDir = mkdtempSync(join(tmpdir(), "antler-console-"));
@@ -208,7 +215,10 @@ export async function startConsoleServer(
   const client = await AntlerClient.create({
     config: {
       base_dir: baseDir,
-      models: [{ name: "scripted", provider: "scripted-slow" }],
+      models: [
+        { name: "scripted", provider: "scripted-slow" },
+        ...(options.secondModel ? [{ name: "scripted-b", display_name: "Scripted B", provider: "scripted-slow" }] : []),
+      ],
       storage: { backend: "sqlite" },
       title: { enabled: false },
       uploads: { max_files: 5, max_file_bytes: 1024 * 1024 },

@@ -50,6 +50,9 @@ export function App(): ReactNode {
   const [problem, setProblem] = useState<string | null>(null);
   const [limits, setLimits] = useState<Limits | null>(null);
   const [threads, setThreads] = useState<ThreadRecord[]>([]);
+  // The message to send in a branch once it opens (edit and resend, regenerate).
+  const [pendingMessage, setPendingMessage] = useState<{ threadId: string; text: string } | null>(null);
+  const clearPending = useCallback(() => setPendingMessage(null), []);
   // On a phone the thread list is a drawer over the chat (CSS shows it in place on wider screens).
   const [threadsOpen, setThreadsOpen] = useDrawer(".threads-open > .threads button.primary");
 
@@ -178,7 +181,20 @@ export function App(): ReactNode {
           />
           <main className="main">
             {route.threadId ? (
-              <Chat threadId={route.threadId} limits={limits} onChanged={loadThreads} onShowThreads={() => setThreadsOpen(true)} />
+              <Chat
+                threadId={route.threadId}
+                limits={limits}
+                onChanged={loadThreads}
+                onShowThreads={() => setThreadsOpen(true)}
+                onOpenThread={(id) => navigate(`/threads/${encodeURIComponent(id)}`)}
+                onBranched={(id, text) => {
+                  setPendingMessage({ threadId: id, text });
+                  loadThreads();
+                  navigate(`/threads/${encodeURIComponent(id)}`);
+                }}
+                initialMessage={pendingMessage?.threadId === route.threadId ? pendingMessage.text : null}
+                onInitialSent={clearPending}
+              />
             ) : (
               <div className="empty">
                 <h1>Threads</h1>

@@ -169,11 +169,21 @@ async function rejoin(threadId: string, follow: Follow, handlers: RunHandlers, s
  * (`on_disconnect: continue`); the page then joins it again after the last frame it saw (`Last-Event-ID`),
  * so no event is lost or repeated. Cancelling is explicit (the Cancel button), never a side effect of a drop.
  */
-export async function followRun(threadId: string, message: string, handlers: RunHandlers, signal: AbortSignal): Promise<void> {
+export async function followRun(
+  threadId: string,
+  message: string,
+  handlers: RunHandlers,
+  signal: AbortSignal,
+  options: { model?: string | undefined } = {},
+): Promise<void> {
   const response = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/stream`, {
     method: "POST",
     headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
-    body: JSON.stringify({ input: { messages: [{ role: "user", content: message }] }, on_disconnect: "continue" }),
+    body: JSON.stringify({
+      input: { messages: [{ role: "user", content: message }] },
+      on_disconnect: "continue",
+      ...(options.model ? { model: options.model } : {}),
+    }),
     signal,
   });
   if (!response.ok || !response.body) throw await failure(response);

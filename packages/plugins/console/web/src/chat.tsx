@@ -16,6 +16,7 @@ import { Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
 import { useDrawer } from "./drawer";
 import { Markdown } from "./markdown";
+import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
 import { Timeline } from "./timeline";
 import {
   applyFrame,
@@ -52,6 +53,7 @@ interface SavedState {
   messages_offset?: number;
   artifacts: string[];
   todos: unknown[] | null;
+  metadata?: Record<string, unknown>;
 }
 
 /** The saved messages loaded so far, where they start in the thread, and how many items they made. */
@@ -143,10 +145,20 @@ export function Chat({
   limits,
   onChanged,
   onShowThreads,
+  onBranched,
+  onOpenThread,
+  initialMessage,
+  onInitialSent,
 }: {
   threadId: string;
   limits: Limits | null;
   onChanged(): void;
+  /** A branch of this thread was made (edit and resend, regenerate): open it and send `text` there. */
+  onBranched(threadId: string, text: string): void;
+  onOpenThread(threadId: string): void;
+  /** A message to send once the thread is open (the edited message of a branch just made). */
+  initialMessage: string | null;
+  onInitialSent(): void;
   /** Opens the thread list (a drawer on a phone; the button is hidden where the list is always shown). */
   onShowThreads(): void;
 }): ReactNode {
@@ -157,6 +169,14 @@ export function Chat({
   const [panel, setPanel] = useState<"artifacts" | "timeline">("artifacts");
   const [uploads, setUploads] = useState<string[]>([]);
   const [uploadError, setUploadError] = useState<string | null>(null);
+  const [branchOf, setBranchOf] = useState<string | null>(null);
+  const models = useModels();
+  const [model, setModel] = useState("");
+  const modelRef = useRef(model);
+  modelRef.current = model;
+  const sendRef = useRef<(text: string) => Promise<void>>(async () => undefined);
+  const initialRef = useRef(initialMessage);
+  initialRef.current = initialMessage;
   const [dragging, setDragging] = useState(false);
   // On a phone the side panel is a drawer over the chat; on wider screens it is always shown and this is unused.
   const [detailsOpen, setDetailsOpen] = useDrawer(".details-open > .side .close-drawer");
@@ -225,6 +245,7 @@ export function Chat({
         latestRun(threadId, abort.signal),
       ]);
       if (abort.signal.aborted) return;
+      setBranchOf(typeof s.metadata?.branch_of === "string" ? s.metadata.branch_of : null);
       const items = itemsFromMessages(s.messages);
       loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
       // A run paused for approval waits on its card, after the saved messages (its record keeps the interrupt).
@@ -260,11 +281,18 @@ export function Chat({
     setLoadError(null);
     setHasOlder(false);
     loaded.current = { threadId, messages: [], offset: 0, items: 0 };
-    openThread(abort).catch((e: Error) => {
-      if (!abort.signal.aborted) setLoadError(e.message);
-    });
+    openThread(abort)
+      .then(() => {
+        const first = initialRef.current;
+        if (first === null || abort.signal.aborted) return;
+        onInitialSent();
+        void sendRef.current(first);
+      })
+      .catch((e: Error) => {
+        if (!abort.signal.aborted) setLoadError(e.message);
+      });
     return () => abort.abort();
-  }, [threadId, openThread]);
+  }, [threadId, openThread, onInitialSent]);
 
   // The page before the loaded messages, put in front of them. Items are rebuilt from all loaded messages, so a
   // tool call and its result that fell on two pages join one card; what runs added since stays after them. Not
@@ -298,7 +326,7 @@ export function Chat({
       abortRef.current = abort;
       const before = state.current.view;
       state.current = {
-        view: { ...before, items: [...before.items, { kind: "human", key: `h${Date.now()}`, text } as Item] },
+        view: { ...before, items: [...before.items, { kind: "human", key: `h${Date.now()}`, text, local: true } as Item] },
         run: { ...IDLE_RUN, running: true },
       };
       setView(state.current.view);
@@ -308,7 +336,7 @@ export function Chat({
       let busy = false;
       await track(
         (handlers, signal) =>
-          followRun(threadId, text, handlers, signal).catch((e: unknown) => {
+          followRun(threadId, text, handlers, signal, { model: modelRef.current || undefined }).catch((e: unknown) => {
             if (!(e instanceof ApiError && e.code === "ANTLER_ERR_THREAD_BUSY")) throw e;
             busy = true;
           }),
@@ -326,6 +354,19 @@ export function Chat({
       });
     },
     [track, threadId, openThread],
+  );
+  sendRef.current = send;
+
+  /** Edit and resend, or regenerate: a new thread from just before `messageId`, where `text` is then sent. */
+  const branchAndSend = useCallback(
+    async (messageId: string, text: string) => {
+      const record = await api<ThreadRecord>(`/threads/${encodeURIComponent(threadId)}/branch`, {
+        method: "POST",
+        json: { message_id: messageId },
+      });
+      onBranched(record.thread_id, text);
+    },
+    [threadId, onBranched],
   );
 
   /** Sends a decision on a paused run and follows the run it resumes; a refused decision is thrown to the card. */
@@ -421,21 +462,41 @@ export function Chat({
   const awaitingCalls = useMemo(() => new Set(awaitingApproval?.calls.map((c) => c.tool_call_id) ?? []), [awaitingApproval]);
   // What Retry on an error card sends again: the user's last message.
   const lastAsked = view.items.findLast((i) => i.kind === "human")?.text;
+  // Regenerate: the newest answer, asked again from just before the question it answers (a new branch).
+  const regenerate = useMemo(() => {
+    if (run.running) return null;
+    const answerAt = view.items.findLastIndex((i) => i.kind === "ai");
+    const question = view.items.slice(0, answerAt).findLast((i) => i.kind === "human");
+    if (answerAt === -1 || question?.kind !== "human" || question.local) return null;
+    return { answerKey: view.items[answerAt]?.key ?? "", questionKey: question.key, question: question.text };
+  }, [view.items, run.running]);
   const render = useCallback(
     (item: Item): ReactNode => {
       switch (item.kind) {
         case "human":
           return (
-            <div className="msg msg-human">
-              <span className="who">You</span>
-              <p>{item.text}</p>
-            </div>
+            <HumanMessage text={item.text} canBranch={!item.local && !run.running} onResend={(text) => branchAndSend(item.key, text)} />
           );
         case "ai":
           return (
             <div className={`msg msg-ai${item.partial ? " msg-partial" : ""}`} data-message={item.key}>
               <span className="who">Agent</span>
               <Markdown text={item.text} />
+              <div className="msg-actions">
+                <CopyButton text={item.text} label="Copy the answer" />
+                {regenerate && item.key === regenerate.answerKey ? (
+                  <button
+                    type="button"
+                    className="link"
+                    aria-label="Regenerate the answer as a new branch"
+                    onClick={() =>
+                      void branchAndSend(regenerate.questionKey, regenerate.question).catch((e: Error) => setLoadError(e.message))
+                    }
+                  >
+                    Regenerate
+                  </button>
+                ) : null}
+              </div>
               {item.partial ? (
                 <p className="partial-note" data-testid="partial-note">
                   {item.partial === "cancelled" ? "Partial answer: the run was cancelled here." : "Partial answer: the run failed here."}
@@ -466,7 +527,7 @@ export function Chat({
           );
       }
     },
-    [run.running, last?.key, send, lastAsked, decide, awaitingCalls],
+    [run.running, last?.key, send, lastAsked, decide, awaitingCalls, branchAndSend, regenerate],
   );
 
   return (
@@ -485,7 +546,14 @@ export function Chat({
           <button type="button" className="narrow-only" aria-label="Show threads" onClick={onShowThreads}>
             ☰
           </button>
-          <h1>{view.title ?? "Untitled thread"}</h1>
+          <ThreadTitle
+            threadId={threadId}
+            title={view.title}
+            onRenamed={(title) => {
+              setView((v) => ({ ...v, title }));
+              onChanged();
+            }}
+          />
           <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
             Details
           </button>
@@ -500,6 +568,21 @@ export function Chat({
           </div>
         </header>
         {loadError ? <p role="alert">{loadError}</p> : null}
+        {branchOf ? (
+          <p className="muted branch-note" data-testid="branch-note">
+            A branch of{" "}
+            <a
+              href={`/threads/${encodeURIComponent(branchOf)}`}
+              onClick={(e) => {
+                e.preventDefault();
+                onOpenThread(branchOf);
+              }}
+            >
+              the original thread
+            </a>
+            , which keeps its own messages.
+          </p>
+        ) : null}
         {hasOlder ? (
           <p className="muted older-note" aria-live="polite">
             Earlier messages load as you scroll up.
@@ -584,6 +667,7 @@ export function Chat({
                 Send
               </button>
             )}
+            <ModelPicker models={models} value={model} onChange={setModel} />
             <label className="upload-button">
               Upload files
               <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />

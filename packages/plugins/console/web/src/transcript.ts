@@ -20,7 +20,8 @@ export interface HumanInputRequest {
 }
 
 export type Item =
-  | { kind: "human"; key: string; text: string }
+  /** `local`: sent from this page and not yet seen saved (its key is not the message id yet). */
+  | { kind: "human"; key: string; text: string; local?: boolean }
   | {
       kind: "ai";
       key: string;
@@ -250,7 +251,7 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       return {
         view: {
           ...view,
-          items: withModelErrors(view.items, d),
+          items: withSavedIds(withModelErrors(view.items, d), d),
           title: "title" in keys ? ((keys.title as string | null) ?? view.title) : view.title,
           todos: Array.isArray(keys.todos) ? (keys.todos as Todo[]) : view.todos,
           artifacts: Array.isArray(keys.artifacts) ? (keys.artifacts as string[]) : view.artifacts,
@@ -323,6 +324,22 @@ function withModelErrors(items: Item[], data: Record<string, unknown>): Item[] {
     if (at === -1 || !failed) continue;
     if (out === items) out = items.slice();
     out[at] = failed;
+  }
+  return out;
+}
+
+/**
+ * Gives a message this page sent its saved id once a values frame shows it saved, so actions that name a message
+ * (edit and resend, regenerate) can name it.
+ */
+function withSavedIds(items: Item[], data: Record<string, unknown>): Item[] {
+  let out = items;
+  for (const m of messagesOfValuesFrame(data)) {
+    if (m.type !== "human" || !m.id || out.some((i) => i.key === m.id)) continue;
+    const at = out.findIndex((i) => i.kind === "human" && i.local === true && i.text === m.content);
+    if (at === -1) continue;
+    if (out === items) out = items.slice();
+    out[at] = { kind: "human", key: m.id, text: m.content };
   }
   return out;
 }
