@@ -9,6 +9,7 @@ import { captureLogs, ScriptedChatModel, type ScriptedStep } from "@antler/kerne
 import batchPlugin from "@antler/plugin-batch";
 import { stubRunnerPlugin } from "@antler/plugin-batch/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
+import guardrailsPlugin from "@antler/plugin-guardrails";
 import { AntlerClient } from "@antler/plugin-runtime";
 import schedulerPlugin from "@antler/plugin-scheduler";
 import subagentsPlugin from "@antler/plugin-subagents";
@@ -133,6 +134,11 @@ export function consoleScript(all: BaseMessage[]): ScriptedStep {
       usage,
     };
   }
+  if (/deploy/i.test(human)) {
+    // `run_command` needs a person's approval (see `approval` in startConsoleServer); the model reads its result.
+    if (lastTool === "run_command") return { text: `Command finished: ${textOf(last)}`, usage };
+    return { toolCalls: [{ name: "run_command", args: { command: "deploy --prod" } }], usage };
+  }
   if (/wait/i.test(human)) return { text: "This never arrives: the run is cancelled first.", delayMs: 60_000 };
   return { text: `You said: ${human}`, usage };
 }
@@ -171,6 +177,14 @@ function reportToolPlugin(baseDir: string) {
           },
         }),
       );
+      ctx.tools.add(
+        defineTool({
+          name: "run_command",
+          description: "Runs a short deployment command.",
+          schema: z.object({ command: z.string().max(40) }),
+          run: async ({ command }) => `ran "${command}"`,
+        }),
+      );
     },
   });
 }
@@ -186,7 +200,14 @@ export interface ConsoleServer {
 
 /** A real gateway on a loopback port with the console, batches (stub runner), the scheduler and a scripted model. */
 export async function startConsoleServer(
-  options: { chunkDelayMs?: number; extraPlugins?: CodePlugin[]; authNone?: boolean } = {},
+  options: {
+    chunkDelayMs?: number;
+    extraPlugins?: CodePlugin[];
+    authNone?: boolean;
+    approval?: boolean;
+    sessionTtlSeconds?: number;
+    secondModel?: boolean;
+  } = {},
 ): Promise<ConsoleServer> {
   await ensureConsoleBuilt();
   const baseDir = mkdtempSync(join(tmpdir(), "antler-console-"));
@@ -194,10 +215,16 @@ export async function startConsoleServer(
   const client = await AntlerClient.create({
     config: {
       base_dir: baseDir,
-      models: [{ name: "scripted", provider: "scripted-slow" }],
+      models: [
+        { name: "scripted", provider: "scripted-slow" },
+        ...(options.secondModel ? [{ name: "scripted-b", display_name: "Scripted B", provider: "scripted-slow" }] : []),
+      ],
       storage: { backend: "sqlite" },
       title: { enabled: false },
       uploads: { max_files: 5, max_file_bytes: 1024 * 1024 },
+      ...(options.approval
+        ? { approval: { timeout: "1h", rules: [{ name: "deploys", tools: ["run_command"], reason: "Deploys change the live site" }] } }
+        : {}),
     },
     plugins: [
       slowModelPlugin(options.chunkDelayMs ?? 60),
@@ -208,6 +235,7 @@ export async function startConsoleServer(
       { plugin: stubRunnerPlugin, config: { sleep_ms: 700, fail_when_prompt_includes: "FAIL" } },
       { plugin: batchPlugin, config: { worker: { poll_ms: 50 } } },
       { plugin: schedulerPlugin, config: { poll_interval_seconds: 3600 } },
+      ...(options.approval ? [guardrailsPlugin] : []),
       ...(options.extraPlugins ?? []),
     ],
     cwd: baseDir,
@@ -219,7 +247,13 @@ export async function startConsoleServer(
     client,
     config: {
       port: 0,
-      auth: options.authNone ? { mode: "none", user: "alice" } : { mode: "api_keys", api_keys: [{ key: ALICE_KEY, user: "alice" }] },
+      auth: options.authNone
+        ? { mode: "none", user: "alice" }
+        : {
+            mode: "api_keys",
+            api_keys: [{ key: ALICE_KEY, user: "alice" }],
+            ...(options.sessionTtlSeconds ? { session_ttl_seconds: options.sessionTtlSeconds } : {}),
+          },
     },
     shutdownGraceMs: 500,
   }).catch(async (error: unknown) => {

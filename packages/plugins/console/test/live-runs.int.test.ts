@@ -127,7 +127,7 @@ describeWithChromium("a live run belongs to its thread, not to the tab that star
     // The story ends whole, then the queued message goes and is answered.
     await page.locator(".msg-ai").last().getByText("so you can watch it stream in.").waitFor({ timeout: 30_000 });
     expect(await page.locator(".msg-ai").first().locator(".markdown").textContent()).toBe(LONG_STORY);
-    expect(await page.locator(".msg-human").allTextContents()).toEqual(["Youtell me a long story", "Youhello when you are done"]);
+    expect(await page.locator(".msg-human > p").allTextContents()).toEqual(["tell me a long story", "hello when you are done"]);
     expect(await page.getByTestId("queued").count()).toBe(0);
     await page.getByRole("button", { name: "Send", exact: true }).waitFor();
 

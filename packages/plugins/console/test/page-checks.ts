@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
 import { ALICE_KEY, screenshotsDir } from "./harness.js";
 
@@ -17,11 +17,17 @@ export async function openSignedIn(
 ): Promise<Page> {
   const context = await browser.newContext({ viewport });
   onClose(() => context.close());
+  await signInContext(context, url);
   const page = await context.newPage();
-  await page.addInitScript(`sessionStorage.setItem("antler.console.apiKey", ${JSON.stringify(ALICE_KEY)})`);
   page.on("dialog", (dialog) => void dialog.accept());
   await page.goto(url);
   return page;
+}
+
+/** Signs a browser context in as Alice the way the key form does: the gateway sets the session cookie in it. */
+export async function signInContext(context: BrowserContext, url: string): Promise<void> {
+  const response = await context.request.post(`${new URL(url).origin}/api/session`, { headers: { authorization: `Bearer ${ALICE_KEY}` } });
+  if (response.status() !== 201) throw new Error(`sign-in answered ${response.status()}: ${await response.text()}`);
 }
 
 /** No serious or critical axe-core violation on what the page shows now. */

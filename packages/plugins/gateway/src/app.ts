@@ -1,10 +1,11 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
 import { type AntlerClient, agentSaveRequestSchema, RuntimeErrorCodes, runRequestText, runtimeConfig } from "@antler/plugin-runtime";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
+import { authMiddleware, mountSessionRoutes, SessionStore } from "./auth.js";
 import type { GatewayConfig } from "./config.js";
 import { assertJsonContentType, hostCheck, sameOriginCheck } from "./cross-site.js";
 import type { GatewayEnv } from "./env.js";
@@ -24,6 +25,7 @@ import {
 import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
 import { followedEvents, mountRunStreamRoutes } from "./run-stream.js";
+import { mountThreadActionRoutes } from "./thread-actions.js";
 import { firstUsableTraceId } from "./trace-edge.js";
 
 export type { GatewayEnv } from "./env.js";
@@ -46,6 +48,8 @@ export interface GatewayAppOptions {
    * re-raise). Default: nothing beyond the error log line.
    */
   onUnhandledError?: (error: unknown, traceId: string) => void;
+  /** The browser sessions `POST /api/session` issues (default: a fresh store in this app's memory). */
+  sessions?: SessionStore;
 }
 
 const listQuerySchema = z.object({
@@ -91,7 +95,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
       "*",
       cors({
         origin: origins.includes("*") ? "*" : origins,
-        allowHeaders: ["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID", TRACE_ID_HEADER],
+        allowHeaders: ["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID", TRACE_ID_HEADER, "X-Antler-CSRF"],
         allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         // Not CORS-safelisted, so browsers hide them from scripts unless they are exposed. `Content-Location` and
         // `Location` name a started run (LangGraph's SDK rejoins and cancels by them), `X-Pagination-Next` pages a
@@ -139,8 +143,10 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     methodGuard(() => app.routes),
   );
   app.get("/health", (c) => c.json({ status: "ok" as const, version: KERNEL_VERSION }));
-  const authenticate = authMiddleware(config);
+  const sessions = options.sessions ?? new SessionStore();
+  const authenticate = authMiddleware(config, sessions);
   app.use("/api/*", authenticate);
+  mountSessionRoutes(app, config, sessions);
 
   const user = (c: Context<GatewayEnv>) => c.get("principal").userId;
   const readJson = async <S extends z.ZodType>(c: Context<GatewayEnv>, schema: S): Promise<z.output<S>> =>
@@ -187,6 +193,8 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     const messages = { ...(limit === "all" ? {} : { limit }), ...(query.before === undefined ? {} : { before: query.before }) };
     return c.json(await client.getThread(c.req.param("id"), { userId: user(c), messages }));
   });
+
+  mountThreadActionRoutes(app, { client, user, readJson });
 
   // ------------------------------------------------------------------ custom agents
   app.get("/api/agents", async (c) => c.json(await client.listAgents({ userId: user(c) })));
@@ -481,49 +489,6 @@ function traceMiddleware(logger: Logger): MiddlewareHandler<GatewayEnv> {
         throw unhandled;
       }
     });
-}
-
-function authMiddleware(config: GatewayConfig): MiddlewareHandler<GatewayEnv> {
-  const digest = (key: string) => createHash("sha256").update(key).digest("hex");
-  const users = new Map(config.auth.api_keys.map((entry) => [digest(entry.key), { userId: entry.user, role: entry.role }]));
-  const challenge = { "WWW-Authenticate": 'Bearer realm="antler"' };
-  return async (c, next) => {
-    if (c.req.method === "OPTIONS") return next();
-    if (config.auth.mode === "none") {
-      c.set("principal", { kind: "user", userId: config.auth.user, ...(config.auth.role !== undefined ? { role: config.auth.role } : {}) });
-      return next();
-    }
-    const authorization = c.req.header("authorization");
-    const bearer = authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-    const key = bearer ?? c.req.header("x-api-key")?.trim();
-    if (!key) {
-      throw new HttpError(
-        401,
-        GatewayErrorCodes.UNAUTHENTICATED,
-        "this endpoint needs an API key",
-        "Send `Authorization: Bearer <key>` or `X-API-Key: <key>` with a key from the gateway's auth.api_keys.",
-        undefined,
-        challenge,
-      );
-    }
-    const found = users.get(digest(key));
-    if (!found) {
-      throw new HttpError(
-        401,
-        GatewayErrorCodes.UNAUTHENTICATED,
-        "the API key is not valid",
-        "Check the key; keys are listed under auth.api_keys in config.yaml.",
-        undefined,
-        challenge,
-      );
-    }
-    // Always a user principal: nothing that arrives over HTTP can act as the internal principal.
-    c.set(
-      "principal",
-      Object.freeze({ kind: "user" as const, userId: found.userId, ...(found.role !== undefined ? { role: found.role } : {}) }),
-    );
-    return next();
-  };
 }
 
 async function readJsonBody(c: Context<GatewayEnv>, maxBytes: number, requireJsonType: boolean): Promise<unknown> {

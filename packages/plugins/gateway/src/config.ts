@@ -36,6 +36,18 @@ export const gatewayAuthSchema = z
     role: z.string().min(1).max(64).optional(),
     /** Users who may change the MCP config and reset its cache (in `mode: none`, the single user). */
     admins: z.array(userIdSchema).default([]),
+    /**
+     * Browser sessions (`POST /api/session` with a key sets an HttpOnly, SameSite=Strict cookie): how long one
+     * lasts, in seconds (default 12 hours; at most 30 days). Sign-out (`DELETE /api/session`) ends it sooner.
+     */
+    session_ttl_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3600)
+      .default(12 * 3600),
+    /** The session cookie's `Secure` flag: `auto` sets it when the request came over TLS (or X-Forwarded-Proto: https). */
+    session_cookie_secure: z.enum(["auto", "always", "never"]).default("auto"),
   })
   .superRefine((auth, issues) => {
     if (auth.mode === "api_keys" && auth.api_keys.length === 0) {
@@ -113,7 +125,15 @@ export const gatewayConfigSchema = z
     allowed_hosts: z.array(allowedHostSchema).default([]),
     /** Port to bind (0 picks a free one); `antler serve --port` overrides. */
     port: z.number().int().min(0).max(65535).default(8001),
-    auth: gatewayAuthSchema.default({ mode: "api_keys", api_keys: [], user: "default", admins: [], allow_none_on_network: false }),
+    auth: gatewayAuthSchema.default({
+      mode: "api_keys",
+      api_keys: [],
+      user: "default",
+      admins: [],
+      allow_none_on_network: false,
+      session_ttl_seconds: 12 * 3600,
+      session_cookie_secure: "auto",
+    }),
     cors: z
       .strictObject({
         /** Origins allowed to call the API from a browser; `*` allows any. Empty: no CORS headers. */

@@ -123,7 +123,7 @@ function crossSite(c: Context<GatewayEnv>, why: string): HttpError {
 }
 
 /** Whether `origin` is the page origin of the gateway itself: the request's own Host, or an allowed_hosts name. */
-function isOwnOrigin(origin: string, host: string | undefined, isAllowedHost: (name: string) => boolean): boolean {
+export function isOwnOrigin(origin: string, host: string | undefined, isAllowedHost: (name: string) => boolean): boolean {
   let page: URL;
   try {
     page = new URL(origin);

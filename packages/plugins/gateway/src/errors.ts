@@ -48,6 +48,7 @@ const NOT_FOUND = new Set<string>([
   RuntimeErrorCodes.ARTIFACT_NOT_FOUND,
   RuntimeErrorCodes.RUN_NOT_FOUND,
   RuntimeErrorCodes.CHECKPOINT_NOT_FOUND,
+  RuntimeErrorCodes.MESSAGE_NOT_FOUND,
   ErrorCodes.TOOL_NOT_FOUND,
   RuntimeErrorCodes.AGENT_NOT_FOUND,
 ]);

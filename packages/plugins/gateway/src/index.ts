@@ -1,4 +1,5 @@
 export { createGatewayApp, type GatewayAppOptions, type GatewayEnv } from "./app.js";
+export { SESSION_COOKIE, SESSION_CSRF_HEADER, SessionStore } from "./auth.js";
 export {
   apiKeySchema,
   type GatewayConfig,

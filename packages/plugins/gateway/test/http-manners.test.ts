@@ -22,7 +22,7 @@ describe("a known path with the wrong method is a 405 with Allow", () => {
   it.each([
     ["GET", "/api/threads/t/runs/wait", "POST"],
     ["GET", "/api/threads/t/runs/stream", "POST"],
-    ["PUT", "/api/threads/t", "DELETE, GET, HEAD"],
+    ["PUT", "/api/threads/t", "DELETE, GET, HEAD, PATCH"],
     ["POST", "/api/threads/t/runs/some-run", "GET, HEAD"],
     ["DELETE", "/api/threads", "GET, HEAD, POST"],
     ["POST", "/health", "GET, HEAD"],

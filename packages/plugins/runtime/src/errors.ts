@@ -13,6 +13,8 @@ export const RuntimeErrorCodes = Object.freeze({
   RUN_NOT_FOUND: "ANTLER_ERR_RUN_NOT_FOUND",
   /** A checkpoint id the thread does not have (or no longer keeps, after `storage.checkpoint.keep`). */
   CHECKPOINT_NOT_FOUND: "ANTLER_ERR_CHECKPOINT_NOT_FOUND",
+  /** A branch named a message the thread does not hold. */
+  MESSAGE_NOT_FOUND: "ANTLER_ERR_MESSAGE_NOT_FOUND",
   /** No such custom agent for this user (another user's agent is indistinguishable on purpose). */
   AGENT_NOT_FOUND: "ANTLER_ERR_AGENT_NOT_FOUND",
   /** A bad agent name, or an agent config.yaml that does not validate. */

@@ -1,5 +1,5 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
-import { type ApiError, api, storedKey, storeKey } from "./api";
+import { type ApiError, api, sessionInfo, signIn, signOut } from "./api";
 import { Batches } from "./batches";
 import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
 import { useDrawer } from "./drawer";
@@ -27,7 +27,10 @@ function KeyForm({ onKey, problem }: { onKey(key: string): void; problem: string
     <main className="signin">
       <form className="card" onSubmit={submit}>
         <h1>Antler Console</h1>
-        <p>This gateway needs an API key (one of its auth.api_keys). It is kept in this tab's session storage only.</p>
+        <p>
+          This gateway needs an API key (one of its auth.api_keys). It starts a browser session (a cookie this page cannot read); the key
+          itself is not kept.
+        </p>
         <label htmlFor="api-key">API key</label>
         <input id="api-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} />
         {problem ? <p role="alert">{problem}</p> : null}
@@ -42,9 +45,14 @@ function KeyForm({ onKey, problem }: { onKey(key: string): void; problem: string
 export function App(): ReactNode {
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
   const [auth, setAuth] = useState<"checking" | "needed" | "ok">("checking");
+  // Signed in by a session cookie (so Sign out has something to end), rather than by `auth.mode: none`.
+  const [inSession, setInSession] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [limits, setLimits] = useState<Limits | null>(null);
   const [threads, setThreads] = useState<ThreadRecord[]>([]);
+  // The message to send in a branch once it opens (edit and resend, regenerate).
+  const [pendingMessage, setPendingMessage] = useState<{ threadId: string; text: string } | null>(null);
+  const clearPending = useCallback(() => setPendingMessage(null), []);
   // On a phone the thread list is a drawer over the chat (CSS shows it in place on wider screens).
   const [threadsOpen, setThreadsOpen] = useDrawer(".threads-open > .threads button.primary");
 
@@ -58,16 +66,19 @@ export function App(): ReactNode {
     return () => removeEventListener("popstate", onPop);
   }, []);
 
-  const check = useCallback(() => {
+  const check = useCallback((afterSignIn = false) => {
     api<{ uploads: Limits }>("/console/status")
       .then((s) => {
         setLimits(s.uploads);
         setAuth("ok");
+        sessionInfo()
+          .then((info) => setInSession(info.via === "session"))
+          .catch(() => undefined);
       })
       .catch((e: ApiError) => {
         if (e.status === 401) {
-          if (storedKey()) setProblem(e.message);
-          storeKey(null);
+          // An expired or signed-out session says so; a first visit just shows the form.
+          if (afterSignIn || e.message.includes("expired")) setProblem(e.message);
           setAuth("needed");
         } else {
           setProblem(e.message);
@@ -75,7 +86,7 @@ export function App(): ReactNode {
         }
       });
   }, []);
-  useEffect(check, [check]);
+  useEffect(() => check(), [check]);
 
   const loadThreads = useCallback(() => {
     api<{ threads: ThreadRecord[] }>("/threads?limit=200")
@@ -92,9 +103,10 @@ export function App(): ReactNode {
       <KeyForm
         problem={problem}
         onKey={(key) => {
-          storeKey(key);
           setProblem(null);
-          check();
+          signIn(key)
+            .then(() => check(true))
+            .catch((e: ApiError) => setProblem(e.message));
         }}
       />
     );
@@ -133,13 +145,15 @@ export function App(): ReactNode {
           {link("/schedules", "Schedules", route.page === "schedules")}
           {link("/status", "Status", route.page === "status")}
         </nav>
-        {storedKey() ? (
+        {inSession ? (
           <button
             type="button"
             className="link"
             onClick={() => {
-              storeKey(null);
-              setAuth("needed");
+              void signOut().then(() => {
+                setInSession(false);
+                setAuth("needed");
+              });
             }}
           >
             Sign out
@@ -167,7 +181,20 @@ export function App(): ReactNode {
           />
           <main className="main">
             {route.threadId ? (
-              <Chat threadId={route.threadId} limits={limits} onChanged={loadThreads} onShowThreads={() => setThreadsOpen(true)} />
+              <Chat
+                threadId={route.threadId}
+                limits={limits}
+                onChanged={loadThreads}
+                onShowThreads={() => setThreadsOpen(true)}
+                onOpenThread={(id) => navigate(`/threads/${encodeURIComponent(id)}`)}
+                onBranched={(id, text) => {
+                  setPendingMessage({ threadId: id, text });
+                  loadThreads();
+                  navigate(`/threads/${encodeURIComponent(id)}`);
+                }}
+                initialMessage={pendingMessage?.threadId === route.threadId ? pendingMessage.text : null}
+                onInitialSent={clearPending}
+              />
             ) : (
               <div className="empty">
                 <h1>Threads</h1>

@@ -1,23 +1,9 @@
-// Talks to the gateway's API from the page: the key lives in sessionStorage only (gone with the tab).
+// Talks to the gateway's API from the page. Sign-in trades the API key for a session cookie the gateway issues
+// (HttpOnly, SameSite=Strict): the page never keeps the key, and every tab and deep link of this origin is signed in
+// until the session expires or someone signs out.
 
-const KEY_STORAGE = "antler.console.apiKey";
-
-export function storedKey(): string | null {
-  try {
-    return sessionStorage.getItem(KEY_STORAGE);
-  } catch {
-    return null;
-  }
-}
-
-export function storeKey(key: string | null): void {
-  try {
-    if (key === null) sessionStorage.removeItem(KEY_STORAGE);
-    else sessionStorage.setItem(KEY_STORAGE, key);
-  } catch {
-    // Storage refused (private mode): the key lasts as long as the page.
-  }
-}
+/** Sent with every request: the gateway refuses cookie-authenticated writes without it (another site cannot send it). */
+const CSRF_HEADER = "x-antler-csrf";
 
 export class ApiError extends Error {
   constructor(
@@ -25,6 +11,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly hint?: string,
+    /** The field or config path the error names (a refused edit's argument). */
+    readonly where?: string,
   ) {
     super(message);
   }
@@ -32,13 +20,28 @@ export class ApiError extends Error {
 
 function headers(extra?: HeadersInit): Headers {
   const h = new Headers(extra);
-  const key = storedKey();
-  if (key) h.set("authorization", `Bearer ${key}`);
+  h.set(CSRF_HEADER, "1");
   return h;
 }
 
+/** Starts a session with the key (the gateway answers with the cookie); a wrong key throws its 401. */
+export async function signIn(key: string): Promise<void> {
+  const response = await fetch("/api/session", { method: "POST", headers: headers({ authorization: `Bearer ${key}` }) });
+  if (!response.ok) throw await failure(response);
+}
+
+/** Ends the session on the server (the cookie is then worthless everywhere) and drops the cookie. */
+export async function signOut(): Promise<void> {
+  await fetch("/api/session", { method: "DELETE", headers: headers() }).catch(() => undefined);
+}
+
+/** How this page is signed in: `session` (a cookie), or `none` (the gateway asks for no key). */
+export async function sessionInfo(): Promise<{ user: string; via: "key" | "session" | "none"; expires_at: string | null }> {
+  return api("/session");
+}
+
 async function failure(response: Response): Promise<ApiError> {
-  let body: { error?: { code?: string; message?: string; hint?: string } } = {};
+  let body: { error?: { code?: string; message?: string; hint?: string; where?: string } } = {};
   try {
     body = (await response.json()) as typeof body;
   } catch {
@@ -49,6 +52,7 @@ async function failure(response: Response): Promise<ApiError> {
     body.error?.code ?? `HTTP_${response.status}`,
     body.error?.message ?? `${response.status} ${response.statusText}`,
     body.error?.hint,
+    body.error?.where,
   );
 }
 
@@ -135,7 +139,9 @@ async function consume(follow: Follow, body: ReadableStream<Uint8Array>, handler
     }
     if (frame.event === "metadata") follow.runId = (frame.data as { run_id?: string }).run_id ?? follow.runId;
     handlers.onFrame(frame);
-    if (frame.event === "end" || frame.event === "error") follow.ended = true;
+    // A pause ends the stream but not the run: once resumed, its events go on after this one (same run id).
+    const paused = frame.event === "end" && (frame.data as { stop_reason?: unknown } | null)?.stop_reason === "paused";
+    if ((frame.event === "end" && !paused) || frame.event === "error") follow.ended = true;
   }
 }
 
@@ -163,11 +169,21 @@ async function rejoin(threadId: string, follow: Follow, handlers: RunHandlers, s
  * (`on_disconnect: continue`); the page then joins it again after the last frame it saw (`Last-Event-ID`),
  * so no event is lost or repeated. Cancelling is explicit (the Cancel button), never a side effect of a drop.
  */
-export async function followRun(threadId: string, message: string, handlers: RunHandlers, signal: AbortSignal): Promise<void> {
+export async function followRun(
+  threadId: string,
+  message: string,
+  handlers: RunHandlers,
+  signal: AbortSignal,
+  options: { model?: string | undefined } = {},
+): Promise<void> {
   const response = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/stream`, {
     method: "POST",
     headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
-    body: JSON.stringify({ input: { messages: [{ role: "user", content: message }] }, on_disconnect: "continue" }),
+    body: JSON.stringify({
+      input: { messages: [{ role: "user", content: message }] },
+      on_disconnect: "continue",
+      ...(options.model ? { model: options.model } : {}),
+    }),
     signal,
   });
   if (!response.ok || !response.body) throw await failure(response);
@@ -192,8 +208,50 @@ export async function attachRun(threadId: string, runId: string, handlers: RunHa
 
 export interface RunSummary {
   run_id: string;
-  status: "pending" | "running" | "success" | "error" | "cancelled";
+  status: "pending" | "running" | "paused" | "success" | "error" | "cancelled";
   trace_id: string;
+  /** A paused run's interrupt: `value` is what its `run_paused` event showed (an approval's calls). */
+  interrupt?: { value?: unknown } | null;
+}
+
+/** What a person decided on a paused run's calls (the body of `POST .../runs/{run}/resume`). */
+export type ApprovalDecision =
+  | { decision: "approve" }
+  | { decision: "reject"; reason?: string }
+  | { decision: "edit"; args: Record<string, unknown> };
+
+/**
+ * Sends the decision and follows the resumed run to its end. A resumed run's events go on after its paused
+ * part's last one (same run id), and the resume route answers only when the run ends, so the page first reads
+ * where the paused part ended, sends the decision, and joins after that point as soon as the run has left
+ * `paused`. A refused decision (400: the run stays paused) is thrown before anything is drawn.
+ */
+export async function resumeRun(
+  threadId: string,
+  runId: string,
+  decision: ApprovalDecision,
+  onStarted: () => void,
+  handlers: RunHandlers,
+  signal: AbortSignal,
+): Promise<void> {
+  const path = `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}`;
+  const pausedPart = await replayRun(threadId, runId, signal).catch(() => [] as SseFrame[]);
+  const last = pausedPart.reduce((max, frame) => Math.max(max, frame.id ?? 0), 0);
+  const answered = api(`${path}/resume`, { method: "POST", json: { ...decision, on_disconnect: "continue" }, signal }).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  for (;;) {
+    const done = await Promise.race([answered, sleep(150).then(() => undefined)]);
+    if (done !== undefined) {
+      if (done !== null) throw done;
+      break;
+    }
+    const record = await api<RunSummary>(path, { signal });
+    if (record.status !== "paused") break;
+  }
+  onStarted();
+  await rejoin(threadId, { runId, last, ended: false }, handlers, signal);
 }
 
 /** The thread's newest run, or null when it has none. */

@@ -11,13 +11,15 @@ function pretty(value: unknown): string {
 }
 
 /** One tool call: name, outcome and duration in the summary; arguments and result (or error) when opened. */
-export function ToolCard({ item }: { item: Extract<Item, { kind: "tool" }> }): ReactNode {
-  const state = item.status === undefined ? "running" : item.status;
+export function ToolCard({ item, awaiting = false }: { item: Extract<Item, { kind: "tool" }>; awaiting?: boolean }): ReactNode {
+  const state = item.status === undefined ? (awaiting ? "awaiting" : "running") : item.status;
   return (
     <details className={`tool tool-${state}`} data-tool={item.name} data-tool-call={item.key}>
       <summary>
         <span className="tool-name">{item.name}</span>
-        <span className={`badge badge-${state}`}>{state === "running" ? "running…" : state}</span>
+        <span className={`badge badge-${state}`}>
+          {state === "running" ? "running…" : state === "awaiting" ? "awaiting approval" : state}
+        </span>
         {item.durationMs !== undefined ? <span className="duration">{formatMs(item.durationMs)}</span> : null}
       </summary>
       <div className="tool-body">

@@ -1,11 +1,33 @@
-import { type DragEvent, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
-import { ApiError, api, apiRaw, attachRun, followRun, formatBytes, latestRun, type RunHandlers } from "./api";
+import { type DragEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import {
+  ApiError,
+  type ApprovalDecision,
+  api,
+  apiRaw,
+  attachRun,
+  followRun,
+  formatBytes,
+  latestRun,
+  type RunHandlers,
+  resumeRun,
+} from "./api";
+import { ApprovalCard } from "./approval";
 import { Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
 import { useDrawer } from "./drawer";
 import { Markdown } from "./markdown";
+import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
 import { Timeline } from "./timeline";
-import { applyFrame, IDLE_RUN, type Item, itemsFromMessages, type RunStatus, type SavedMessage, type ThreadView } from "./transcript";
+import {
+  applyFrame,
+  approvalItem,
+  IDLE_RUN,
+  type Item,
+  itemsFromMessages,
+  type RunStatus,
+  type SavedMessage,
+  type ThreadView,
+} from "./transcript";
 import { VirtualList } from "./virtual-list";
 
 export interface ThreadRecord {
@@ -31,6 +53,7 @@ interface SavedState {
   messages_offset?: number;
   artifacts: string[];
   todos: unknown[] | null;
+  metadata?: Record<string, unknown>;
 }
 
 /** The saved messages loaded so far, where they start in the thread, and how many items they made. */
@@ -122,10 +145,20 @@ export function Chat({
   limits,
   onChanged,
   onShowThreads,
+  onBranched,
+  onOpenThread,
+  initialMessage,
+  onInitialSent,
 }: {
   threadId: string;
   limits: Limits | null;
   onChanged(): void;
+  /** A branch of this thread was made (edit and resend, regenerate): open it and send `text` there. */
+  onBranched(threadId: string, text: string): void;
+  onOpenThread(threadId: string): void;
+  /** A message to send once the thread is open (the edited message of a branch just made). */
+  initialMessage: string | null;
+  onInitialSent(): void;
   /** Opens the thread list (a drawer on a phone; the button is hidden where the list is always shown). */
   onShowThreads(): void;
 }): ReactNode {
@@ -136,6 +169,14 @@ export function Chat({
   const [panel, setPanel] = useState<"artifacts" | "timeline">("artifacts");
   const [uploads, setUploads] = useState<string[]>([]);
   const [uploadError, setUploadError] = useState<string | null>(null);
+  const [branchOf, setBranchOf] = useState<string | null>(null);
+  const models = useModels();
+  const [model, setModel] = useState("");
+  const modelRef = useRef(model);
+  modelRef.current = model;
+  const sendRef = useRef<(text: string) => Promise<void>>(async () => undefined);
+  const initialRef = useRef(initialMessage);
+  initialRef.current = initialMessage;
   const [dragging, setDragging] = useState(false);
   // On a phone the side panel is a drawer over the chat; on wider screens it is always shown and this is unused.
   const [detailsOpen, setDetailsOpen] = useDrawer(".details-open > .side .close-drawer");
@@ -154,12 +195,17 @@ export function Chat({
    * path for a run this page started and a run it joined (after a reload, or one another tab or device started).
    */
   const track = useCallback(
-    async (follow: (handlers: RunHandlers, signal: AbortSignal) => Promise<void>, abort: AbortController) => {
+    async (follow: (handlers: RunHandlers, signal: AbortSignal) => Promise<void>, abort: AbortController, rethrowRefusal = false) => {
       let current = { view: state.current.view, run: state.current.run };
+      let started = false;
       try {
         await follow(
           {
             onFrame(frame) {
+              if (!started) {
+                started = true;
+                current = { view: state.current.view, run: state.current.run };
+              }
               current = applyFrame(current.view, current.run, frame.event, frame.data);
               setView(current.view);
               setRun(current.run);
@@ -168,6 +214,8 @@ export function Chat({
           abort.signal,
         );
       } catch (e) {
+        // A decision the server refused before the run resumed (the run is still paused): the card shows why.
+        if (rethrowRefusal && !started && e instanceof ApiError && e.status < 500) throw e;
         if (!abort.signal.aborted) {
           current = applyFrame(current.view, current.run, "error", {
             code: (e as { code?: string }).code ?? "ANTLER_ERR_INTERNAL",
@@ -197,8 +245,12 @@ export function Chat({
         latestRun(threadId, abort.signal),
       ]);
       if (abort.signal.aborted) return;
+      setBranchOf(typeof s.metadata?.branch_of === "string" ? s.metadata.branch_of : null);
       const items = itemsFromMessages(s.messages);
       loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
+      // A run paused for approval waits on its card, after the saved messages (its record keeps the interrupt).
+      const pause = latest?.status === "paused" ? approvalItem(latest.run_id, latest.interrupt?.value) : undefined;
+      if (pause) items.push(pause);
       setHasOlder((s.messages_offset ?? 0) > 0);
       const view: ThreadView = { items, title: s.title, artifacts: s.artifacts, todos: (s.todos ?? []) as ThreadView["todos"] };
       const live = latest?.status === "running" || latest?.status === "pending";
@@ -229,11 +281,18 @@ export function Chat({
     setLoadError(null);
     setHasOlder(false);
     loaded.current = { threadId, messages: [], offset: 0, items: 0 };
-    openThread(abort).catch((e: Error) => {
-      if (!abort.signal.aborted) setLoadError(e.message);
-    });
+    openThread(abort)
+      .then(() => {
+        const first = initialRef.current;
+        if (first === null || abort.signal.aborted) return;
+        onInitialSent();
+        void sendRef.current(first);
+      })
+      .catch((e: Error) => {
+        if (!abort.signal.aborted) setLoadError(e.message);
+      });
     return () => abort.abort();
-  }, [threadId, openThread]);
+  }, [threadId, openThread, onInitialSent]);
 
   // The page before the loaded messages, put in front of them. Items are rebuilt from all loaded messages, so a
   // tool call and its result that fell on two pages join one card; what runs added since stays after them. Not
@@ -261,11 +320,13 @@ export function Chat({
   const send = useCallback(
     async (text: string) => {
       if (!text.trim() || state.current.run.running) return;
+      const tail = state.current.view.items.at(-1);
+      if (tail?.kind === "approval" && !tail.decided) return;
       const abort = new AbortController();
       abortRef.current = abort;
       const before = state.current.view;
       state.current = {
-        view: { ...before, items: [...before.items, { kind: "human", key: `h${Date.now()}`, text } as Item] },
+        view: { ...before, items: [...before.items, { kind: "human", key: `h${Date.now()}`, text, local: true } as Item] },
         run: { ...IDLE_RUN, running: true },
       };
       setView(state.current.view);
@@ -275,7 +336,7 @@ export function Chat({
       let busy = false;
       await track(
         (handlers, signal) =>
-          followRun(threadId, text, handlers, signal).catch((e: unknown) => {
+          followRun(threadId, text, handlers, signal, { model: modelRef.current || undefined }).catch((e: unknown) => {
             if (!(e instanceof ApiError && e.code === "ANTLER_ERR_THREAD_BUSY")) throw e;
             busy = true;
           }),
@@ -293,6 +354,48 @@ export function Chat({
       });
     },
     [track, threadId, openThread],
+  );
+  sendRef.current = send;
+
+  /** Edit and resend, or regenerate: a new thread from just before `messageId`, where `text` is then sent. */
+  const branchAndSend = useCallback(
+    async (messageId: string, text: string) => {
+      const record = await api<ThreadRecord>(`/threads/${encodeURIComponent(threadId)}/branch`, {
+        method: "POST",
+        json: { message_id: messageId },
+      });
+      onBranched(record.thread_id, text);
+    },
+    [threadId, onBranched],
+  );
+
+  /** Sends a decision on a paused run and follows the run it resumes; a refused decision is thrown to the card. */
+  const decide = useCallback(
+    async (runId: string, decision: ApprovalDecision) => {
+      if (state.current.run.running) return;
+      const abort = new AbortController();
+      abortRef.current?.abort();
+      abortRef.current = abort;
+      await track(
+        (handlers, signal) =>
+          resumeRun(
+            threadId,
+            runId,
+            decision,
+            () => {
+              // The resumed part: new answers stream in after the card; what was saved before stays as drawn.
+              state.current = { view: state.current.view, run: { ...IDLE_RUN, running: true, runId } };
+              setRun(state.current.run);
+              setFollowToken((t) => t + 1);
+            },
+            handlers,
+            signal,
+          ),
+        abort,
+        true,
+      );
+    },
+    [track, threadId],
   );
 
   const cancel = async () => {
@@ -354,23 +457,46 @@ export function Chat({
   };
 
   const last = view.items[view.items.length - 1];
+  // A paused run holds the thread until someone decides: Send waits for the card (or Cancel run).
+  const awaitingApproval = last?.kind === "approval" && !last.decided && !run.running ? last : null;
+  const awaitingCalls = useMemo(() => new Set(awaitingApproval?.calls.map((c) => c.tool_call_id) ?? []), [awaitingApproval]);
   // What Retry on an error card sends again: the user's last message.
   const lastAsked = view.items.findLast((i) => i.kind === "human")?.text;
+  // Regenerate: the newest answer, asked again from just before the question it answers (a new branch).
+  const regenerate = useMemo(() => {
+    if (run.running) return null;
+    const answerAt = view.items.findLastIndex((i) => i.kind === "ai");
+    const question = view.items.slice(0, answerAt).findLast((i) => i.kind === "human");
+    if (answerAt === -1 || question?.kind !== "human" || question.local) return null;
+    return { answerKey: view.items[answerAt]?.key ?? "", questionKey: question.key, question: question.text };
+  }, [view.items, run.running]);
   const render = useCallback(
     (item: Item): ReactNode => {
       switch (item.kind) {
         case "human":
           return (
-            <div className="msg msg-human">
-              <span className="who">You</span>
-              <p>{item.text}</p>
-            </div>
+            <HumanMessage text={item.text} canBranch={!item.local && !run.running} onResend={(text) => branchAndSend(item.key, text)} />
           );
         case "ai":
           return (
             <div className={`msg msg-ai${item.partial ? " msg-partial" : ""}`} data-message={item.key}>
               <span className="who">Agent</span>
               <Markdown text={item.text} />
+              <div className="msg-actions">
+                <CopyButton text={item.text} label="Copy the answer" />
+                {regenerate && item.key === regenerate.answerKey ? (
+                  <button
+                    type="button"
+                    className="link"
+                    aria-label="Regenerate the answer as a new branch"
+                    onClick={() =>
+                      void branchAndSend(regenerate.questionKey, regenerate.question).catch((e: Error) => setLoadError(e.message))
+                    }
+                  >
+                    Regenerate
+                  </button>
+                ) : null}
+              </div>
               {item.partial ? (
                 <p className="partial-note" data-testid="partial-note">
                   {item.partial === "cancelled" ? "Partial answer: the run was cancelled here." : "Partial answer: the run failed here."}
@@ -379,11 +505,19 @@ export function Chat({
             </div>
           );
         case "tool":
-          return <ToolCard item={item} />;
+          return <ToolCard item={item} awaiting={awaitingCalls.has(item.key)} />;
         case "ask":
           return <AskCard request={item.request} pending={!run.running && last?.key === item.key} onReply={(t) => void send(t)} />;
         case "notice":
           return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+        case "approval":
+          return (
+            <ApprovalCard
+              item={item}
+              pending={!run.running && last?.key === item.key}
+              onDecide={(decision) => decide(item.runId, decision)}
+            />
+          );
         case "error":
           return (
             <ErrorCard
@@ -393,7 +527,7 @@ export function Chat({
           );
       }
     },
-    [run.running, last?.key, send, lastAsked],
+    [run.running, last?.key, send, lastAsked, decide, awaitingCalls, branchAndSend, regenerate],
   );
 
   return (
@@ -412,7 +546,14 @@ export function Chat({
           <button type="button" className="narrow-only" aria-label="Show threads" onClick={onShowThreads}>
             ☰
           </button>
-          <h1>{view.title ?? "Untitled thread"}</h1>
+          <ThreadTitle
+            threadId={threadId}
+            title={view.title}
+            onRenamed={(title) => {
+              setView((v) => ({ ...v, title }));
+              onChanged();
+            }}
+          />
           <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
             Details
           </button>
@@ -427,6 +568,21 @@ export function Chat({
           </div>
         </header>
         {loadError ? <p role="alert">{loadError}</p> : null}
+        {branchOf ? (
+          <p className="muted branch-note" data-testid="branch-note">
+            A branch of{" "}
+            <a
+              href={`/threads/${encodeURIComponent(branchOf)}`}
+              onClick={(e) => {
+                e.preventDefault();
+                onOpenThread(branchOf);
+              }}
+            >
+              the original thread
+            </a>
+            , which keeps its own messages.
+          </p>
+        ) : null}
         {hasOlder ? (
           <p className="muted older-note" aria-live="polite">
             Earlier messages load as you scroll up.
@@ -476,11 +632,42 @@ export function Chat({
                   Interrupt and send
                 </button>
               </>
+            ) : awaitingApproval ? (
+              <>
+                <button type="submit" className="primary" disabled aria-describedby="awaiting-approval">
+                  Send
+                </button>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() =>
+                    void api(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(awaitingApproval.runId)}/cancel`, {
+                      method: "POST",
+                    })
+                      .then(() =>
+                        setView((v) => ({
+                          ...v,
+                          items: [
+                            ...v.items,
+                            { kind: "notice", key: `cancel-${awaitingApproval.runId}`, text: "Run cancelled.", tone: "info" },
+                          ],
+                        })),
+                      )
+                      .catch((e: Error) => setLoadError(e.message))
+                  }
+                >
+                  Cancel run
+                </button>
+                <span id="awaiting-approval" className="muted">
+                  The run waits for your decision above.
+                </span>
+              </>
             ) : (
               <button type="submit" className="primary" disabled={!draft.trim()}>
                 Send
               </button>
             )}
+            <ModelPicker models={models} value={model} onChange={setModel} />
             <label className="upload-button">
               Upload files
               <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />

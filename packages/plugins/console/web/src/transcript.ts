@@ -20,7 +20,8 @@ export interface HumanInputRequest {
 }
 
 export type Item =
-  | { kind: "human"; key: string; text: string }
+  /** `local`: sent from this page and not yet seen saved (its key is not the message id yet). */
+  | { kind: "human"; key: string; text: string; local?: boolean }
   | {
       kind: "ai";
       key: string;
@@ -38,8 +39,33 @@ export type Item =
     }
   | { kind: "ask"; key: string; request: HumanInputRequest }
   | { kind: "notice"; key: string; text: string; tone: "info" | "error" }
+  /** A run paused for a person's decision on its pending tool calls (the human-approval interrupt). */
+  | { kind: "approval"; key: string; runId: string; calls: PendingCall[]; expiresAt?: string; decided?: boolean }
   /** A failure the user should see as one: the model's (an answer the runtime wrote in its place) or the run's. */
   | { kind: "error"; key: string; title: string; message: string; code?: string; traceId?: string };
+
+/** One tool call waiting for approval, as the `run_paused` event and the paused run's record list it. */
+export interface PendingCall {
+  tool_call_id: string;
+  tool: string;
+  args: Record<string, unknown>;
+  rule?: string;
+  reason?: string;
+}
+
+/** The approval card's item for a paused run's interrupt value (`{ kind: "approval", calls, expires_at }`), if it is one. */
+export function approvalItem(runId: string, value: unknown): Extract<Item, { kind: "approval" }> | undefined {
+  const v = value as { kind?: unknown; calls?: unknown; expires_at?: unknown } | null | undefined;
+  if (v?.kind !== "approval" || !Array.isArray(v.calls)) return undefined;
+  const calls = (v.calls as PendingCall[]).filter((c) => typeof c?.tool_call_id === "string" && typeof c.tool === "string");
+  return {
+    kind: "approval",
+    key: `approval-${runId}`,
+    runId,
+    calls: calls.map((c) => ({ ...c, args: c.args && typeof c.args === "object" ? c.args : {} })),
+    ...(typeof v.expires_at === "string" ? { expiresAt: v.expires_at } : {}),
+  };
+}
 
 export interface SavedMessage {
   type: "human" | "ai" | "tool" | "system";
@@ -196,6 +222,22 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       return { view, run };
     }
     case "custom": {
+      if (d.type === "run_paused") {
+        const card = approvalItem(String(d.run_id ?? run.runId ?? ""), d.interrupt);
+        if (!card) return { view, run };
+        // Right after the cards of the calls it holds (a replay of a resumed run draws them above their answer).
+        const items = view.items.filter((i) => i.key !== card.key);
+        const callKeys = new Set(card.calls.map((c) => c.tool_call_id));
+        const after = items.findLastIndex((i) => i.kind === "tool" && callKeys.has(i.key));
+        items.splice(after === -1 ? items.length : after + 1, 0, card);
+        return { view: { ...view, items }, run };
+      }
+      if (d.type === "run_resumed") {
+        // The decision was taken (here, in another tab, or by the pause's timeout): the card stays, answered.
+        const key = `approval-${String(d.run_id ?? run.runId ?? "")}`;
+        const items = view.items.map((i) => (i.kind === "approval" && i.key === key ? { ...i, decided: true } : i));
+        return { view: { ...view, items }, run };
+      }
       if (d.type === "console_span" && d.kind === "tool" && typeof d.tool_call_id === "string") {
         const items = view.items.map((i) =>
           i.kind === "tool" && i.key === d.tool_call_id ? { ...i, durationMs: Number(d.duration_ms) } : i,
@@ -209,7 +251,7 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
       return {
         view: {
           ...view,
-          items: withModelErrors(view.items, d),
+          items: withSavedIds(withModelErrors(view.items, d), d),
           title: "title" in keys ? ((keys.title as string | null) ?? view.title) : view.title,
           todos: Array.isArray(keys.todos) ? (keys.todos as Todo[]) : view.todos,
           artifacts: Array.isArray(keys.artifacts) ? (keys.artifacts as string[]) : view.artifacts,
@@ -222,7 +264,8 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
         view,
         run: {
           ...run,
-          running: false,
+          // A pause ends this stream, not the run: the follow ends (and `running` with it) only if nothing resumed it.
+          running: d.stop_reason === "paused" ? run.running : false,
           stopReason: (d.stop_reason as string | null) ?? "end_turn",
           usage: (d.usage as RunStatus["usage"]) ?? null,
         },
@@ -281,6 +324,22 @@ function withModelErrors(items: Item[], data: Record<string, unknown>): Item[] {
     if (at === -1 || !failed) continue;
     if (out === items) out = items.slice();
     out[at] = failed;
+  }
+  return out;
+}
+
+/**
+ * Gives a message this page sent its saved id once a values frame shows it saved, so actions that name a message
+ * (edit and resend, regenerate) can name it.
+ */
+function withSavedIds(items: Item[], data: Record<string, unknown>): Item[] {
+  let out = items;
+  for (const m of messagesOfValuesFrame(data)) {
+    if (m.type !== "human" || !m.id || out.some((i) => i.key === m.id)) continue;
+    const at = out.findIndex((i) => i.kind === "human" && i.local === true && i.text === m.content);
+    if (at === -1) continue;
+    if (out === items) out = items.slice();
+    out[at] = { kind: "human", key: m.id, text: m.content };
   }
   return out;
 }

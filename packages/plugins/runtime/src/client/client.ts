@@ -21,8 +21,8 @@ import {
   threadPaths,
 } from "@antler/kernel";
 import { withRunContext } from "@antler/kernel/authoring";
-import { HumanMessage } from "@langchain/core/messages";
-import { type BaseCheckpointSaver, Command } from "@langchain/langgraph";
+import { HumanMessage, RemoveMessage } from "@langchain/core/messages";
+import { type BaseCheckpointSaver, Command, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
 import {
@@ -1063,6 +1063,52 @@ export class AntlerClient {
       if (error.code !== "ENOENT") throw error;
     });
     return threads.touch(userId, newThreadId, { metadata: source.metadata, title: source.title });
+  }
+
+  /** Sets the thread's title (null clears it, so a title model may name it again). */
+  async renameThread(threadId: string, options: { userId?: string; title: string | null }): Promise<ThreadRecord> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const { threads } = await this.openStorage();
+    await threads.require(userId, assertSafeId("thread", threadId));
+    return threads.touch(userId, threadId, { title: options.title });
+  }
+
+  /**
+   * A new thread that holds this one's messages before `beforeMessageId` (and its files), to continue differently
+   * from there: an edited question, or the same one asked again. The source thread is left as it was, so both
+   * branches stay readable; the branch's metadata names its source (`branch_of`, `branch_message_id`). Reads the
+   * source's messages once (an explicit action, not a per-turn cost). An id the thread does not hold is
+   * MESSAGE_NOT_FOUND; a busy thread is THREAD_BUSY.
+   */
+  async branchThread(
+    threadId: string,
+    options: { userId?: string; beforeMessageId: string; newThreadId?: string; title?: string | null },
+  ): Promise<ThreadRecord & { branch_at: number }> {
+    const userId = assertSafeId("user", options.userId ?? this.defaultUser);
+    const source = await this.getThreadRecord(threadId, { userId });
+    const graph = await this.threadGraph(userId);
+    const snapshot = await graph.getState({ configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } });
+    const messages = ((snapshot.values as { messages?: Array<{ id?: string }> }).messages ?? []) as Array<{ id?: string }>;
+    const at = messages.findIndex((m) => m.id === options.beforeMessageId);
+    if (at === -1) {
+      throw new AntlerError(
+        RuntimeErrorCodes.MESSAGE_NOT_FOUND,
+        `thread ${JSON.stringify(threadId)} has no message ${JSON.stringify(options.beforeMessageId)}`,
+        {
+          where: "message_id",
+          hint: "Branch before one of the thread's messages (GET /api/threads/{id}/state lists them with their ids).",
+        },
+      );
+    }
+    const copy = await this.copyThread(threadId, { userId, ...(options.newThreadId ? { newThreadId: options.newThreadId } : {}) });
+    await this.updateThreadState(copy.thread_id, {
+      userId,
+      values: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...messages.slice(0, at)] },
+    });
+    await this.updateThread(copy.thread_id, { userId, metadata: { branch_of: threadId, branch_message_id: options.beforeMessageId } });
+    const title = options.title !== undefined ? options.title : source.title === null ? null : `${source.title} (branch)`;
+    const record = await this.renameThread(copy.thread_id, { userId, title });
+    return { ...record, branch_at: at };
   }
 
   /**

@@ -1,0 +1,201 @@
+import { type ReactNode, useEffect, useId, useState } from "react";
+import { api } from "./api";
+
+/** Copies `text` to the clipboard; says so for a moment. */
+export function CopyButton({ text, label }: { text: string; label: string }): ReactNode {
+  const [copied, setCopied] = useState(false);
+  useEffect(() => {
+    if (!copied) return;
+    const timer = setTimeout(() => setCopied(false), 1500);
+    return () => clearTimeout(timer);
+  }, [copied]);
+  return (
+    <button
+      type="button"
+      className="link"
+      aria-label={label}
+      onClick={() =>
+        void navigator.clipboard
+          ?.writeText(text)
+          .then(() => setCopied(true))
+          .catch(() => undefined)
+      }
+    >
+      {copied ? "Copied" : "Copy"}
+    </button>
+  );
+}
+
+/**
+ * The user's message with Copy and Edit. Editing sends the new text as a new branch from just before this
+ * message (`onResend`); the thread as it was stays reachable. Edit needs the message's saved id (`canBranch`).
+ */
+export function HumanMessage({
+  text,
+  canBranch,
+  onResend,
+}: {
+  text: string;
+  canBranch: boolean;
+  onResend(text: string): Promise<void>;
+}): ReactNode {
+  const id = useId();
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(text);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  if (editing) {
+    return (
+      <form
+        className="msg msg-human msg-editing"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!draft.trim()) return;
+          setSending(true);
+          setProblem(null);
+          onResend(draft.trim())
+            .catch((err: Error) => setProblem(err.message))
+            .finally(() => setSending(false));
+        }}
+      >
+        <label htmlFor={`${id}-edit`} className="who">
+          Edit your message
+        </label>
+        <textarea id={`${id}-edit`} rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
+        {problem ? <p role="alert">{problem}</p> : null}
+        <div className="msg-actions">
+          <button type="submit" className="primary" disabled={sending || !draft.trim()}>
+            Send as a new branch
+          </button>
+          <button type="button" onClick={() => setEditing(false)} disabled={sending}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    );
+  }
+  return (
+    <div className="msg msg-human">
+      <span className="who">You</span>
+      <p>{text}</p>
+      <div className="msg-actions">
+        <CopyButton text={text} label="Copy your message" />
+        {canBranch ? (
+          <button
+            type="button"
+            className="link"
+            aria-label="Edit your message and resend"
+            onClick={() => {
+              setDraft(text);
+              setEditing(true);
+            }}
+          >
+            Edit
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+/** The thread's title with Rename: `PATCH /api/threads/{id}`. */
+export function ThreadTitle({
+  threadId,
+  title,
+  onRenamed,
+}: {
+  threadId: string;
+  title: string | null;
+  onRenamed(title: string): void;
+}): ReactNode {
+  const id = useId();
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
+  if (!editing) {
+    return (
+      <>
+        <h1>{title ?? "Untitled thread"}</h1>
+        <button
+          type="button"
+          className="link"
+          onClick={() => {
+            setDraft(title ?? "");
+            setProblem(null);
+            setEditing(true);
+          }}
+        >
+          Rename
+        </button>
+      </>
+    );
+  }
+  return (
+    <form
+      className="rename"
+      onSubmit={(e) => {
+        e.preventDefault();
+        api<{ title: string }>(`/threads/${encodeURIComponent(threadId)}`, { method: "PATCH", json: { title: draft } })
+          .then((record) => {
+            onRenamed(record.title);
+            setEditing(false);
+          })
+          .catch((err: Error) => setProblem(err.message));
+      }}
+    >
+      <label htmlFor={`${id}-title`} className="sr-only">
+        Thread title
+      </label>
+      <input id={`${id}-title`} value={draft} maxLength={200} onChange={(e) => setDraft(e.target.value)} />
+      <button type="submit" className="primary" disabled={!draft.trim()}>
+        Save
+      </button>
+      <button type="button" onClick={() => setEditing(false)}>
+        Cancel
+      </button>
+      {problem ? <p role="alert">{problem}</p> : null}
+    </form>
+  );
+}
+
+export interface ModelChoice {
+  name: string;
+  displayName?: string;
+}
+
+/** The models this user's role may run on (`GET /api/models`), read once per page. */
+export function useModels(): ModelChoice[] {
+  const [models, setModels] = useState<ModelChoice[]>([]);
+  useEffect(() => {
+    api<{ models: ModelChoice[] }>("/models")
+      .then((r) => setModels(r.models))
+      .catch(() => undefined);
+  }, []);
+  return models;
+}
+
+/** The model the next message runs on; empty: the agent's default. Hidden when there is nothing to choose. */
+export function ModelPicker({
+  models,
+  value,
+  onChange,
+}: {
+  models: ModelChoice[];
+  value: string;
+  onChange(name: string): void;
+}): ReactNode {
+  if (models.length < 2) return null;
+  return (
+    <label className="model-picker">
+      <span>Model</span>
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">Default</option>
+        {models.map((m) => (
+          <option key={m.name} value={m.name}>
+            {m.displayName ?? m.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
