@@ -141,9 +141,11 @@ function isHeavy(pkg: string): boolean {
   return HEAVY.some((h) => (h.endsWith("/") || h.endsWith("-") ? pkg.startsWith(h) : pkg === h));
 }
 
-const HOOK = `export async function load(url, context, next) {
+// Written synchronously: the hooks run on their own thread, whose buffered stderr Node 24 may drop at exit.
+const HOOK = `import { writeSync } from "node:fs";
+export async function load(url, context, next) {
   const result = await next(url, context);
-  process.stderr.write("LOADED " + url + "\\n");
+  writeSync(2, "LOADED " + url + "\\n");
   return result;
 }`;
 
