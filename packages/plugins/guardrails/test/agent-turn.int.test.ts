@@ -64,14 +64,15 @@ describe("http guardrail in an agent turn", () => {
     const { client, calls, runs } = await guardedClient({
       script: callOnce("web_lookup"),
       config: {
-        guardrails: { enabled: true, fail_closed: true, providers: [{ use: "http", config: { url: server.url, timeout_ms: 200 } }] },
+        // Long enough that a loaded machine still delivers the request before the timeout aborts it.
+        guardrails: { enabled: true, fail_closed: true, providers: [{ use: "http", config: { url: server.url, timeout_ms: 1000 } }] },
       },
     });
     const events = await turn(client, "look it up", { threadId: "t1" });
     expect(runs.web_lookup).toBe(0);
     const text = String(toolMessages(calls()[1]?.messages ?? [])[0]?.content);
     expect(text).toContain(
-      `- provider_error: the guardrail provider "http" failed (the policy service at ${server.url} did not answer within 200 ms)`,
+      `- provider_error: the guardrail provider "http" failed (the policy service at ${server.url} did not answer within 1000 ms)`,
     );
     expect(deniedEvents(events)[0]?.data).toMatchObject({ policy_id: "http", reasons: [{ code: "provider_error" }] });
     // The service was asked with the run's identity.
@@ -90,7 +91,7 @@ describe("http guardrail in an agent turn", () => {
     const { client, runs, logs } = await guardedClient({
       script: callOnce("web_lookup"),
       config: {
-        guardrails: { enabled: true, fail_closed: false, providers: [{ use: "http", config: { url: server.url, timeout_ms: 200 } }] },
+        guardrails: { enabled: true, fail_closed: false, providers: [{ use: "http", config: { url: server.url, timeout_ms: 1000 } }] },
       },
     });
     const events = await turn(client, "look it up", { threadId: "t1" });
