@@ -73,9 +73,10 @@ export default definePlugin({
 });
 
 /** `runs:` of the gateway config as the options of the client an instance serves: lease timings and run limit. */
-export function clientOptionsOf(config: GatewayConfig): Pick<AntlerClientOptions, "runLeases" | "maxActiveRuns"> {
+export function clientOptionsOf(config: GatewayConfig): Pick<AntlerClientOptions, "runLeases" | "maxActiveRuns" | "maxAttempts"> {
   return {
     runLeases: runLeasesOf(config),
+    maxAttempts: config.runs.max_attempts,
     ...(config.runs.max_active === undefined ? {} : { maxActiveRuns: config.runs.max_active }),
   };
 }

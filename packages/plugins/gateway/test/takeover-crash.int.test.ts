@@ -1,0 +1,285 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type AntlerServe,
+  antlerCliBuilt,
+  describeWithPostgres,
+  type OpenAICompatibleServer,
+  startAntlerServe,
+  startOpenAICompatibleServer,
+  usePostgresSchema,
+} from "@antler/kernel/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { type SseFrame, tempDir } from "./fixtures.js";
+import { readFrames } from "./run-stream-fixtures.js";
+
+// The must-show of durable runs at the process boundary: two `antler serve` processes on one database; a run
+// started on A is followed through B; A is killed with SIGKILL in the middle of the run (during a model call, an
+// idempotent tool call, a non-idempotent one); B takes it over and finishes it. Each case counts lost runs,
+// duplicated executions of the non-idempotent tool, and gaps in the stream B serves (all must be 0).
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const dists = {
+  gateway: resolve(here, "../dist/index.js"),
+  openai: resolve(here, "../../openai/dist/index.js"),
+};
+const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
+const KEY = "alice-key-0123456789abcdef";
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+type Case = "model" | "idempotent-tool" | "plain-tool";
+
+interface Tally {
+  lostRuns: number;
+  duplicatedPlainToolRuns: number;
+  streamGaps: number;
+}
+
+/** A tool plugin: `lookup` (idempotent) and `charge` (not); each notes every start in the ledger, then waits while `stall` exists. */
+function writeToolPlugin(dir: string): { ledger: string; stall: string } {
+  const ledger = join(dir, "ledger.txt");
+  const stall = join(dir, "stall");
+  const tool = (name: string, idempotent: boolean) =>
+    [
+      "    ctx.tools.add(defineTool({",
+      `      name: ${JSON.stringify(name)}, description: "Does ${name}.", schema: z.object({ item: z.string() }),`,
+      "      run: async ({ item }) => {",
+      `        appendFileSync(${JSON.stringify(ledger)}, ${JSON.stringify(name)} + " " + item + " " + process.pid + "\\n");`,
+      `        while (existsSync(${JSON.stringify(stall)})) await new Promise((r) => setTimeout(r, 20));`,
+      `        return ${JSON.stringify(`${name} result for `)} + item;`,
+      "      },",
+      `    }), { group: "test", idempotent: ${idempotent} });`,
+    ].join("\n");
+  writeFileSync(
+    join(dir, "tools.mjs"),
+    [
+      'import { appendFileSync, existsSync } from "node:fs";',
+      "export default ({ definePlugin, defineTool, z }) => definePlugin({",
+      '  name: "crash-tools", version: "1.0.0", kernel: "^0.1.0",',
+      "  setup(ctx) {",
+      tool("lookup", true),
+      tool("charge", false),
+      "  },",
+      "});",
+      "",
+    ].join("\n"),
+  );
+  return { ledger, stall };
+}
+
+function writeConfig(dir: string, modelUrl: string, storage: string[]): void {
+  writeFileSync(
+    join(dir, "config.yaml"),
+    [
+      ...storage,
+      "title:",
+      "  enabled: false",
+      "models:",
+      "  - name: loopback",
+      "    provider: openai",
+      "    model: scripted-model",
+      `    base_url: ${modelUrl}`,
+      "    api_key: test-key",
+      "    max_retries: 0",
+      "plugins:",
+      `  - path: ${JSON.stringify(dists.openai)}`,
+      "  - path: ./tools.mjs",
+      `  - path: ${JSON.stringify(dists.gateway)}`,
+      "    config:",
+      "      auth:",
+      "        api_keys:",
+      "          - { key: $ALICE_KEY, user: alice }",
+      "      runs:",
+      "        heartbeat_seconds: 0.5",
+      "        lease_seconds: 3",
+      "",
+    ].join("\n"),
+  );
+}
+
+/** The loopback model: its first call stalls (case `model`) or asks for the case's tool; later calls answer with what they saw. */
+function scriptedModel(kind: Case): Promise<OpenAICompatibleServer> {
+  const tool = kind === "idempotent-tool" ? "lookup" : "charge";
+  return startOpenAICompatibleServer({
+    handler: async (body, index) => {
+      const last = body.messages.at(-1) as { role: string; content?: unknown };
+      if (kind === "model") {
+        // The first call is A's: it never answers (A is killed while waiting); B's call gets the answer.
+        if (index === 0) await new Promise(() => {});
+        return { text: "the answer after a takeover" };
+      }
+      if (last.role === "tool") return { text: `final: ${String(last.content)}` };
+      return { toolCalls: [{ name: tool, args: { item: "order-7" }, id: "call_1" }] };
+    },
+  });
+}
+
+async function serve(dir: string): Promise<AntlerServe> {
+  const started = await startAntlerServe({
+    cwd: dir,
+    env: { ALICE_KEY: KEY, ANTLER_LOG_LEVEL: process.env.TAKEOVER_DEBUG ? "debug" : "warn" },
+  });
+  cleanups.push(async () => {
+    if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill("SIGKILL");
+  });
+  return started;
+}
+
+const call = (url: string, path: string, init: RequestInit & { json?: unknown } = {}) => {
+  const { json, headers, ...rest } = init;
+  return fetch(`${url}${path}`, {
+    ...rest,
+    ...(json === undefined ? {} : { method: rest.method ?? "POST", body: JSON.stringify(json) }),
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...(headers as Record<string, string>) },
+  });
+};
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Ids must run 1, 2, 3, ... (from `after + 1`) without a hole or a repeat. */
+function gapsIn(frames: readonly SseFrame[], after = 0): number {
+  let gaps = 0;
+  let expected = after + 1;
+  for (const frame of frames) {
+    const id = Number(frame.id);
+    if (id !== expected) gaps += 1;
+    expected = id + 1;
+  }
+  return gaps;
+}
+
+async function crashDuringRun(kind: Case, storage: string[]): Promise<Tally> {
+  const dir = tempDir("antler-takeover-");
+  const { ledger, stall } = writeToolPlugin(dir);
+  const model = await scriptedModel(kind);
+  cleanups.push(() => model.close());
+  writeConfig(dir, model.url, storage);
+  const a = await serve(dir);
+  const b = await serve(dir);
+  expect((await call(a.url, "/api/threads", { json: { thread_id: "t1" } })).status).toBe(201);
+  if (kind !== "model") writeFileSync(stall, "");
+
+  // The client starts the run on A and reads A's stream until A dies.
+  const started = await call(a.url, "/api/threads/t1/runs/stream", { json: { message: "please do it", on_disconnect: "continue" } });
+  expect(started.status).toBe(200);
+  const onA: SseFrame[] = [];
+  const readingA = readFrames(started, (frame) => onA.push(frame));
+  await until("the run to reach its stall point on A", () =>
+    kind === "model" ? model.requests.length >= 1 : existsSync(ledger) && readFileSync(ledger, "utf8").includes(String(a.child.pid)),
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\nframes on A: ${JSON.stringify(onA).slice(0, 3000)}\nA's output:\n${a.output.slice(-3000)}`);
+  });
+  const metadata = onA.find((f) => f.event === "metadata");
+  if (!metadata) throw new Error("A's stream opened without a metadata frame");
+  const runId = (metadata.data as { run_id: string }).run_id;
+  // Past the event log's flush interval, so what A's client saw is what the database holds.
+  await new Promise((r) => setTimeout(r, 400));
+  const seenOnA = Number(onA.at(-1)?.id);
+
+  // A follower on B from the start, and the same client reconnecting to B after its last id from A.
+  const fromStart = call(b.url, `/api/threads/t1/runs/${runId}/stream`, { method: "GET" }).then((r) => readFrames(r));
+  a.child.kill("SIGKILL");
+  await readingA;
+  rmSync(stall, { force: true });
+  const resumed = await call(b.url, `/api/threads/t1/runs/${runId}/stream`, {
+    method: "GET",
+    headers: { "last-event-id": String(seenOnA) },
+  });
+  expect(resumed.status).toBe(200);
+  const afterA = await readFrames(resumed);
+  const whole = await fromStart;
+
+  // The stream's end comes just before the record's; a run still running after 10 s counts as lost.
+  type Record = { status: string; attempt: number; trace_id: string };
+  const readRecord = async () => (await (await call(b.url, `/api/threads/t1/runs/${runId}`, { method: "GET" })).json()) as Record;
+  let record = await readRecord();
+  for (let i = 0; i < 200 && record.status === "running"; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    record = await readRecord();
+  }
+  if (process.env.TAKEOVER_DEBUG)
+    console.log(
+      JSON.stringify({ seenOnA, afterA, whole: whole.frames.map((f) => [f.id, f.event, JSON.stringify(f.data).slice(0, 200)]) }, null, 1),
+      "\nB OUTPUT\n",
+      b.output,
+      "\nA OUTPUT\n",
+      a.output,
+    );
+  const resumedEvent = afterA.frames.find((f) => f.event === "custom" && (f.data as { type?: string }).type === "run_resumed");
+  expect(resumedEvent?.data).toMatchObject({ run_id: runId, cause: "takeover", attempt: 2, trace_id: record.trace_id });
+  expect(afterA.frames.at(-1)?.event).toBe("end");
+  expect(whole.frames.at(-1)?.event).toBe("end");
+  expect(record.attempt).toBe(2);
+
+  const state = (await (await call(b.url, "/api/threads/t1/state", { method: "GET" })).json()) as {
+    messages: Array<{ type: string; content: unknown; status?: string }>;
+  };
+  const messages = state.messages;
+  const ledgerLines = existsSync(ledger) ? readFileSync(ledger, "utf8").trim().split("\n").filter(Boolean) : [];
+  if (kind === "model") {
+    // A's model call was lost with A; B asked again with the same history (the human message once).
+    expect(model.requests).toHaveLength(2);
+    expect(messages.filter((m) => m.type === "human")).toHaveLength(1);
+    expect(messages.at(-1)?.content).toBe("the answer after a takeover");
+  } else if (kind === "idempotent-tool") {
+    // Started on A, retried on B (it is idempotent), and the model saw its result once.
+    expect(ledgerLines.map((l) => l.split(" ")[2])).toEqual([String(a.child.pid), String(b.child.pid)]);
+    expect(messages.filter((m) => m.type === "tool").map((m) => m.content)).toEqual(["lookup result for order-7"]);
+    expect(messages.at(-1)?.content).toBe("final: lookup result for order-7");
+  } else {
+    // Started on A only; B told the model it was interrupted and not retried.
+    const tool = messages.find((m) => m.type === "tool");
+    expect(tool?.status).toBe("error");
+    expect(String(tool?.content)).toContain("was not retried because charge is not declared idempotent");
+    expect(String(messages.at(-1)?.content)).toContain("final: The call to charge was interrupted");
+  }
+  // One model call per step, and only the one lost with A asked again: the takeover repeats no finished step.
+  expect(model.requests).toHaveLength(2);
+  await b.stop();
+  return {
+    lostRuns: record.status === "success" ? 0 : 1,
+    duplicatedPlainToolRuns: Math.max(0, ledgerLines.filter((l) => l.startsWith("charge ")).length - 1),
+    streamGaps: gapsIn(whole.frames) + gapsIn(afterA.frames, seenOnA),
+  };
+}
+
+const sqlite = ["storage:", "  backend: sqlite"];
+
+describe.skipIf(!built)("a run outlives its process: kill -9 mid-run, another `antler serve` on the same SQLite file finishes it", () => {
+  for (const kind of ["model", "idempotent-tool", "plain-tool"] as const) {
+    it(`during a ${kind === "model" ? "model call" : kind === "idempotent-tool" ? "idempotent tool call" : "non-idempotent tool call"}: 0 lost runs, 0 duplicated non-idempotent calls, 0 stream gaps`, async () => {
+      const tally = await crashDuringRun(kind, sqlite);
+      expect(tally).toEqual({ lostRuns: 0, duplicatedPlainToolRuns: 0, streamGaps: 0 });
+    }, 90_000);
+  }
+});
+
+describeWithPostgres("a run outlives its process on PostgreSQL", (url) => {
+  const schema = usePostgresSchema(url, { scope: "each" });
+  for (const kind of ["model", "idempotent-tool", "plain-tool"] as const) {
+    it.skipIf(!built)(
+      `PostgreSQL, kill -9 during a ${kind}: 0 lost runs, 0 duplicated non-idempotent calls, 0 stream gaps`,
+      async () => {
+        const tally = await crashDuringRun(kind, [
+          "storage:",
+          "  backend: postgres",
+          `  postgres_url: ${url}`,
+          `  postgres_schema: ${schema.name}`,
+        ]);
+        expect(tally).toEqual({ lostRuns: 0, duplicatedPlainToolRuns: 0, streamGaps: 0 });
+      },
+      90_000,
+    );
+  }
+});
