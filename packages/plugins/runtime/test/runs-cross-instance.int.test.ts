@@ -75,6 +75,16 @@ async function openShared(storage: StorageConfigInput, client: AntlerClient) {
   return {
     /** Run records as a dead instance would have written them. */
     store: createRunStore(database),
+    db: database.db.withTables<{ antler_runs: RunsTable }>(),
+    async ownerOf(runId: string): Promise<string | null> {
+      const row = await database.db
+        .withTables<{ antler_runs: RunsTable }>()
+        .selectFrom(RUNS_TABLE)
+        .select("owner_id")
+        .where("run_id", "=", runId)
+        .executeTakeFirstOrThrow();
+      return row.owner_id;
+    },
     async leaseOf(runId: string): Promise<string> {
       const row = await database.db
         .withTables<{ antler_runs: RunsTable }>()
@@ -188,6 +198,23 @@ function crossInstanceContract(place: () => { dir: string; storage: StorageConfi
       ["ai", "quick"],
     ]);
     expect(thread.messages[0]?.id).toBe("msg-orphan-read");
+  });
+
+  it("an owner whose run was taken over meanwhile (it stalled past its lease) stops the run and writes nothing more to it", async () => {
+    const { dir, storage } = place();
+    const a = await instance(dir, storage, QUICK);
+    const shared = await openShared(storage, a.client);
+    const onA = consume(a.client.stream("slow six", { threadId: "t6", runId: "stalled" }));
+    await a.entered("slow six");
+    // What another instance's takeover writes once A's lease has run out.
+    await shared.db.updateTable(RUNS_TABLE).set({ owner_id: "other-instance", attempt: 2 }).where("run_id", "=", "stalled").execute();
+    const ended = await onA;
+    expect(ended.error).toBeDefined();
+    expect(String((ended.error as Error).message ?? ended.error)).toMatch(/cancelled|taken over|ended elsewhere/);
+    // A's end did not touch the record: it is the new owner's.
+    const record = await shared.store.get("default", "stalled", { sweep: false });
+    expect(record).toMatchObject({ status: "running", attempt: 2 });
+    expect(await shared.ownerOf("stalled")).toBe("other-instance");
   });
 
   it("an instance with live runs takes over other instances' orphans in its heartbeat; with max_attempts 1 it ends them as errors", async () => {

@@ -2,6 +2,7 @@ import { type AntlerDatabase, runMigrations } from "@antler/kernel";
 import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRunStore, type RunRecord, type RunStore, runRecordMigrations } from "../src/index.js";
+import { forgetToolCall, startToolCall } from "../src/stores/run-takeover.js";
 import { orphanedRunError, RUNS_TABLE, type RunsTable } from "../src/stores/runs.js";
 import { tempDir } from "./fixtures.js";
 import { createDatabase } from "./storage.js";
@@ -310,6 +311,35 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     clock.advance(1001);
     expect(await canceller.sweepExpired({ runIds: ["r1"], as: "cancelled" })).toEqual(["r1"]);
     expect(await canceller.get("alice", "r1")).toMatchObject({ status: "cancelled", error: null });
+  });
+
+  it("notes a non-idempotent call once: a later attempt finds it interrupted, a fenced-out owner cannot start one, a paused one is forgotten", async () => {
+    const clock = manualClock();
+    const database = await place()();
+    opened.push(database);
+    await runMigrations(database, runRecordMigrations);
+    const runs = createRunStore(database, { now: clock.now });
+    const db = database.db as never;
+    await runs.create(run("r1", { id: "a", leaseMs: 1000 }));
+    const start = (toolCallId: string, fence: { ownerId: string; attempt: number }) =>
+      startToolCall(db, { runId: "r1", toolCallId, tool: "charge", fence, now: clock.now() });
+    expect(await start("call_1", { ownerId: "a", attempt: 1 })).toBe("start");
+    expect(await start("call_2", { ownerId: "a", attempt: 1 })).toBe("start");
+    await forgetToolCall(db, "r1", "call_2");
+    clock.advance(1001);
+    expect((await runs.takeOver({ id: "b", leaseMs: 1000 }, { maxAttempts: 3, limit: 10 })).claimed).toHaveLength(1);
+    // The stopped owner may not start anything any more; the new one finds call_1 started by the earlier attempt.
+    expect(await start("call_3", { ownerId: "a", attempt: 1 })).toBe("fenced");
+    expect(await start("call_1", { ownerId: "b", attempt: 2 })).toBe("interrupted");
+    expect(await start("call_2", { ownerId: "b", attempt: 2 })).toBe("start");
+    // A finished run drops its notes.
+    await runs.finish("r1", "success", null, {}, { ownerId: "b", attempt: 2 });
+    const left = await database.db
+      .withTables<{ antler_run_tool_calls: { run_id: string } }>()
+      .selectFrom("antler_run_tool_calls")
+      .select("run_id")
+      .execute();
+    expect(left).toEqual([]);
   });
 
   it("runs/002 gives rows already running one grace lease, after which they are swept", async () => {
