@@ -28,6 +28,7 @@ const dists = {
   metrics: resolve(here, "../../metrics/dist/index.js"),
   subagents: resolve(here, "../../subagents/dist/index.js"),
   batch: resolve(here, "../../batch/dist/index.js"),
+  guardrails: resolve(here, "../../guardrails/dist/index.js"),
 };
 const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
 const KEY = "alice-key-0123456789abcdef";
@@ -77,10 +78,11 @@ function writeToolPlugin(dir: string): { ledger: string; stall: string } {
   return { ledger, stall };
 }
 
-function writeConfig(dir: string, modelUrl: string, storage: string[], withWorker: boolean): void {
+function writeConfig(dir: string, modelUrl: string, storage: string[], withWorker: boolean, approval = false): void {
   writeFileSync(
     join(dir, "config.yaml"),
     [
+      ...(approval ? ["approval:", "  rules:", '    - { name: money, tools: [charge], reason: "It charges a card" }'] : []),
       ...storage,
       "title:",
       "  enabled: false",
@@ -103,6 +105,7 @@ function writeConfig(dir: string, modelUrl: string, storage: string[], withWorke
       "        heartbeat_seconds: 0.5",
       "        lease_seconds: 3",
       `  - path: ${JSON.stringify(dists.metrics)}`,
+      ...(approval ? [`  - path: ${JSON.stringify(dists.guardrails)}`] : []),
       // `antler worker` comes with the batch plugin (which needs the subagents plugin).
       ...(withWorker ? [`  - path: ${JSON.stringify(dists.subagents)}`, `  - path: ${JSON.stringify(dists.batch)}`] : []),
       "",
@@ -343,4 +346,36 @@ describeWithPostgres("a run outlives its process on PostgreSQL", (url) => {
     },
     120_000,
   );
+});
+
+describe.skipIf(!built)("a pause outlives its process", () => {
+  it("SQLite: kill -9 the instance a run paused on for approval; the approval sent to the other instance runs the tool once and the run succeeds", async () => {
+    const dir = tempDir("antler-takeover-pause-");
+    const { ledger } = writeToolPlugin(dir);
+    const model = await scriptedModel("plain-tool");
+    cleanups.push(() => model.close());
+    writeConfig(dir, model.url, sqlite, false, true);
+    const a = await serve(dir);
+    const b = await serve(dir);
+    expect((await call(a.url, "/api/threads", { json: { thread_id: "t1" } })).status).toBe(201);
+    const paused = (await (await call(a.url, "/api/threads/t1/runs/wait", { json: { message: "charge it" } })).json()) as {
+      run_id: string;
+      status: string;
+    };
+    expect(paused.status).toBe("paused");
+    a.child.kill("SIGKILL");
+    const resumed = await call(b.url, `/api/threads/t1/runs/${paused.run_id}/resume`, { json: { decision: "approve" } });
+    expect(resumed.status).toBe(200);
+    const done = (await resumed.json()) as { run_id: string; status: string; output: string };
+    expect(done).toMatchObject({ run_id: paused.run_id, status: "success", output: "final: charge result for order-7" });
+    // Ran once, on B; no run was lost, and a pause is not a takeover.
+    const lines = readFileSync(ledger, "utf8").trim().split("\n");
+    expect(lines).toEqual([`charge order-7 ${b.child.pid}`]);
+    const record = (await (await call(b.url, `/api/threads/t1/runs/${paused.run_id}`, { method: "GET" })).json()) as {
+      status: string;
+      attempt: number;
+    };
+    expect(record).toMatchObject({ status: "success", attempt: 1 });
+    await b.stop();
+  }, 90_000);
 });
