@@ -38,7 +38,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-type Case = "model" | "idempotent-tool" | "plain-tool";
+type Case = "model" | "idempotent-tool" | "plain-tool" | "two-tools";
 
 interface Tally {
   lostRuns: number;
@@ -46,17 +46,20 @@ interface Tally {
   streamGaps: number;
 }
 
-/** A tool plugin: `lookup` (idempotent) and `charge` (not); each notes every start in the ledger, then waits while `stall` exists. */
-function writeToolPlugin(dir: string): { ledger: string; stall: string } {
+/**
+ * A tool plugin: `lookup` (idempotent) and `charge` (not); each notes every start in the ledger, then waits while
+ * `stall` exists (`lookup` not at all when `stall` is `charge`'s only: `stall-charge`).
+ */
+function writeToolPlugin(dir: string, onlyCharge = false): { ledger: string; stall: string } {
   const ledger = join(dir, "ledger.txt");
-  const stall = join(dir, "stall");
+  const stall = join(dir, onlyCharge ? "stall-charge" : "stall");
   const tool = (name: string, idempotent: boolean) =>
     [
       "    ctx.tools.add(defineTool({",
       `      name: ${JSON.stringify(name)}, description: "Does ${name}.", schema: z.object({ item: z.string() }),`,
       "      run: async ({ item }) => {",
       `        appendFileSync(${JSON.stringify(ledger)}, ${JSON.stringify(name)} + " " + item + " " + process.pid + "\\n");`,
-      `        while (existsSync(${JSON.stringify(stall)})) await new Promise((r) => setTimeout(r, 20));`,
+      `        while (existsSync(${JSON.stringify(name === "charge" || !onlyCharge ? stall : join(dir, "never"))})) await new Promise((r) => setTimeout(r, 20));`,
       `        return ${JSON.stringify(`${name} result for `)} + item;`,
       "      },",
       `    }), { group: "test", idempotent: ${idempotent} });`,
@@ -125,6 +128,14 @@ function scriptedModel(kind: Case): Promise<OpenAICompatibleServer> {
         return { text: "the answer after a takeover" };
       }
       if (last.role === "tool") return { text: `final: ${String(last.content)}` };
+      if (kind === "two-tools") {
+        return {
+          toolCalls: [
+            { name: "lookup", args: { item: "order-7" }, id: "call_1" },
+            { name: "charge", args: { item: "order-7" }, id: "call_2" },
+          ],
+        };
+      }
       return { toolCalls: [{ name: tool, args: { item: "order-7" }, id: "call_1" }] };
     },
   });
@@ -195,7 +206,7 @@ async function startWorker(dir: string): Promise<{ output: () => string }> {
 
 async function crashDuringRun(kind: Case, storage: string[], options: { worker?: boolean } = {}): Promise<Tally> {
   const dir = tempDir("antler-takeover-");
-  const { ledger, stall } = writeToolPlugin(dir);
+  const { ledger, stall } = writeToolPlugin(dir, kind === "two-tools");
   const model = await scriptedModel(kind);
   cleanups.push(() => model.close());
   writeConfig(dir, model.url, storage, options.worker === true);
@@ -213,7 +224,10 @@ async function crashDuringRun(kind: Case, storage: string[], options: { worker?:
   const onA: SseFrame[] = [];
   const readingA = readFrames(started, (frame) => onA.push(frame));
   await until("the run to reach its stall point on A", () =>
-    kind === "model" ? model.requests.length >= 1 : existsSync(ledger) && readFileSync(ledger, "utf8").includes(String(a.child.pid)),
+    kind === "model"
+      ? model.requests.length >= 1
+      : existsSync(ledger) &&
+        readFileSync(ledger, "utf8").includes(`${kind === "idempotent-tool" ? "lookup" : "charge"} order-7 ${a.child.pid}`),
   ).catch((err: Error) => {
     throw new Error(`${err.message}\nframes on A: ${JSON.stringify(onA).slice(0, 3000)}\nA's output:\n${a.output.slice(-3000)}`);
   });
@@ -280,6 +294,11 @@ async function crashDuringRun(kind: Case, storage: string[], options: { worker?:
     expect(ledgerLines).toHaveLength(2);
     expect(messages.filter((m) => m.type === "tool").map((m) => m.content)).toEqual(["lookup result for order-7"]);
     expect(messages.at(-1)?.content).toBe("final: lookup result for order-7");
+  } else if (kind === "two-tools") {
+    // One turn, two calls: lookup finished on A (its result was kept) and is not run again; charge was in flight.
+    expect(ledgerLines).toEqual([`lookup order-7 ${a.child.pid}`, `charge order-7 ${a.child.pid}`]);
+    const tools = messages.filter((m) => m.type === "tool");
+    expect(tools.map((m) => String(m.content).slice(0, 32))).toEqual(["lookup result for order-7", "The call to charge was interrupt"]);
   } else {
     // Started on A only; B told the model it was interrupted and not retried.
     const tool = messages.find((m) => m.type === "tool");
@@ -305,8 +324,14 @@ async function crashDuringRun(kind: Case, storage: string[], options: { worker?:
 const sqlite = ["storage:", "  backend: sqlite"];
 
 describe.skipIf(!built)("a run outlives its process: kill -9 mid-run, another `antler serve` on the same SQLite file finishes it", () => {
-  for (const kind of ["model", "idempotent-tool", "plain-tool"] as const) {
-    it(`during a ${kind === "model" ? "model call" : kind === "idempotent-tool" ? "idempotent tool call" : "non-idempotent tool call"}: 0 lost runs, 0 duplicated non-idempotent calls, 0 stream gaps`, async () => {
+  for (const kind of ["model", "idempotent-tool", "plain-tool", "two-tools"] as const) {
+    const during = {
+      model: "a model call",
+      "idempotent-tool": "an idempotent tool call",
+      "plain-tool": "a non-idempotent tool call",
+      "two-tools": "a turn of two calls, one done and one (non-idempotent) in flight",
+    }[kind];
+    it(`during ${during}: 0 lost runs, 0 duplicated non-idempotent calls, 0 stream gaps`, async () => {
       const tally = await crashDuringRun(kind, sqlite);
       expect(tally).toEqual({ lostRuns: 0, duplicatedPlainToolRuns: 0, streamGaps: 0 });
     }, 90_000);
