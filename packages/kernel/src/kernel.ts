@@ -283,7 +283,7 @@ export class KernelHost implements Kernel {
     this.hooks.assembleTools.tapPromise({ name: plugin, stage }, async (entries, context) => {
       const tool = typeof provider === "function" ? await provider(context) : provider;
       if (!tool) return entries;
-      return [...entries, { tool, plugin, source, group: options.group }];
+      return [...entries, { tool, plugin, source, group: options.group, ...(options.idempotent ? { idempotent: true } : {}) }];
     });
   }
 

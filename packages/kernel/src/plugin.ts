@@ -86,6 +86,12 @@ export interface PluginHooks {
 export interface ToolContribution {
   /** Tool group (`bash`, `file:read`, `file:write`, `web`, `browser`, ...) that `getAvailableTools({ groups })` and a custom agent's `tool_groups` filter on. */
   group?: string;
+  /**
+   * Running it twice with the same arguments does no harm (reads, searches, fetches). When a run is taken over after
+   * its process stopped, a call that was in flight is retried only if its tool says so; otherwise the model is told
+   * it was interrupted and not retried. Default false.
+   */
+  idempotent?: boolean;
   /** Default `plugin`; `builtin`, `mcp`, `acp` and `subagent` pick the matching assembly stage. */
   source?: ToolSource;
   stage?: StageName;

@@ -15,6 +15,8 @@ export interface ToolEntry {
   readonly source: ToolSource;
   /** Tool group (`bash`, `file:read`, `file:write`, `web`, `browser`, ...); entries without one (framework tools) are never filtered out. */
   readonly group?: string | undefined;
+  /** Declared by its contribution (`idempotent: true`): safe to run again after a takeover. */
+  readonly idempotent?: boolean | undefined;
 }
 
 export interface GetAvailableToolsOptions {

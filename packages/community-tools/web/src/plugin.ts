@@ -104,7 +104,12 @@ export function createWebToolsPlugin(options: WebToolsPluginOptions = {}): Antle
           return new Map(list.map((t) => [t.name, t]));
         }));
       for (const name of [WEB_SEARCH_TOOL, WEB_FETCH_TOOL, IMAGE_SEARCH_TOOL]) {
-        ctx.tools.add(async () => (providers ? ((await tools(providers)).get(name) ?? null) : null), { name, group: config.group });
+        // Searches and fetches change nothing: after a takeover, one in flight is simply made again.
+        ctx.tools.add(async () => (providers ? ((await tools(providers)).get(name) ?? null) : null), {
+          name,
+          group: config.group,
+          idempotent: true,
+        });
       }
     },
   });

@@ -152,14 +152,16 @@ export function batchCommands(): CliCommand[] {
     },
     {
       name: "worker",
-      summary: "Run batch items from the configured database until SIGINT/SIGTERM (or, with --drain, until no work is left).",
-      usage: "antler worker [--concurrency n] [--drain] [--worker-id id] [--config path]",
+      summary:
+        "Run batch items from the configured database until SIGINT/SIGTERM (or, with --drain, until no work is left), and take over the runs of stopped instances (unless --no-runs).",
+      usage: "antler worker [--concurrency n] [--drain] [--worker-id id] [--no-runs] [--config path]",
       async run(args, io) {
         const { values } = parse(args, {
           concurrency: { type: "string" },
           drain: { type: "boolean" },
           "worker-id": { type: "string" },
           grace: { type: "string" },
+          "no-runs": { type: "boolean" },
         });
         const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
         if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
@@ -176,7 +178,14 @@ export function batchCommands(): CliCommand[] {
         });
         const graceMs = Number(values.grace ?? 30_000);
         let stopping: Promise<void> | undefined;
-        const { untilShutdown } = await import("@antler/plugin-runtime");
+        const { AntlerClient, RUN_HOSTING_TOKEN, untilShutdown } = await import("@antler/plugin-runtime");
+        // The runs of a stopped gateway (or worker) are continued here too, unless this worker is for batches only,
+        // with the gateway's run options and run event log when the gateway plugin is configured.
+        const hosting = io.kernel.scope.tryResolve(RUN_HOSTING_TOKEN);
+        const runs =
+          values["no-runs"] || values.drain ? undefined : new AntlerClient({ kernel: io.kernel, ...(hosting?.clientOptions ?? {}) });
+        const detachRuns = runs && hosting ? await hosting.attach(runs) : undefined;
+        const releaseRuns = runs ? await runs.sweepWhileIdle() : undefined;
         const shutdown = untilShutdown();
         void shutdown.reason.then((reason) => {
           write(io.stderr, `worker ${worker.workerId}: ${reason}, finishing items in flight (grace ${graceMs} ms)`);
@@ -203,6 +212,10 @@ export function batchCommands(): CliCommand[] {
           return 0;
         } finally {
           shutdown.dispose();
+          releaseRuns?.();
+          await runs?.cancelAll("worker stopping");
+          await detachRuns?.();
+          await runs?.close();
         }
       },
     },

@@ -178,12 +178,23 @@ export const gatewayConfigSchema = z
           .min(1, "must be at least 1 (leave it out for the default derived from storage.postgres.pool.max)")
           .max(100_000, "must be at most 100000")
           .optional(),
+        /**
+         * How many times a run may be started: when the instance running it stops (its lease expires), a live
+         * instance takes it over and continues it from its last checkpoint, up to this many attempts in all; then
+         * it ends as an error (ANTLER_ERR_RUN_ATTEMPTS_EXHAUSTED). 1: a stopped instance's runs end as errors.
+         */
+        max_attempts: z
+          .number({ error: "must be a whole number of attempts, e.g. 3" })
+          .int("must be a whole number of attempts, e.g. 3")
+          .min(1, "must be at least 1 (1: never take a run over)")
+          .max(100, "must be at most 100")
+          .default(3),
       })
       .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
         message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",
         path: ["lease_seconds"],
       })
-      .default({ heartbeat_seconds: 5 }),
+      .default({ heartbeat_seconds: 5, max_attempts: 3 }),
   })
   .superRefine((config, issues) => {
     // With no key to ask for, CORS for every origin would let any web page read and drive the API.

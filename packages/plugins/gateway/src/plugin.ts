@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
-import type { AntlerClientOptions } from "@antler/plugin-runtime";
+import type { AntlerClient, AntlerClientOptions } from "@antler/plugin-runtime";
 import { type GatewayConfig, gatewayConfigSchema } from "./config.js";
 
 export const PLUGIN_NAME = "@antler/plugin-gateway";
@@ -33,6 +33,26 @@ export default definePlugin({
   setup(ctx) {
     const config = ctx.config;
     const logger = ctx.logger;
+    // `antler worker` executes runs (the ones it takes over) with the gateway's run options and run event log, so
+    // a client following such a run through any gateway sees it go on. Same registry key as RUN_HOSTING_TOKEN.
+    ctx.provide(
+      { key: Symbol.for("@antler/plugin-runtime/run-hosting"), name: "plugin-runtime.run-hosting" },
+      {
+        useValue: Object.freeze({
+          clientOptions: clientOptionsOf(config),
+          async attach(client: AntlerClient) {
+            const { openRunEventLog } = await import("./run-events/open.js");
+            const log = await openRunEventLog(client, config, logger);
+            if (!log) return async () => {};
+            const detach = client.observeRuns(log);
+            return async () => {
+              detach();
+              await log.close();
+            };
+          },
+        }),
+      },
+    );
     ctx.commands.add({
       name: "serve",
       summary: "Serve the HTTP gateway until SIGINT/SIGTERM.",
@@ -73,9 +93,10 @@ export default definePlugin({
 });
 
 /** `runs:` of the gateway config as the options of the client an instance serves: lease timings and run limit. */
-export function clientOptionsOf(config: GatewayConfig): Pick<AntlerClientOptions, "runLeases" | "maxActiveRuns"> {
+export function clientOptionsOf(config: GatewayConfig): Pick<AntlerClientOptions, "runLeases" | "maxActiveRuns" | "maxAttempts"> {
   return {
     runLeases: runLeasesOf(config),
+    maxAttempts: config.runs.max_attempts,
     ...(config.runs.max_active === undefined ? {} : { maxActiveRuns: config.runs.max_active }),
   };
 }

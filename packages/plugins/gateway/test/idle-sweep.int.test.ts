@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDatabase, type StorageConfigInput } from "../../runtime/test/storage.js";
 import { startTestGateway } from "./fixtures.js";
 
-// Issue 26, G9: a gateway instance that serves nothing must still finish the runs a dead instance left behind,
-// within a lease or so, without anyone reading them. The dead instance is played by run rows written straight into
+// Issue 26, G9 (and issue 29): a gateway instance that serves nothing must still take care of the runs a dead
+// instance left behind, within a lease or so, without anyone reading them: a running one is taken over and
+// continued, a queued one (never started) is finished as an error. The dead instance is played by run rows written straight into
 // the shared database under an owner id that never renews its lease (what a SIGKILLed process leaves).
 
 const opened: AntlerDatabase[] = [];
@@ -15,7 +16,7 @@ afterEach(async () => {
 });
 
 function idleSweepContract(storageOf: () => StorageConfigInput) {
-  it("an idle instance sweeps a dead instance's running and pending runs without being asked", async () => {
+  it("an idle instance takes over a dead instance's running run and sweeps its queued one, without being asked", async () => {
     const storage = storageOf();
     const gw = await startTestGateway({ kernelConfig: { storage }, client: { runLeases: { heartbeatMs: 50, leaseMs: 1000 } } });
     const database = await createDatabase(storage, { baseDir: gw.baseDir, schema: storage.postgres_schema });
@@ -28,8 +29,9 @@ function idleSweepContract(storageOf: () => StorageConfigInput) {
     // Read without the lazy sweep a reader would trigger: only the idle instance can have finished them.
     const statuses = async () =>
       Promise.all(["orphan-running", "orphan-pending"].map(async (id) => (await dead.get("alice", id, { sweep: false }))?.status));
-    await expect.poll(statuses, { timeout: 10_000, interval: 25 }).toEqual(["error", "error"]);
-    expect((await dead.get("alice", "orphan-running", { sweep: false }))?.error).toMatch(/lease expired/);
+    await expect.poll(statuses, { timeout: 10_000, interval: 25 }).toEqual(["success", "error"]);
+    expect(await dead.get("alice", "orphan-running", { sweep: false })).toMatchObject({ attempt: 2, error: null });
+    expect((await dead.get("alice", "orphan-pending", { sweep: false }))?.error).toMatch(/lease expired/);
   });
 }
 

@@ -20,6 +20,10 @@ interface BatchQueueEvent {
   taken_over: number;
   queue_depth?: number;
 }
+/** What the runtime publishes on `antler:runs:queue` (its `RunQueueEvent`). */
+type RunQueueEvent =
+  | { type: "started"; via: "new" | "takeover"; wait_ms: number }
+  | { type: "taken_over"; run_id: string; attempt: number };
 interface SchedulerFiringEvent {
   trigger: string;
   result: string;
@@ -45,6 +49,10 @@ export class MetricsCollector {
   private readonly batchDepth: Gauge;
   /** Runs paused for an approval on the database, counted at each scrape. */
   readonly pausedRuns: Gauge;
+  /** Runs waiting in the queue (pending) on the database, counted at each scrape. */
+  readonly pendingRuns: Gauge;
+  private readonly queueWait: Histogram<"via">;
+  private readonly runTakeovers: Counter;
   private readonly batchClaimed: Counter;
   private readonly batchTakeovers: Counter;
   private readonly schedulerFirings: Counter<"trigger" | "result">;
@@ -103,6 +111,23 @@ export class MetricsCollector {
       help: "Runs paused for a person's decision (an approval), on the gateway's database, counted at the scrape.",
       registers,
     });
+    this.pendingRuns = new Gauge({
+      name: `${p}runs_pending`,
+      help: "Runs accepted and waiting to execute (queued behind their thread's other runs), on the gateway's database, counted at the scrape.",
+      registers,
+    });
+    this.queueWait = new Histogram({
+      name: `${p}run_queue_wait_seconds`,
+      help: "How long a run waited before this instance started executing it: since it was accepted (via new), or since its stopped instance's lease expired (via takeover).",
+      labelNames: ["via"],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
+      registers,
+    });
+    this.runTakeovers = new Counter({
+      name: `${p}run_takeovers_total`,
+      help: "Runs this instance took over after the instance running them stopped (their lease expired).",
+      registers,
+    });
     this.batchClaimed = new Counter({
       name: `${p}batch_items_claimed_total`,
       help: "Batch items claimed by workers in this process.",
@@ -125,6 +150,7 @@ export class MetricsCollector {
     this.listeners = [
       [OBSERVED_CHANNELS.sse, (m) => ((m as SseEvent).type === "open" ? this.sseStreams.inc() : this.sseStreams.dec())],
       [OBSERVED_CHANNELS.batchQueue, (m) => this.batchObserved(m as BatchQueueEvent)],
+      [OBSERVED_CHANNELS.runQueue, (m) => this.runQueueObserved(m as RunQueueEvent)],
       [
         OBSERVED_CHANNELS.schedulerFiring,
         (m) => this.schedulerFirings.inc({ trigger: (m as SchedulerFiringEvent).trigger, result: (m as SchedulerFiringEvent).result }),
@@ -180,6 +206,11 @@ export class MetricsCollector {
       this.toolCalls.inc({ tool, outcome: "error" });
       throw error;
     }
+  }
+
+  private runQueueObserved(event: RunQueueEvent): void {
+    if (event.type === "taken_over") this.runTakeovers.inc();
+    else this.queueWait.observe({ via: event.via }, event.wait_ms / 1000);
   }
 
   private batchObserved(event: BatchQueueEvent): void {

@@ -59,4 +59,5 @@ export const OBSERVED_CHANNELS = {
   sse: "antler:gateway:sse",
   batchQueue: "antler:batch:queue",
   schedulerFiring: "antler:scheduler:firing",
+  runQueue: "antler:runs:queue",
 } as const;

@@ -80,6 +80,8 @@ export default definePlugin({
             // Read at the scrape: pauses are in the database, not in any instance's memory.
             const paused = await client.countPausedRuns().catch(() => undefined);
             if (paused !== undefined) collector.pausedRuns.set(paused);
+            const pending = await client.countPendingRuns().catch(() => undefined);
+            if (pending !== undefined) collector.pendingRuns.set(pending);
             return new Response(await collector.registry.metrics(), {
               status: 200,
               headers: { "content-type": collector.registry.contentType },

@@ -1,5 +1,6 @@
 import { BATCH_QUEUE_CHANNEL } from "@antler/plugin-batch";
 import { GATEWAY_SSE_CHANNEL } from "@antler/plugin-gateway";
+import { RUN_QUEUE_CHANNEL } from "@antler/plugin-runtime";
 import { SCHEDULER_FIRING_CHANNEL } from "@antler/plugin-scheduler";
 import parsePrometheusTextFormat, { type ParsedFamily } from "parse-prometheus-text-format";
 import { describe, expect, it } from "vitest";
@@ -157,11 +158,30 @@ describe("Prometheus /metrics on the gateway", () => {
     expect(value(m, "antler_scheduler_firings_total", { trigger: "schedule", result: "skipped" })).toBe(1);
   });
 
-  it("listens on the channels the gateway, batch and scheduler packages publish on", () => {
+  it("counts run takeovers and how long runs waited to start, by how they came (new, takeover), and the queued runs", async () => {
+    const gw = await gatewayWithMetrics();
+    const { channel } = await import("node:diagnostics_channel");
+    channel(OBSERVED_CHANNELS.runQueue).publish({ type: "taken_over", run_id: "r1", attempt: 2 });
+    channel(OBSERVED_CHANNELS.runQueue).publish({ type: "started", via: "takeover", wait_ms: 2500 });
+    // This parser folds a histogram's label sets, so the histogram is read from the text.
+    const before = await (await gw.call("/metrics")).text();
+    expect(before).toMatch(/^antler_run_takeovers_total 1$/m);
+    expect(before).toMatch(/^antler_run_queue_wait_seconds_count\{via="takeover"\} 1$/m);
+    expect(before).toMatch(/^antler_run_queue_wait_seconds_sum\{via="takeover"\} 2\.5$/m);
+    expect(before).toMatch(/^antler_runs_pending 0$/m);
+    // A real run publishes its own wait (accepted to started, via new).
+    expect((await gw.call("/api/threads", { method: "POST", json: { thread_id: "t1" } })).status).toBe(201);
+    expect((await gw.call("/api/threads/t1/runs/wait", { method: "POST", json: { message: "hi" } })).status).toBe(200);
+    const after = await (await gw.call("/metrics")).text();
+    expect(after).toMatch(/^antler_run_queue_wait_seconds_count\{via="new"\} 1$/m);
+  });
+
+  it("listens on the channels the gateway, batch, scheduler and runtime packages publish on", () => {
     expect(OBSERVED_CHANNELS).toEqual({
       sse: GATEWAY_SSE_CHANNEL,
       batchQueue: BATCH_QUEUE_CHANNEL,
       schedulerFiring: SCHEDULER_FIRING_CHANNEL,
+      runQueue: RUN_QUEUE_CHANNEL,
     });
   });
 

@@ -83,6 +83,10 @@ export const toolGroupSchema = z.strictObject({ name: z.string().min(1), descrip
 export const configToolSchema = z.strictObject({
   name: z.string().min(1),
   group: z.string().min(1).optional(),
+  idempotent: z
+    .boolean()
+    .default(false)
+    .describe("Running it twice does no harm: a call in flight when its run's instance stopped is made again after a takeover."),
   use: z.string().min(1).describe('"<package or ./path>:<export>" naming a tool, or a factory `(options) => tool`.'),
   options: z.record(z.string(), z.unknown()).optional(),
 });

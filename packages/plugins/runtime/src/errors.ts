@@ -34,4 +34,8 @@ export const RuntimeErrorCodes = Object.freeze({
   RESUME_INVALID: "ANTLER_ERR_RESUME_INVALID",
   /** The user's runs today (UTC) cost as much as a `budgets:` entry allows; `details.budget` names it. 402 over HTTP. */
   BUDGET_EXCEEDED: "ANTLER_ERR_BUDGET_EXCEEDED",
+  /** A run whose process stopped `runs.max_attempts` times is not taken over again; it ends as an error with this code. */
+  RUN_ATTEMPTS_EXHAUSTED: "ANTLER_ERR_RUN_ATTEMPTS_EXHAUSTED",
+  /** This instance no longer holds the run (another instance took it over after its lease expired); its writes are refused. */
+  RUN_TAKEN_OVER: "ANTLER_ERR_RUN_TAKEN_OVER",
 });

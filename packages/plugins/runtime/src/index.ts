@@ -31,10 +31,12 @@ export {
   type ObservedRun,
   type ReasoningEffort,
   RUN_PAUSED_EVENT,
+  RUN_QUEUE_CHANNEL,
   RUN_RESUMED_EVENT,
   RUNS_PER_CONNECTION,
   type RunCallOptions,
   type RunObserver,
+  type RunQueueEvent,
   type RunResult,
   resetAgents,
   type ThreadDetails,
@@ -89,6 +91,7 @@ export {
 export { default } from "./plugin.js";
 export { provideRunResumeCheck, type RunResumeCheck, type RunResumeRequest, vetResume } from "./resume-checks.js";
 export { INTERNAL_PRINCIPAL, type Principal, type SanitizedContext, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
+export { RUN_HOSTING_TOKEN, type RunHosting } from "./run-hosting.js";
 export { type Shutdown, type ShutdownReason, type UntilShutdownOptions, untilShutdown } from "./shutdown.js";
 export {
   compileThreadPipeline,

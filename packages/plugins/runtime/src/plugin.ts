@@ -193,6 +193,11 @@ function addConfigTools(ctx: PluginContext): void {
     });
   };
   for (const [i, entry] of entries.entries()) {
-    ctx.tools.add(async () => (await load())[i]?.tool, { source: "config", name: entry.name, group: entry.group });
+    ctx.tools.add(async () => (await load())[i]?.tool, {
+      source: "config",
+      name: entry.name,
+      group: entry.group,
+      idempotent: entry.idempotent,
+    });
   }
 }

@@ -75,6 +75,16 @@ async function openShared(storage: StorageConfigInput, client: AntlerClient) {
   return {
     /** Run records as a dead instance would have written them. */
     store: createRunStore(database),
+    db: database.db.withTables<{ antler_runs: RunsTable }>(),
+    async ownerOf(runId: string): Promise<string | null> {
+      const row = await database.db
+        .withTables<{ antler_runs: RunsTable }>()
+        .selectFrom(RUNS_TABLE)
+        .select("owner_id")
+        .where("run_id", "=", runId)
+        .executeTakeFirstOrThrow();
+      return row.owner_id;
+    },
     async leaseOf(runId: string): Promise<string> {
       const row = await database.db
         .withTables<{ antler_runs: RunsTable }>()
@@ -154,51 +164,97 @@ function crossInstanceContract(place: () => { dir: string; storage: StorageConfi
     expect((await onB).error).toBeDefined();
   });
 
-  it("a run left by a process that died is reported as an error naming the lease; cancelling such a run ends it cancelled", async () => {
+  it("a run left by a process that died before its first checkpoint is taken over and run from its recorded input, same run and trace id", async () => {
     const { dir, storage } = place();
     const b = await instance(dir, storage, QUICK);
     await b.client.createThread({ threadId: "t4" });
-    // What a SIGKILLed instance leaves behind: running rows under its id whose lease nobody renews.
-    const shared = await openShared(storage, b.client);
-    const dead = shared.store;
-    // One at a time: a thread holds at most one running run, even a dead instance's.
-    const orphan = (runId: string) =>
-      dead.create({ runId, threadId: "t4", userId: "default", traceId: "x", model: "m", kwargs: {}, owner: { id: "dead", leaseMs: 150 } });
-    await orphan("orphan-read");
-    const leaseUntil = await shared.leaseOf("orphan-read");
-    await expect.poll(async () => (await b.client.getRun("t4", "orphan-read")).status, { timeout: 10_000, interval: 20 }).toBe("error");
-    expect((await b.client.getRun("t4", "orphan-read")).error).toBe(
-      `the process running this run stopped (lease expired at ${leaseUntil}); start the run again`,
-    );
-    await orphan("orphan-cancel");
+    // What a SIGKILLed instance leaves behind: a running row under its id whose lease nobody renews.
+    const dead = (await openShared(storage, b.client)).store;
+    const orphan = (runId: string, threadId: string) =>
+      dead.create({
+        runId,
+        threadId,
+        userId: "default",
+        traceId: `trace-${runId}`,
+        model: "m",
+        kwargs: { input: "hello again", input_message_id: `msg-${runId}` },
+        owner: { id: "dead", leaseMs: 150 },
+      });
+    // Without a heartbeat here nobody takes it over; a cancel still ends it.
+    await orphan("orphan-cancel", "t4");
     expect(await b.client.cancelRun("t4", "orphan-cancel")).toEqual({ run_id: "orphan-cancel", thread_id: "t4", status: "cancelled" });
-    expect((await b.client.listRuns("t4")).map((r) => [r.run_id, r.status]).sort()).toEqual([
-      ["orphan-cancel", "cancelled"],
-      ["orphan-read", "error"],
+    await orphan("orphan-read", "t4");
+    expect((await b.client.getRun("t4", "orphan-read")).status).toBe("running");
+    const release = await b.client.sweepWhileIdle();
+    try {
+      await expect.poll(async () => (await b.client.getRun("t4", "orphan-read")).status, { timeout: 10_000, interval: 20 }).toBe("success");
+    } finally {
+      release();
+    }
+    expect(await b.client.getRun("t4", "orphan-read")).toMatchObject({ attempt: 2, trace_id: "trace-orphan-read", error: null });
+    const thread = await b.client.getThread("t4");
+    expect(thread.messages.map((m) => [m.type, m.content])).toEqual([
+      ["human", "hello again"],
+      ["ai", "quick"],
     ]);
+    expect(thread.messages[0]?.id).toBe("msg-orphan-read");
   });
 
-  it("an instance with live runs sweeps other instances' orphans in its heartbeat, without being asked", async () => {
+  it("an owner whose run was taken over meanwhile (it stalled past its lease) stops the run and writes nothing more to it", async () => {
+    const { dir, storage } = place();
+    const a = await instance(dir, storage, QUICK);
+    const shared = await openShared(storage, a.client);
+    const onA = consume(a.client.stream("slow six", { threadId: "t6", runId: "stalled" }));
+    await a.entered("slow six");
+    // What another instance's takeover writes once A's lease has run out.
+    await shared.db.updateTable(RUNS_TABLE).set({ owner_id: "other-instance", attempt: 2 }).where("run_id", "=", "stalled").execute();
+    const ended = await onA;
+    expect(ended.error).toBeDefined();
+    expect(String((ended.error as Error).message ?? ended.error)).toMatch(/cancelled|taken over|ended elsewhere/);
+    // A's end did not touch the record: it is the new owner's.
+    const record = await shared.store.get("default", "stalled", { sweep: false });
+    expect(record).toMatchObject({ status: "running", attempt: 2 });
+    expect(await shared.ownerOf("stalled")).toBe("other-instance");
+  });
+
+  it("an instance with live runs takes over other instances' orphans in its heartbeat; with max_attempts 1 it ends them as errors", async () => {
     const { dir, storage } = place();
     const b = await instance(dir, storage, QUICK);
-    const dead = (await openShared(storage, b.client)).store;
-    await dead.create({
-      runId: "orphan",
-      threadId: "t5",
-      userId: "default",
-      traceId: "x",
-      model: "m",
-      kwargs: {},
-      owner: { id: "dead", leaseMs: 50 },
+    const once = await AntlerClient.create({
+      config: { models: [{ name: "m", provider: "scripted" }], storage, title: { enabled: false } },
+      plugins: [scriptedModelsPlugin({ m: () => ({ text: "quick" }) })],
+      cwd: dir,
+      env: {},
+      discover: false,
+      runLeases: QUICK,
+      maxAttempts: 1,
     });
+    clients.push(once);
+    const dead = (await openShared(storage, b.client)).store;
+    const plant = (runId: string) =>
+      dead.create({ runId, threadId: runId, userId: "default", traceId: "x", model: "m", kwargs: {}, owner: { id: "dead", leaseMs: 50 } });
+    await plant("orphan");
     const onB = consume(b.client.stream("slow five", { threadId: "t5b" }));
     await b.entered("slow five");
-    // Read without the lazy sweep, so only B's heartbeat can have finished it.
+    // Read without the lazy sweep, so only B's heartbeat can have moved it.
     await expect
       .poll(async () => (await dead.get("default", "orphan", { sweep: false }))?.status, { timeout: 10_000, interval: 20 })
-      .toBe("error");
+      .toBe("success");
     await b.client.cancelAll();
     expect((await onB).error).toBeDefined();
+    // B (max_attempts 3) leaves; only the max_attempts 1 instance is left to find the next orphan.
+    clients.splice(clients.indexOf(b.client), 1);
+    await b.client.close();
+    await plant("crashy");
+    const release = await once.sweepWhileIdle();
+    try {
+      await expect
+        .poll(async () => (await dead.get("default", "crashy", { sweep: false }))?.status, { timeout: 10_000, interval: 20 })
+        .toBe("error");
+    } finally {
+      release();
+    }
+    expect((await dead.get("default", "crashy"))?.error).toMatch(/^ANTLER_ERR_RUN_ATTEMPTS_EXHAUSTED: /);
   });
 }
 

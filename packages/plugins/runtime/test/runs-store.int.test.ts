@@ -2,6 +2,7 @@ import { type AntlerDatabase, runMigrations } from "@antler/kernel";
 import { describeWithPostgres, usePostgresSchema } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRunStore, type RunRecord, type RunStore, runRecordMigrations } from "../src/index.js";
+import { forgetToolCall, startToolCall } from "../src/stores/run-takeover.js";
 import { orphanedRunError, RUNS_TABLE, type RunsTable } from "../src/stores/runs.js";
 import { tempDir } from "./fixtures.js";
 import { createDatabase } from "./storage.js";
@@ -42,6 +43,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/003-one-running-per-thread",
       "runs/004-pauses",
       "runs/005-cost",
+      "runs/006-takeover",
     ]);
     // Idempotent: a second open applies nothing.
     expect(await runMigrations(database, runRecordMigrations)).toEqual([]);
@@ -135,11 +137,11 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     expect((await runs.list("bob", "t")).map((r) => r.run_id)).toEqual(["d"]);
   });
 
-  it("finishes each expired run exactly once under two concurrent sweepers, naming the expired lease", async () => {
+  it("finishes each expired queued run exactly once under two concurrent sweepers, naming the expired lease", async () => {
     const clock = manualClock();
     const [owner, sweeperA, sweeperB] = (await instances(3, clock)) as [RunStore, RunStore, RunStore];
     const ids = Array.from({ length: 20 }, (_, i) => `orphan-${i}`);
-    for (const id of ids) await owner.create(run(id, { id: "dead-instance", leaseMs: 1000 }));
+    for (const id of ids) await owner.create({ ...run(id, { id: "dead-instance", leaseMs: 1000 }), status: "pending" });
     const leaseUntil = new Date(clock.t + 1000).toISOString();
     clock.advance(1001);
     const [a, b] = await Promise.all([sweeperA.sweepExpired(), sweeperB.sweepExpired()]);
@@ -155,13 +157,62 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     expect((await owner.get("alice", "orphan-0"))?.status).toBe("error");
   });
 
-  it("reads sweep lazily: get and list report an expired run as an error, and only once", async () => {
+  it("takes over each expired running run exactly once under two concurrent instances, and fences the old owner out", async () => {
+    const clock = manualClock();
+    const [owner, a, b] = (await instances(3, clock)) as [RunStore, RunStore, RunStore];
+    const ids = Array.from({ length: 20 }, (_, i) => `orphan-${i}`);
+    for (const id of ids) await owner.create(run(id, { id: "dead-instance", leaseMs: 1000 }));
+    // A sweep for errors leaves running orphans alone: they are to be continued, not failed.
+    clock.advance(1001);
+    expect(await a.sweepExpired()).toEqual([]);
+    const options = { maxAttempts: 3, limit: 100 };
+    const [byA, byB] = await Promise.all([
+      a.takeOver({ id: "a", leaseMs: 1000 }, options),
+      b.takeOver({ id: "b", leaseMs: 1000 }, options),
+    ]);
+    expect([...byA.claimed, ...byB.claimed].map((c) => c.runId).sort()).toEqual([...ids].sort());
+    expect(new Set([...byA.claimed, ...byB.claimed].map((c) => c.attempt))).toEqual(new Set([2]));
+    const record = (await a.get("alice", "orphan-0")) as RunRecord;
+    expect(record).toMatchObject({ status: "running", attempt: 2 });
+    // The stopped owner comes back: its end (fenced on its attempt) changes nothing; the new holder's does.
+    const holder = byA.claimed.some((c) => c.runId === "orphan-0") ? "a" : "b";
+    await owner.finish("orphan-0", "error", "late", {}, { ownerId: "dead-instance", attempt: 1 });
+    expect((await a.get("alice", "orphan-0"))?.status).toBe("running");
+    expect(await owner.renewLeases("dead-instance", ["orphan-0"], 1000)).toEqual({
+      cancelRequested: [],
+      ended: [{ run_id: "orphan-0", status: "taken_over" }],
+    });
+    await a.finish("orphan-0", "success", null, {}, { ownerId: holder, attempt: 2 });
+    expect((await a.get("alice", "orphan-0"))?.status).toBe("success");
+  });
+
+  it("ends a run as ANTLER_ERR_RUN_ATTEMPTS_EXHAUSTED once its process stopped max_attempts times", async () => {
+    const clock = manualClock();
+    const [owner, taker] = (await instances(2, clock)) as [RunStore, RunStore];
+    await owner.create(run("crashy", { id: "first", leaseMs: 1000 }));
+    for (const attempt of [2, 3]) {
+      clock.advance(1001);
+      const round = await taker.takeOver({ id: `taker-${attempt}`, leaseMs: 1000 }, { maxAttempts: 3, limit: 10 });
+      expect(round.claimed.map((c) => [c.runId, c.attempt])).toEqual([["crashy", attempt]]);
+    }
+    clock.advance(1001);
+    const last = await taker.takeOver({ id: "taker-4", leaseMs: 1000 }, { maxAttempts: 3, limit: 10 });
+    expect(last).toEqual({ claimed: [], exhausted: ["crashy"] });
+    const record = (await taker.get("alice", "crashy")) as RunRecord;
+    expect(record.status).toBe("error");
+    expect(record.error).toMatch(/^ANTLER_ERR_RUN_ATTEMPTS_EXHAUSTED: the process running this run stopped 3 time\(s\)/);
+    expect(record.error).toContain("runs.max_attempts is 3");
+  });
+
+  it("reads sweep lazily: get and list report an expired queued run as an error, and only once; a running one stays running", async () => {
     const clock = manualClock();
     const [owner, reader] = (await instances(2, clock)) as [RunStore, RunStore];
-    await owner.create(run("r1", { id: "dead-instance", leaseMs: 1000 }));
-    expect((await reader.get("alice", "r1"))?.status).toBe("running");
+    await owner.create({ ...run("r1", { id: "dead-instance", leaseMs: 1000 }), status: "pending" });
+    await owner.create(run("r2", { id: "dead-instance", leaseMs: 1000 }));
+    expect((await reader.get("alice", "r1"))?.status).toBe("pending");
     clock.advance(1001);
-    expect((await reader.get("alice", "r1", { sweep: false }))?.status).toBe("running");
+    expect((await reader.get("alice", "r2"))?.status).toBe("running");
+    expect((await reader.get("alice", "r1", { sweep: false }))?.status).toBe("pending");
     const [got, listed] = await Promise.all([reader.get("alice", "r1"), owner.list("alice", "t-r1")]);
     expect(got).toMatchObject({ status: "error", error: expect.stringContaining("the process running this run stopped") });
     expect(listed).toEqual([got]);
@@ -179,7 +230,8 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       expect(await sweeper.sweepExpired()).toEqual([]);
     }
     clock.advance(24 * 3600_000);
-    expect(await sweeper.sweepExpired()).toEqual(["live"]);
+    const round = await sweeper.takeOver({ id: "sweeper", leaseMs: 1000 }, { maxAttempts: 3, limit: 10 });
+    expect(round.claimed.map((c) => c.runId)).toEqual(["live"]);
     expect((await sweeper.get("alice", "unleased"))?.status).toBe("running");
   });
 
@@ -200,7 +252,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     });
     clock.advance(1001);
     // "theirs" was not renewed by "me" (another owner's run), so it alone expired.
-    expect(await other.sweepExpired()).toEqual(["theirs"]);
+    expect(await other.sweepExpired({ as: "cancelled" })).toEqual(["theirs"]);
     expect(await other.requestCancel("theirs")).toBe(false);
   });
 
@@ -261,6 +313,35 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     expect(await canceller.get("alice", "r1")).toMatchObject({ status: "cancelled", error: null });
   });
 
+  it("notes a non-idempotent call once: a later attempt finds it interrupted, a fenced-out owner cannot start one, a paused one is forgotten", async () => {
+    const clock = manualClock();
+    const database = await place()();
+    opened.push(database);
+    await runMigrations(database, runRecordMigrations);
+    const runs = createRunStore(database, { now: clock.now });
+    const db = database.db as never;
+    await runs.create(run("r1", { id: "a", leaseMs: 1000 }));
+    const start = (toolCallId: string, fence: { ownerId: string; attempt: number }) =>
+      startToolCall(db, { runId: "r1", toolCallId, tool: "charge", fence, now: clock.now() });
+    expect(await start("call_1", { ownerId: "a", attempt: 1 })).toBe("start");
+    expect(await start("call_2", { ownerId: "a", attempt: 1 })).toBe("start");
+    await forgetToolCall(db, "r1", "call_2");
+    clock.advance(1001);
+    expect((await runs.takeOver({ id: "b", leaseMs: 1000 }, { maxAttempts: 3, limit: 10 })).claimed).toHaveLength(1);
+    // The stopped owner may not start anything any more; the new one finds call_1 started by the earlier attempt.
+    expect(await start("call_3", { ownerId: "a", attempt: 1 })).toBe("fenced");
+    expect(await start("call_1", { ownerId: "b", attempt: 2 })).toBe("interrupted");
+    expect(await start("call_2", { ownerId: "b", attempt: 2 })).toBe("start");
+    // A finished run drops its notes.
+    await runs.finish("r1", "success", null, {}, { ownerId: "b", attempt: 2 });
+    const left = await database.db
+      .withTables<{ antler_run_tool_calls: { run_id: string } }>()
+      .selectFrom("antler_run_tool_calls")
+      .select("run_id")
+      .execute();
+    expect(left).toEqual([]);
+  });
+
   it("runs/002 gives rows already running one grace lease, after which they are swept", async () => {
     const open = place();
     const database = await open();
@@ -268,7 +349,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     const first = runRecordMigrations.filter((m) => m.name === "runs/001-create");
     expect(await runMigrations(database, first)).toEqual(["runs/001-create"]);
     const legacy = database.db.withTables<{
-      antler_runs: Omit<RunsTable, "owner_id" | "lease_until" | "cancel_requested_at" | "interrupt" | "resume_by">;
+      antler_runs: Omit<RunsTable, "owner_id" | "lease_until" | "cancel_requested_at" | "interrupt" | "resume_by" | "attempt">;
     }>();
     const at = new Date().toISOString();
     await legacy
@@ -291,10 +372,12 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/003-one-running-per-thread",
       "runs/004-pauses",
       "runs/005-cost",
+      "runs/006-takeover",
     ]);
     const inAMinute = createRunStore(database, { now: () => new Date(Date.now() + 60_000) });
     expect((await inAMinute.get("alice", "old"))?.status).toBe("running");
     const inADay = createRunStore(database, { now: () => new Date(Date.now() + 24 * 3600_000) });
+    expect((await inADay.takeOver({ id: "new", leaseMs: 1000 }, { maxAttempts: 1, limit: 10 })).exhausted).toEqual(["old"]);
     expect((await inADay.get("alice", "old"))?.status).toBe("error");
   });
 
@@ -304,7 +387,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     opened.push(database);
     const upTo002 = runRecordMigrations.filter((m) => m.name === "runs/001-create" || m.name === "runs/002-leases");
     await runMigrations(database, upTo002);
-    const rows = database.db.withTables<{ antler_runs: Omit<RunsTable, "interrupt" | "resume_by"> }>();
+    const rows = database.db.withTables<{ antler_runs: Omit<RunsTable, "interrupt" | "resume_by" | "attempt"> }>();
     for (const [runId, at] of [
       ["older", "2026-01-01T00:00:00.000Z"],
       ["newer", "2026-01-01T00:00:01.000Z"],
@@ -332,6 +415,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/003-one-running-per-thread",
       "runs/004-pauses",
       "runs/005-cost",
+      "runs/006-takeover",
     ]);
     const store = createRunStore(database);
     expect((await store.get("alice", "newer"))?.status).toBe("running");

@@ -100,20 +100,20 @@ describe("tools: entries of config.yaml", () => {
   const toolsConfig = {
     tool_groups: [{ name: "loud" }, { name: "backwards" }],
     tools: [
-      { name: "shout", group: "loud", use: "./my-tools.mjs:shout" },
+      { name: "shout", group: "loud", use: "./my-tools.mjs:shout", idempotent: true },
       { name: "reverse", group: "backwards", use: "./my-tools.mjs:makeReverse", options: { suffix: "!" } },
     ],
   };
 
-  it("loads a tool export and a factory export (called with the entry's options) as config tools", async () => {
+  it("loads a tool export and a factory export (called with the entry's options) as config tools, idempotent only when the entry says", async () => {
     const dir = tempDir();
     writeToolModule(dir);
     const kernel = await runtimeKernel(toolsConfig, dir);
     const entries = await kernel.assembleTools({ includeMcp: false });
     const config = entries.filter((e) => e.source === "config");
-    expect(config.map((e) => [e.tool.name, e.group, e.plugin])).toEqual([
-      ["shout", "loud", "@antler/plugin-runtime"],
-      ["reverse", "backwards", "@antler/plugin-runtime"],
+    expect(config.map((e) => [e.tool.name, e.group, e.plugin, e.idempotent === true])).toEqual([
+      ["shout", "loud", "@antler/plugin-runtime", true],
+      ["reverse", "backwards", "@antler/plugin-runtime", false],
     ]);
     const byName = new Map(config.map((e) => [e.tool.name, e.tool]));
     expect(await byName.get("shout")?.invoke({ text: "hi" })).toBe("HI");

@@ -86,6 +86,7 @@ function addTools(
   for (const [name, group] of TOOL_GROUPS) {
     // `bash` is decided per assembly: a provider plugin may be swapped by config reload, and isolation is its property.
     const enabled = name === "bash" ? options.hostBashAllowed : () => true;
-    ctx.tools.add(async () => (enabled() ? (await built())[name] : null), { name, group });
+    // Reads may run again after a takeover; writes and bash never run twice (see the root README).
+    ctx.tools.add(async () => (enabled() ? (await built())[name] : null), { name, group, idempotent: group === "file:read" });
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { channel } from "node:diagnostics_channel";
 import { cp, rm } from "node:fs/promises";
 import {
   type AntlerDatabase,
@@ -43,6 +44,7 @@ import { vetResume } from "../resume-checks.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
 import { BackgroundPruner } from "../stores/retention.js";
+import { fenceHolds, forgetToolCall, type RunFence, startToolCall } from "../stores/run-takeover.js";
 import {
   createRunStore,
   type MultitaskStrategy,
@@ -56,6 +58,14 @@ import {
 } from "../stores/runs.js";
 import { createThreadStore, type ThreadRecord, type ThreadStore, threadMigrations } from "../stores/threads.js";
 import { saveUpload, type UploadRecord } from "../stores/uploads.js";
+import {
+  fencedSaver,
+  type TakeoverState,
+  type ToolCallStart,
+  takenOverError,
+  takeoverInput,
+  toolJournalMiddleware,
+} from "./durable-runs.js";
 import {
   type SerializedMessage,
   type SerializedMessages,
@@ -94,6 +104,12 @@ export interface AntlerClientOptions {
    * `RUNS_PER_CONNECTION` × the database pool's size where the backend has one (PostgreSQL), else no limit.
    */
   maxActiveRuns?: number;
+  /**
+   * How many times a run may be started before it is given up (the gateway's `runs.max_attempts`): when its
+   * process stops, another instance takes it over and continues it from its last checkpoint, up to this many
+   * attempts in all; then it ends as an error (RUN_ATTEMPTS_EXHAUSTED). 1: never taken over. Default 3.
+   */
+  maxAttempts?: number;
 }
 
 export interface RunCallOptions {
@@ -172,6 +188,11 @@ export interface RunObserver {
    * so an event log numbers its events on from the earlier part's. Optional.
    */
   runResuming?(run: ObservedRun): Promise<void>;
+  /**
+   * This client took over a run whose instance stopped (its lease expired at `leaseExpiredAt`); `runResuming` and
+   * `runStarted` follow when it continues. For operators' counters. Optional.
+   */
+  runTakenOver?(run: { runId: string; attempt: number; leaseExpiredAt: string }): void;
   /** Synchronous and on the run's path: keep it cheap (queue the work, do it later). */
   runEvent(runId: string, event: StreamEvent): void;
   /**
@@ -183,7 +204,10 @@ export interface RunObserver {
 
 /** The custom event a run's stream shows when it pauses: `{ type, run_id, thread_id, trace_id, interrupt, interrupt_id }`. */
 export const RUN_PAUSED_EVENT = "run_paused";
-/** The custom event that opens a resumed run's stream: `{ type, run_id, thread_id, trace_id, cause, interrupt_id }`. */
+/**
+ * The custom event that opens a resumed run's stream: `{ type, run_id, thread_id, trace_id, cause, interrupt_id?,
+ * attempt }`; `cause` is `resume` or `timeout` (a paused run) or `takeover` (its process stopped; `attempt` counts).
+ */
 export const RUN_RESUMED_EVENT = "run_resumed";
 
 /** What `invoke` (and `POST /runs/wait`) returns when a run ends, or pauses. */
@@ -222,8 +246,15 @@ interface RunStart {
   input: unknown;
   inputMessageId: string | undefined;
   onAdmitted: RunCallOptions["onAdmitted"];
-  /** A resumed run: why, on which interrupt, and the trace id of the request that resumed it (logged as the link). */
-  resumed?: { cause: "resume" | "timeout"; interruptId: string; by: string | null };
+  /**
+   * A resumed run: why (a decision, a pause's timeout, or a takeover after its process stopped), on which interrupt,
+   * and the trace id of the request that resumed it (logged as the link).
+   */
+  resumed?: { cause: "resume" | "timeout" | "takeover"; interruptId?: string; by: string | null };
+  /** Which attempt of the run this process holds (its record's `attempt`); default 1. */
+  attempt?: number;
+  /** Since when (epoch ms) the run has waited to execute, when not since this call (a takeover: its lease's expiry). */
+  waitingSince?: number;
   /** Writes (or claims) the run's record, calling `admitted` once it exists; answers the context to run with. */
   record(scope: {
     traceId: string;
@@ -240,9 +271,24 @@ interface LiveRun {
   readonly done: Promise<void>;
   /** Its record exists, so the heartbeat renews its lease. */
   recorded: boolean;
+  /** The owner and attempt its writes are conditional on (set once its record exists). */
+  fence?: RunFence;
 }
 
 const DEFAULT_HEARTBEAT_MS = 5000;
+/**
+ * diagnostics_channel that receives a `RunQueueEvent` when a run starts executing (how long it waited since it was
+ * accepted, or since its stopped instance's lease expired) and when this instance takes a run over.
+ */
+export const RUN_QUEUE_CHANNEL = "antler:runs:queue";
+export type RunQueueEvent =
+  | { type: "started"; via: "new" | "takeover"; wait_ms: number }
+  | { type: "taken_over"; run_id: string; attempt: number };
+const runQueueChannel = channel(RUN_QUEUE_CHANNEL);
+/** `runs.max_attempts` when not given: a run is taken over at most twice. */
+const DEFAULT_MAX_ATTEMPTS = 3;
+/** Most runs one heartbeat round takes over, so one instance does not grab every orphan of a big crash at once. */
+const TAKEOVER_BATCH = 10;
 /**
  * Live runs per pooled database connection in the default `maxActiveRuns` (20 connections: 200 runs). A run
  * holds a connection only for a statement or a short transaction at a time, so many share one. Measured with
@@ -367,6 +413,9 @@ export class AntlerClient {
   private beating: Promise<void> | undefined;
   /** Paused runs this client is applying the timeout decision of, so a slow one is not started twice. */
   private readonly timingOut = new Set<string>();
+  /** Runs this client took over from a stopped instance and is continuing, so a round does not take one twice. */
+  private readonly takingOver = new Set<string>();
+  private readonly maxAttempts: number;
   /** Holders of `sweepWhileIdle` (a serving gateway): while any, the heartbeat goes on with no live runs. */
   private idleSweepers = 0;
   private readonly agents = new Map<string, Promise<ReactAgent>>();
@@ -393,16 +442,19 @@ export class AntlerClient {
     this.givenCheckpointer = options.checkpointer;
     this.leases = resolveLeaseTimings(options.runLeases);
     this.maxActiveRuns = checkMaxActiveRuns(options.maxActiveRuns);
+    this.maxAttempts = checkMaxAttempts(options.maxAttempts);
     const clients = openClients.get(this.kernel) ?? new Set<AntlerClient>();
     openClients.set(this.kernel, clients.add(this));
   }
 
   /** Boots and starts a kernel from config (file, text or object) and wraps it; `close()` closes both. */
   static async create(
-    options: CreateKernelOptions & Pick<AntlerClientOptions, "userId" | "checkpointer" | "runLeases" | "maxActiveRuns"> = {},
+    options: CreateKernelOptions &
+      Pick<AntlerClientOptions, "userId" | "checkpointer" | "runLeases" | "maxActiveRuns" | "maxAttempts"> = {},
   ): Promise<AntlerClient> {
     const leases = resolveLeaseTimings(options.runLeases);
     checkMaxActiveRuns(options.maxActiveRuns);
+    checkMaxAttempts(options.maxAttempts);
     const kernel = await createKernel(options);
     await kernel.start();
     return new AntlerClient({
@@ -412,6 +464,7 @@ export class AntlerClient {
       checkpointer: options.checkpointer,
       runLeases: leases,
       ...(options.maxActiveRuns === undefined ? {} : { maxActiveRuns: options.maxActiveRuns }),
+      ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
     });
   }
 
@@ -419,9 +472,10 @@ export class AntlerClient {
     this.storage ??= (async () => {
       const checkpointer = this.givenCheckpointer ? null : await this.kernel.openCheckpointer();
       const database = await this.kernel.openDatabase({ migrations: [...threadMigrations, ...runRecordMigrations] });
+      const saver = this.givenCheckpointer ?? (checkpointer as Checkpointer).saver;
       return {
         checkpointer,
-        saver: this.givenCheckpointer ?? (checkpointer as Checkpointer).saver,
+        saver: fencedSaver(saver, (thread) => this.checkFence(database, thread)),
         database,
         threads: createThreadStore(database),
         runs: createRunStore(database),
@@ -603,7 +657,7 @@ export class AntlerClient {
           userId,
           traceId,
           model: modelName,
-          kwargs: { input: message, context, metadata, multitask_strategy: strategy },
+          kwargs: { input: message, input_message_id: human.id, context, metadata, multitask_strategy: strategy },
           owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
         };
         if (strategy === "reject") {
@@ -645,6 +699,12 @@ export class AntlerClient {
       ...(userId !== undefined ? { userId } : {}),
       ...(options.limit !== undefined ? { limit: options.limit } : {}),
     });
+  }
+
+  /** How many runs wait in the queue (pending) on this database, across users (the `/metrics` gauge). */
+  async countPendingRuns(): Promise<number> {
+    const { runs } = await this.openStorage();
+    return runs.countPending();
   }
 
   /** How many runs are paused on this database, across users (the `/metrics` gauge). */
@@ -723,6 +783,7 @@ export class AntlerClient {
       inputMessageId: undefined,
       onAdmitted: options.onAdmitted,
       resumed: { cause: options.cause, interruptId: pending.id, by: getCurrentTraceId() },
+      attempt: record.attempt,
       record: async ({ admitted }) => {
         const claimed = await runs.claimPaused(runId, { id: this.instanceId, leaseMs: this.leases.leaseMs }, pending.id);
         if (!claimed) {
@@ -742,6 +803,7 @@ export class AntlerClient {
    */
   private async *execute(start: RunStart): AsyncGenerator<StreamEvent, void, undefined> {
     const { userId, threadId, modelName, thinking } = start;
+    const acceptedAt = start.waitingSince ?? Date.now();
     const { saver, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
     // A resumed run keeps its own trace id whatever scope resumes it (a request's, the heartbeat's).
@@ -803,6 +865,12 @@ export class AntlerClient {
         await settledWithin(Promise.all(resuming), OBSERVER_END_WAIT_MS);
       }
       const prepared = await start.record({ traceId, runId, run, admitted });
+      // Running from here on: its record's end, pause, checkpoints and non-idempotent tool calls are fenced.
+      live.fence = { ownerId: this.instanceId, attempt: start.attempt ?? 1 };
+      if (runQueueChannel.hasSubscribers && start.resumed?.cause !== "resume" && start.resumed?.cause !== "timeout") {
+        const event: RunQueueEvent = { type: "started", via: start.resumed ? "takeover" : "new", wait_ms: Date.now() - acceptedAt };
+        runQueueChannel.publish(event);
+      }
       context = prepared.context;
       const { callerMetadata, custom } = prepared;
       const agent = await bind(() => this.agentFor({ userId, modelName, thinking, context, saver, custom }));
@@ -823,12 +891,21 @@ export class AntlerClient {
             thread_id: threadId,
             trace_id: traceId,
             cause: start.resumed.cause,
-            interrupt_id: start.resumed.interruptId,
+            ...(start.resumed.interruptId !== undefined ? { interrupt_id: start.resumed.interruptId } : {}),
+            attempt: start.attempt ?? 1,
           },
         };
         this.kernel.logger.info(
-          { run_id: runId, trace_id: traceId, cause: start.resumed.cause, resumed_by_trace_id: start.resumed.by },
-          "paused run resumed",
+          {
+            run_id: runId,
+            trace_id: traceId,
+            cause: start.resumed.cause,
+            resumed_by_trace_id: start.resumed.by,
+            attempt: start.attempt ?? 1,
+          },
+          start.resumed.cause === "takeover"
+            ? "run taken over from a stopped instance; continuing from its last checkpoint"
+            : "paused run resumed",
         );
         if (observed) observe("runEvent", (o) => o.runEvent(runId, event));
         yield event;
@@ -842,6 +919,9 @@ export class AntlerClient {
             streamMode: ["values", "messages", "custom"],
             recursionLimit: runtimeConfig(this.kernel.config).recursion_limit,
             signal: run.context.signal,
+            // Each step's checkpoint is stored before the next step starts: a tool never runs ahead of the checkpoint
+            // that holds its call, so an instance that takes the run over sees every call that may have started.
+            durability: "sync",
             // Caller metadata rides as ONE key: LangChain copies callback metadata key by key for every child
             // run, so spreading a caller's many keys here made each step quadratic in their number.
             metadata: {
@@ -876,7 +956,7 @@ export class AntlerClient {
         const resumeBy = typeof expires === "string" && !Number.isNaN(Date.parse(expires)) ? new Date(expires).toISOString() : null;
         // Out of the heartbeat first: a paused record has no lease to renew.
         live.recorded = false;
-        if (!(await runs.pause(runId, { interrupt: pause, context }, resumeBy, endFacts()))) {
+        if (!(await runs.pause(runId, { interrupt: pause, context }, resumeBy, endFacts(), live.fence))) {
           throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, `run ${runId} ended elsewhere while it paused`, {
             hint: "It was cancelled (or its record deleted) meanwhile; start a new run.",
           });
@@ -947,7 +1027,7 @@ export class AntlerClient {
           // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
           live.recorded = false;
           const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
-          await runs.finish(runId, ended, ended === "error" ? error : null, endFacts()).catch((err: unknown) => {
+          await runs.finish(runId, ended, ended === "error" ? error : null, endFacts(), live.fence).catch((err: unknown) => {
             this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "could not record the end of a run");
           });
         }
@@ -1374,18 +1454,21 @@ export class AntlerClient {
     const effort = thinking ? contextEffort(context) : undefined;
     const modelConfig = this.kernel.modelConfig(modelName);
     const info = this.kernel.listModels().find((m) => m.name === modelName);
-    const tools = await this.kernel.getAvailableTools({
+    const entries = await this.kernel.assembleTools({
       modelName,
       context,
       subagentEnabled: subagentsEnabled(this.kernel.config),
       groups: custom?.toolGroups,
     });
+    const tools = entries.map((entry) => entry.tool);
+    const idempotent = new Set(entries.filter((entry) => entry.idempotent === true).map((entry) => entry.tool.name));
     // What changes the built agent: who (prompts and files are per user), the model, the tool set (names and
     // schemas), the custom agent's files, and the run flags that switch middleware or tools on and off.
     const key = JSON.stringify([
       userId,
       modelConfig.name,
       tools.map(toolFingerprint),
+      [...idempotent],
       context.non_interactive === true,
       context.is_bootstrap === true,
       context.agent_name ?? null,
@@ -1413,6 +1496,13 @@ export class AntlerClient {
           context,
           tools,
           promptSections: custom ? [soulSection(custom)] : [],
+          innermost: [
+            toolJournalMiddleware({
+              idempotent,
+              start: (runId, call) => this.startToolCall(runId, call),
+              forget: async (runId, callId) => forgetToolCall((await this.openStorage()).database.db as never, runId, callId),
+            }),
+          ],
         });
         return built.agent;
       })();
@@ -1536,7 +1626,7 @@ export class AntlerClient {
     // Runs still winding down (a stream nobody pulls) were aborted above: record them as cancelled now rather
     // than leave them to be swept as orphans once their lease runs out.
     for (const [runId, live] of this.live) {
-      if (live.recorded) await storage?.runs.finish(runId, "cancelled").catch(() => undefined);
+      if (live.recorded) await storage?.runs.finish(runId, "cancelled", null, {}, live.fence).catch(() => undefined);
     }
     this.storage = undefined;
     await storage?.checkpointer?.close();
@@ -1595,6 +1685,175 @@ export class AntlerClient {
     }
   }
 
+  /**
+   * Takes over running runs whose instance stopped (their lease expired), as many as this client has room for, and
+   * continues each in the background from its last checkpoint under the same run and trace id. Runs past
+   * `maxAttempts` end as errors instead.
+   */
+  private async takeOverOrphans(upkeep: RunStore, maxActiveRuns: number): Promise<void> {
+    const room = Math.min(TAKEOVER_BATCH, maxActiveRuns - this.admittedRuns);
+    const round = await upkeep.takeOver(
+      { id: this.instanceId, leaseMs: this.leases.leaseMs },
+      { maxAttempts: this.maxAttempts, limit: room },
+    );
+    const log = this.kernel.logger;
+    for (const runId of round.exhausted) {
+      log.error({ run_id: runId, max_attempts: this.maxAttempts }, "a run stopped its process max_attempts times; ended as an error");
+    }
+    for (const claim of round.claimed) {
+      if (this.takingOver.has(claim.runId)) continue;
+      this.takingOver.add(claim.runId);
+      this.admittedRuns += 1;
+      for (const observer of this.observers) {
+        try {
+          observer.runTakenOver?.({ runId: claim.runId, attempt: claim.attempt, leaseExpiredAt: claim.leaseExpiredAt });
+        } catch (err) {
+          log.warn({ err, run_id: claim.runId }, "a run observer failed at runTakenOver");
+        }
+      }
+      if (runQueueChannel.hasSubscribers) {
+        const event: RunQueueEvent = { type: "taken_over", run_id: claim.runId, attempt: claim.attempt };
+        runQueueChannel.publish(event);
+      }
+      void this.continueTakenOver(upkeep, claim).finally(() => {
+        this.admittedRuns -= 1;
+        this.takingOver.delete(claim.runId);
+      });
+    }
+  }
+
+  private async continueTakenOver(
+    upkeep: RunStore,
+    claim: { runId: string; userId: string; attempt: number; leaseExpiredAt: string },
+  ): Promise<void> {
+    const log = this.kernel.logger.child({ run_id: claim.runId, attempt: claim.attempt });
+    let started = false;
+    try {
+      const record = await upkeep.get(claim.userId, claim.runId, { sweep: false });
+      if (!record) return;
+      log.warn({ trace_id: record.trace_id }, "took over a run whose process stopped; continuing it from its last checkpoint");
+      for await (const _ of this.takeoverTurn(record, claim, () => {
+        started = true;
+      })) {
+        // Nobody reads a taken-over run's stream here; its observers (the run event log) carry it to followers.
+      }
+    } catch (err) {
+      log.warn({ err }, "a taken-over run ended with an error");
+      // Failed before it ran (its agent could not be built): end it here rather than leave it to expire again.
+      if (!started) {
+        const error = err instanceof Error ? err.message : String(err);
+        await upkeep.finish(claim.runId, "error", error, {}, { ownerId: this.instanceId, attempt: claim.attempt }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** A taken-over run's turn: its recorded context and agent, from the thread's last checkpoint (or its input). */
+  private async *takeoverTurn(
+    record: RunRecord,
+    claim: { attempt: number; leaseExpiredAt: string },
+    onStart: () => void,
+  ): AsyncGenerator<StreamEvent, void, undefined> {
+    const { user_id: userId, thread_id: threadId, run_id: runId } = record;
+    // The recorded context (redacted like all kwargs), with the server's own keys restated from the record itself.
+    const context: Record<string, unknown> = {
+      ...((record.kwargs.context as Record<string, unknown> | undefined) ?? {}),
+      thread_id: threadId,
+      user_id: userId,
+      model_name: record.model,
+      [TRACE_METADATA_KEY]: record.trace_id,
+    };
+    const agentName = typeof context.agent_name === "string" ? context.agent_name : undefined;
+    const custom =
+      agentName === undefined || context.is_bootstrap === true
+        ? undefined
+        : await requireCustomAgent(this.kernel, { userId, name: agentName });
+    const { saver } = await this.openStorage();
+    const thinking = context.thinking_enabled === true;
+    const agent = await requestTraceContext(record.trace_id, () =>
+      this.agentFor({ userId, modelName: record.model, thinking, context, saver, custom }),
+    );
+    const config = { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } };
+    let seen: TakeoverState | undefined;
+    const { input, inputMessageId } = await takeoverInput(
+      async () => {
+        seen = (await agent.graph.getState(config)) as TakeoverState;
+        return seen;
+      },
+      { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },
+    );
+    this.kernel.logger.debug(
+      {
+        run_id: runId,
+        from: input === null ? "checkpoint" : "recorded input",
+        messages: seen?.values?.messages?.length ?? 0,
+        next: seen?.next ?? [],
+      },
+      "where a taken-over run continues",
+    );
+    const callerMetadata: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries((record.kwargs.metadata as Record<string, unknown> | undefined) ?? {})) {
+      if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
+    }
+    yield* this.execute({
+      userId,
+      threadId,
+      modelName: record.model,
+      thinking,
+      traceId: record.trace_id,
+      runId,
+      signal: undefined,
+      input,
+      inputMessageId,
+      onAdmitted: undefined,
+      resumed: { cause: "takeover", by: null },
+      attempt: claim.attempt,
+      waitingSince: Date.parse(claim.leaseExpiredAt),
+      record: async ({ admitted }) => {
+        admitted("running");
+        onStart();
+        return { context, callerMetadata, custom };
+      },
+    });
+  }
+
+  /** The journal's note before a non-idempotent tool call of a live run runs (see `toolJournalMiddleware`). */
+  private async startToolCall(runId: string, call: { id: string; name: string }): Promise<ToolCallStart> {
+    const live = this.live.get(runId);
+    if (!live?.fence) return "untracked";
+    const { database } = await this.openStorage();
+    const outcome = await startToolCall(database.db as never, {
+      runId,
+      toolCallId: call.id,
+      tool: call.name,
+      fence: live.fence,
+      now: new Date(),
+    });
+    if (outcome === "fenced") {
+      const error = takenOverError(runId);
+      live.abort(error);
+      throw error;
+    }
+    if (outcome === "interrupted") {
+      this.kernel.logger.warn(
+        { run_id: runId, tool: call.name, tool_call_id: call.id },
+        "a tool call that was in flight when the run's process stopped is not retried (the tool is not idempotent)",
+      );
+    }
+    return outcome;
+  }
+
+  /** Throws (and stops the run) when a checkpoint write is for a run this client no longer holds. */
+  private async checkFence(database: AntlerDatabase, thread: unknown): Promise<void> {
+    if (typeof thread !== "string") return;
+    for (const [runId, live] of this.live) {
+      if (!live.fence || checkpointThreadId(live.userId, live.threadId) !== thread) continue;
+      if (await fenceHolds(database.db as never, runId, live.fence)) return;
+      const error = takenOverError(runId);
+      live.abort(error);
+      throw error;
+    }
+  }
+
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
@@ -1620,7 +1879,8 @@ export class AntlerClient {
   private async beat(): Promise<void> {
     const storage = await this.storage?.catch(() => undefined);
     if (!storage) return;
-    const ids = [...this.live].filter(([, live]) => live.recorded).map(([id]) => id);
+    // Runs taken over here are this client's from the claim on, before their continuation has registered them live.
+    const ids = [...new Set([...[...this.live].filter(([, live]) => live.recorded).map(([id]) => id), ...this.takingOver])];
     const log = this.kernel.logger;
     try {
       const { cancelRequested, ended } = await storage.upkeep.renewLeases(this.instanceId, ids, this.leases.leaseMs);
@@ -1636,9 +1896,10 @@ export class AntlerClient {
         live.abort(`the run record ended elsewhere (${status})`);
       }
       await this.resumeExpiredPauses(storage.upkeep);
+      await this.takeOverOrphans(storage.upkeep, storage.maxActiveRuns);
       const swept = await storage.upkeep.sweepExpired();
       if (swept.length > 0) {
-        log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished runs whose process stopped renewing their lease");
+        log.warn({ run_ids: swept, instance_id: this.instanceId }, "finished queued runs whose process stopped renewing their lease");
       }
     } catch (err) {
       log.warn({ err, instance_id: this.instanceId }, "run lease heartbeat failed; retrying at the next beat");
@@ -1665,6 +1926,17 @@ function resolveLeaseTimings(input: AntlerClientOptions["runLeases"] = {}): { he
     });
   }
   return { heartbeatMs, leaseMs, cancelWaitMs };
+}
+
+function checkMaxAttempts(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `maxAttempts must be a whole number of at least 1, got ${value}`, {
+      where: "maxAttempts",
+      hint: "runs.max_attempts: 3 lets another instance take a run over twice after its process stopped; 1 never does.",
+    });
+  }
+  return value;
 }
 
 function checkMaxActiveRuns(value: number | undefined): number | undefined {

@@ -37,6 +37,8 @@ export interface LeadAgentInput {
   tools: AntlerTool[];
   /** Sections appended to the base system prompt, in order (a custom agent's soul). */
   promptSections?: readonly string[];
+  /** LangChain middleware inside the whole chain, closest to the model and the tools (the tool-call journal). */
+  innermost?: readonly unknown[];
 }
 
 /**
@@ -57,7 +59,7 @@ export async function buildLeadAgent(input: LeadAgentInput): Promise<{ agent: Re
   const agent = createAgent({
     model: input.model,
     tools: [...tools, ...pipeline.tools.filter((t) => !names.has(t.name))],
-    middleware: pipeline.middleware,
+    middleware: [...pipeline.middleware, ...(input.innermost ?? [])],
     systemPrompt: [runtimeConfig(kernel.config).system_prompt ?? DEFAULT_SYSTEM_PROMPT, ...(input.promptSections ?? [])].join("\n\n"),
     checkpointer: input.checkpointer,
   } as unknown as Parameters<typeof createAgent>[0]) as unknown as ReactAgent;

@@ -179,6 +179,8 @@ export const runRecordSchema = z.object({
   cost_usd: z.number().nullable(),
   /** The attempts of its model calls that needed more than one (retries, fallbacks), in order. */
   model_attempts: z.array(jsonObject),
+  /** 1, plus one for each time a live instance took the run over after the instance running it stopped. */
+  attempt: z.number().int().min(1),
 });
 
 export const runListResponseSchema = z.object({ runs: z.array(runRecordSchema) });

@@ -1,6 +1,7 @@
 import { type AntlerDatabase, AntlerError, type Migration, redactSecrets } from "@antler/kernel";
 import { type Kysely, sql } from "kysely";
 import { RuntimeErrorCodes } from "../errors.js";
+import { forgetRunToolCalls, type RunFence, type TakeoverRound, takeOverExpired, takeoverMigration } from "./run-takeover.js";
 
 export const RUNS_TABLE = "antler_runs";
 
@@ -46,6 +47,8 @@ export interface RunsTable {
   cost_usd: number | null;
   /** JSON list of the model attempts of calls that needed more than one (retries, fallbacks); null when none. */
   model_attempts: string | null;
+  /** Which attempt of the run this is: 1, plus one per takeover after its process stopped. Added by runs/006. */
+  attempt: number;
 }
 
 // Rows that are running when runs/002 is applied have no owner that renews them. They get one grace lease,
@@ -151,6 +154,7 @@ export const runRecordMigrations: readonly Migration[] = [
       await db.schema.createIndex("antler_runs_user_day").on(RUNS_TABLE).columns(["user_id", "created_at"]).execute();
     },
   },
+  takeoverMigration,
 ];
 
 /**
@@ -185,6 +189,8 @@ export interface RunRecord {
   cost_usd: number | null;
   /** Attempts of the model calls that needed more than one (retries, fallbacks), in order. */
   model_attempts: Array<Record<string, unknown>>;
+  /** 1, plus one for each time another instance took the run over after its process stopped. */
+  attempt: number;
 }
 
 /** What a paused run's record keeps for whoever resumes it (never shown over the API). */
@@ -238,7 +244,7 @@ export interface LeaseRenewal {
    * No longer running in the record (swept after a missed lease, cancelled as an orphan) or gone (thread
    * deleted); the owner should stop them, since nothing it does will be recorded.
    */
-  ended: Array<{ run_id: string; status: RunStatus | "deleted" }>;
+  ended: Array<{ run_id: string; status: RunStatus | "deleted" | "taken_over" }>;
 }
 
 const ORPHAN_ERROR_TEXT = ["the process running this run stopped (lease expired at ", "); start the run again"] as const;
@@ -273,12 +279,18 @@ export interface RunStore {
   /** The thread's pending and running runs, oldest first (expired ones swept first). */
   listActive(userId: string, threadId: string): Promise<RunRecord[]>;
   /** Sets the final status (and error text, redacted); a run already finished keeps its first outcome. */
-  finish(runId: string, status: Exclude<RunStatus, "running" | "pending">, error?: string | null, facts?: RunEndFacts): Promise<void>;
+  finish(
+    runId: string,
+    status: Exclude<RunStatus, "running" | "pending">,
+    error?: string | null,
+    facts?: RunEndFacts,
+    fence?: RunFence,
+  ): Promise<void>;
   /** USD the user's runs created at or after `since` (ISO-8601) cost, as their records say. */
   costSince(userId: string, since: string): Promise<number>;
   /**
-   * One run. A running row whose lease has expired is first finished as an error (see `sweepExpired`), so a
-   * reader never sees a dead process's run as running; `sweep: false` reads the row as it is.
+   * One run. A queued row whose lease has expired is first finished as an error (see `sweepExpired`); a running
+   * one stays running until another instance takes it over (`takeOver`). `sweep: false` reads the row as it is.
    */
   get(userId: string, runId: string, options?: { sweep?: boolean }): Promise<RunRecord | null>;
   /** Newest first; expired running rows among them are swept first, as in `get`. */
@@ -293,8 +305,9 @@ export interface RunStore {
   /** Records a cancel request on a pending or running run (the first request's time is kept); false if it has ended. */
   requestCancel(runId: string): Promise<boolean>;
   /**
-   * Finishes running rows whose lease has expired (all of them, or only `runIds`) as `error` with
-   * `orphanedRunError`, or as `cancelled`; returns the ids this call finished. The update re-checks status and
+   * Finishes rows whose lease has expired (all of them, or only `runIds`) as `error` with `orphanedRunError`
+   * (queued rows only: a running one is taken over instead), or as `cancelled` (queued and running); returns the
+   * ids this call finished. The update re-checks status and
    * lease in its WHERE, so of two concurrent sweepers only one changes a row, and a lease renewed in time is
    * never swept.
    */
@@ -304,7 +317,14 @@ export interface RunStore {
    * run is no longer running (cancelled meanwhile).
    */
   /** `facts`: what the part of the run before the pause cost; a run's parts add up in its record. */
-  pause(runId: string, pause: PauseRecord, resumeBy: string | null, facts?: RunEndFacts): Promise<boolean>;
+  pause(runId: string, pause: PauseRecord, resumeBy: string | null, facts?: RunEndFacts, fence?: RunFence): Promise<boolean>;
+  /**
+   * Takes over running runs whose lease expired (at most `limit`): each is the caller's under the next attempt, or
+   * past `maxAttempts` ends as an error (RUN_ATTEMPTS_EXHAUSTED). Of racing instances, one gets each run.
+   */
+  takeOver(owner: { id: string; leaseMs: number }, options: { maxAttempts: number; limit: number }): Promise<TakeoverRound>;
+  /** Runs waiting in the queue (pending), across users: the operators' gauge. */
+  countPending(): Promise<number>;
   /**
    * Paused → running under `owner`, only if it is still paused (and, with `interruptId`, still waits on that
    * interrupt): of two instances resuming at once, exactly one gets the run. Returns what the pause kept, or null.
@@ -341,11 +361,13 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
   const sweepExpired: RunStore["sweepExpired"] = async (sweepOptions = {}) => {
     const at = now().toISOString();
     const as = sweepOptions.as ?? "error";
+    // A running orphan is continued by whoever takes it over; only a cancel finishes it here.
+    const statuses: string[] = as === "error" ? ["pending"] : [...ACTIVE_STATUSES];
     const groups = sweepOptions.runIds === undefined ? [undefined] : chunks(sweepOptions.runIds);
     const swept: string[] = [];
     for (const ids of groups) {
       // Look first (read-only, served by antler_runs_lease), write only when there is something to finish.
-      let candidates = db.selectFrom(RUNS_TABLE).select("run_id").where("status", "in", ACTIVE_STATUSES).where("lease_until", "<", at);
+      let candidates = db.selectFrom(RUNS_TABLE).select("run_id").where("status", "in", statuses).where("lease_until", "<", at);
       if (ids) candidates = candidates.where("run_id", "in", ids);
       const found = (await candidates.limit(ID_CHUNK).execute()).map((row) => row.run_id);
       if (found.length === 0) continue;
@@ -361,7 +383,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           updated_at: at,
         })
         .where("run_id", "in", found)
-        .where("status", "in", ACTIVE_STATUSES)
+        .where("status", "in", statuses)
         .where("lease_until", "<", at)
         .returning("run_id")
         .execute();
@@ -377,7 +399,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       .select("run_id")
       .where("user_id", "=", userId)
       .where("thread_id", "=", threadId)
-      .where("status", "in", ACTIVE_STATUSES)
+      .where("status", "=", "pending")
       .where("lease_until", "<", at)
       .execute();
     if (expired.length > 0) await sweepExpired({ runIds: expired.map((row) => row.run_id) });
@@ -417,6 +439,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       resume_by: null,
       cost_usd: null,
       model_attempts: null,
+      attempt: 1,
     };
     try {
       await db.insertInto(RUNS_TABLE).values(row).execute();
@@ -508,8 +531,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       await sweepThread(userId, threadId);
       return (await activeRows(userId, threadId)).map(toRecord);
     },
-    async finish(runId, status, error = null, facts = {}) {
-      await db
+    async finish(runId, status, error = null, facts = {}, fence) {
+      let query = db
         .updateTable(RUNS_TABLE)
         .set({
           status,
@@ -520,8 +543,10 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           ...endFactsSet(facts),
         })
         .where("run_id", "=", runId)
-        .where("status", "in", [...ACTIVE_STATUSES, "paused"])
-        .execute();
+        .where("status", "in", [...ACTIVE_STATUSES, "paused"]);
+      if (fence) query = query.where("owner_id", "=", fence.ownerId).where("attempt", "=", fence.attempt);
+      const result = await query.executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) await forgetRunToolCalls(database.db as never, runId);
     },
     async costSince(userId, since) {
       const row = await db
@@ -583,13 +608,14 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           .execute();
         const rows = await db
           .selectFrom(RUNS_TABLE)
-          .select(["run_id", "status", "cancel_requested_at"])
+          .select(["run_id", "status", "cancel_requested_at", "owner_id"])
           .where("run_id", "in", ids)
           .execute();
         const seen = new Set<string>();
         for (const row of rows) {
           seen.add(row.run_id);
           if (!isActive(row.status)) renewal.ended.push({ run_id: row.run_id, status: row.status as RunStatus });
+          else if (row.owner_id !== ownerId) renewal.ended.push({ run_id: row.run_id, status: "taken_over" });
           else if (row.cancel_requested_at !== null) renewal.cancelRequested.push(row.run_id);
         }
         for (const id of ids) if (!seen.has(id)) renewal.ended.push({ run_id: id, status: "deleted" });
@@ -607,8 +633,8 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       return Number(result.numUpdatedRows) > 0;
     },
     sweepExpired,
-    async pause(runId, pause, resumeBy, facts = {}) {
-      const result = await db
+    async pause(runId, pause, resumeBy, facts = {}, fence) {
+      let query = db
         .updateTable(RUNS_TABLE)
         .set({
           ...endFactsSet(facts),
@@ -621,9 +647,19 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           updated_at: now().toISOString(),
         })
         .where("run_id", "=", runId)
-        .where("status", "=", "running")
-        .executeTakeFirst();
+        .where("status", "=", "running");
+      if (fence) query = query.where("owner_id", "=", fence.ownerId).where("attempt", "=", fence.attempt);
+      const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
+    },
+    takeOver: (owner, takeOptions) => takeOverExpired(database.db as never, owner, { ...takeOptions, now: now() }),
+    async countPending() {
+      const row = await db
+        .selectFrom(RUNS_TABLE)
+        .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
+        .where("status", "=", "pending")
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
     },
     async claimPaused(runId, owner, interruptId) {
       const row = await db.selectFrom(RUNS_TABLE).select(["interrupt", "status"]).where("run_id", "=", runId).executeTakeFirst();
@@ -760,6 +796,7 @@ function toRecord(row: RunsTable): RunRecord {
     resume_by: row.resume_by ?? null,
     cost_usd: row.cost_usd === null || row.cost_usd === undefined ? null : Number(row.cost_usd),
     model_attempts: parseAttempts(row.model_attempts),
+    attempt: Number(row.attempt ?? 1),
   };
 }
 
