@@ -1,0 +1,193 @@
+// `pnpm pack:lint`: every published package checked as users will get it. Each is packed with `pnpm pack` (so
+// `workspace:` ranges become real ones, as on publish) into a temp dir, then, two packages at a time:
+//   - publint on the tarball (exports targets exist in it, conditions in a working order, ...);
+//   - Are the Types Wrong on the tarball, with the CLI's `esm-only` profile: the packages are ESM-only by design,
+//     so only the resolutions that can load ESM (node16 from ESM, bundler) must find types;
+//   - `npm publish --dry-run` of the tarball (npm's own manifest checks);
+//   - the metadata every published package.json must carry (repository with its directory, license, homepage,
+//     keywords, engines, sideEffects, public access).
+// publint and Are the Types Wrong run in-process through their libraries (one load of TypeScript for all packages
+// instead of one per package); `pnpm exec attw --pack <dir> --profile esm-only` and `pnpm exec publint <dir>` give
+// the same answers for one package by hand.
+//
+// Usage: node scripts/pack-lint.mjs [--filter NAME]... Run after a build (the tarballs hold dist/).
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { publishedPackages } from "./workspace-packages.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const CONCURRENCY = 2;
+// The `esm-only` profile of the attw CLI: CommonJS resolutions are not expected to work.
+const IGNORED_RESOLUTIONS = new Set(["node10", "node16-cjs"]);
+
+/** Problems with the manifest fields a published package must have; `rel` is its folder from the root. */
+export function metadataProblems(manifest, rel, rootManifest) {
+  const problems = [];
+  const repoUrl = rootManifest.repository?.url;
+  const repo = manifest.repository;
+  if (!repo || typeof repo !== "object") problems.push('repository: missing (an object: { type: "git", url, directory })');
+  else {
+    if (repoUrl && repo.url !== repoUrl) problems.push(`repository.url: "${repo.url}", expected the root's "${repoUrl}"`);
+    if (repo.directory !== rel) problems.push(`repository.directory: "${repo.directory ?? ""}", expected "${rel}"`);
+  }
+  if (!manifest.license) problems.push("license: missing");
+  if (!manifest.homepage) problems.push("homepage: missing");
+  else if (rootManifest.homepage && !manifest.homepage.startsWith(rootManifest.homepage.replace(/#.*$/, ""))) {
+    problems.push(`homepage: "${manifest.homepage}" is not under the root's "${rootManifest.homepage}"`);
+  }
+  if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0) problems.push("keywords: missing or empty");
+  if (!manifest.engines?.node) problems.push("engines.node: missing");
+  else if (rootManifest.engines?.node && manifest.engines.node !== rootManifest.engines.node) {
+    problems.push(`engines.node: "${manifest.engines.node}", expected the root's "${rootManifest.engines.node}"`);
+  }
+  if (manifest.sideEffects === undefined) {
+    problems.push("sideEffects: missing (false, or the files that have top-level side effects)");
+  }
+  if (manifest.name?.startsWith("@") && manifest.publishConfig?.access !== "public") {
+    problems.push('publishConfig.access: must be "public" for a scoped package');
+  }
+  if (!manifest.description) problems.push("description: missing");
+  return problems;
+}
+
+function run(cmd, args, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, npm_config_update_notifier: "false" },
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    child.on("close", (code) => resolve({ code, out }));
+    child.on("error", (error) => resolve({ code: -1, out: String(error) }));
+  });
+}
+
+async function attwProblems(tarball) {
+  const pkg = createPackageFromTarballData(new Uint8Array(readFileSync(tarball)));
+  const analysis = await checkPackage(pkg);
+  if (!analysis.types) return ["no types found in the package"];
+  return analysis.problems
+    .filter((p) => !("resolutionKind" in p) || !IGNORED_RESOLUTIONS.has(p.resolutionKind))
+    .map((p) => {
+      const where = [p.entrypoint, p.resolutionKind].filter(Boolean).join(" ");
+      const detail = p.fileName ?? p.typesFileName ?? p.moduleSpecifier ?? "";
+      return `${p.kind}${where ? ` (${where})` : ""}${detail ? `: ${detail}` : ""}`;
+    });
+}
+
+async function publintProblems(tarball, dir) {
+  const data = readFileSync(tarball);
+  const { messages, pkg } = await publint({
+    pkgDir: dir,
+    level: "suggestion",
+    pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
+  });
+  return messages.map((m) => `${m.type}: ${formatMessage(m, pkg, { color: false }) ?? m.code}`);
+}
+
+async function lintOne(pkg, tarball, rootManifest) {
+  const rel = relative(root, pkg.dir);
+  const found = [];
+  for (const p of metadataProblems(pkg.manifest, rel, rootManifest)) found.push(`metadata: ${p}`);
+  for (const p of await publintProblems(tarball, pkg.dir)) found.push(`publint ${p}`);
+  for (const p of await attwProblems(tarball)) found.push(`attw: ${p}`);
+  const dry = await run("npm", ["publish", "--dry-run", "--ignore-scripts", "--access", "public", tarball], dirname(tarball));
+  if (dry.code !== 0) found.push(`npm publish --dry-run failed:\n${indent(dry.out.trim())}`);
+  return found;
+}
+
+function indent(text) {
+  return text
+    .split("\n")
+    .map((l) => `      ${l}`)
+    .join("\n");
+}
+
+async function main(argv) {
+  const filters = argv.flatMap((a, i) => (argv[i - 1] === "--filter" ? [a] : []));
+  const started = performance.now();
+  const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  const packages = publishedPackages(root).filter((p) => filters.length === 0 || filters.includes(p.name));
+  if (packages.length === 0) throw new Error(`no published package matches ${filters.join(", ")}`);
+  const dest = mkdtempSync(join(tmpdir(), "antler-pack-lint-"));
+  try {
+    // One pnpm process packs them all, two at a time.
+    const select = filters.length > 0 ? packages.flatMap((p) => ["--filter", p.name]) : ["-r"];
+    const packed = await run(
+      "pnpm",
+      [...select, "--workspace-concurrency", String(CONCURRENCY), "pack", "--pack-destination", dest, "--json"],
+      root,
+    );
+    if (packed.code !== 0) throw new Error(`pnpm pack failed:\n${packed.out}`);
+    const tarballs = tarballsByName(packed.out, dest);
+
+    const failures = [];
+    const queue = [...packages];
+    const worker = async () => {
+      for (let pkg = queue.shift(); pkg; pkg = queue.shift()) {
+        const tarball = tarballs.get(pkg.name);
+        const found = tarball ? await lintOne(pkg, tarball, rootManifest) : ["pnpm pack made no tarball"];
+        if (found.length > 0) failures.push({ pkg, found });
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (failures.length > 0) {
+      failures.sort((a, b) => a.pkg.name.localeCompare(b.pkg.name));
+      for (const { pkg, found } of failures)
+        console.error(`${pkg.name} (${relative(root, pkg.dir)}):\n${found.map((f) => `  - ${f}`).join("\n")}`);
+      console.error(`\n✖ packaging lint: ${failures.length} of ${packages.length} packages have problems (${seconds} s)`);
+      return 1;
+    }
+    console.log(
+      `packaging lint: ${packages.length} packages clean: publint, attw (esm-only), npm publish --dry-run, metadata (${seconds} s)`,
+    );
+    return 0;
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
+}
+
+/** `pnpm pack --json` prints one JSON object per package (an array when recursive); map name -> tarball path. */
+function tarballsByName(output, dest) {
+  const map = new Map();
+  const start = output.search(/[[{]/);
+  if (start < 0) return map;
+  let parsed;
+  try {
+    parsed = JSON.parse(output.slice(start));
+  } catch {
+    throw new Error(`could not read pnpm pack --json output:\n${output}`);
+  }
+  for (const entry of Array.isArray(parsed) ? parsed : [parsed]) {
+    map.set(entry.name, entry.filename.startsWith("/") ? entry.filename : join(dest, entry.filename));
+  }
+  return map;
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error) => {
+      console.error(`✖ ${error instanceof Error ? error.message : String(error)}`);
+      process.exitCode = 1;
+    },
+  );
+}
