@@ -89,10 +89,10 @@ async function attwProblems(tarball) {
     });
 }
 
-async function publintProblems(tarball, dir) {
+async function publintProblems(tarball) {
   const data = readFileSync(tarball);
+  // No pkgDir: publint lints the package root inside the tarball, as its CLI does when given a tarball.
   const { messages, pkg } = await publint({
-    pkgDir: dir,
     level: "suggestion",
     pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
   });
@@ -103,7 +103,7 @@ async function lintOne(pkg, tarball, rootManifest) {
   const rel = relative(root, pkg.dir);
   const found = [];
   for (const p of metadataProblems(pkg.manifest, rel, rootManifest)) found.push(`metadata: ${p}`);
-  for (const p of await publintProblems(tarball, pkg.dir)) found.push(`publint ${p}`);
+  for (const p of await publintProblems(tarball)) found.push(`publint ${p}`);
   for (const p of await attwProblems(tarball)) found.push(`attw: ${p}`);
   const dry = await run("npm", ["publish", "--dry-run", "--ignore-scripts", "--access", "public", tarball], dirname(tarball));
   if (dry.code !== 0) found.push(`npm publish --dry-run failed:\n${indent(dry.out.trim())}`);
@@ -126,10 +126,10 @@ async function main(argv) {
   const dest = mkdtempSync(join(tmpdir(), "antler-pack-lint-"));
   try {
     // One pnpm process packs them all, two at a time.
-    const select = filters.length > 0 ? packages.flatMap((p) => ["--filter", p.name]) : ["-r"];
+    const select = ["-r", ...packages.flatMap((p) => (filters.length > 0 ? ["--filter", p.name] : []))];
     const packed = await run(
       "pnpm",
-      [...select, "--workspace-concurrency", String(CONCURRENCY), "pack", "--pack-destination", dest, "--json"],
+      ["pack", ...select, "--workspace-concurrency", String(CONCURRENCY), "--pack-destination", dest, "--json"],
       root,
     );
     if (packed.code !== 0) throw new Error(`pnpm pack failed:\n${packed.out}`);
