@@ -212,13 +212,17 @@ function collectReferences(node, checker, found) {
 function externalSource(checker, moduleSymbol, name, decl) {
   let symbol = checker.getExportsOfModule(moduleSymbol).find((s) => s.escapedName.toString() === name);
   for (let hops = 0; symbol && hops < 20; hops++) {
-    const spec = symbol.declarations?.find((d) => ts.isExportSpecifier(d) || ts.isExportAssignment(d));
-    const from = spec && ts.isExportSpecifier(spec) ? spec.parent.parent.moduleSpecifier : undefined;
-    if (!from || !ts.isStringLiteral(from)) break;
-    if (!from.text.startsWith(".")) return from.text;
+    const decl = symbol.declarations?.find((d) => ts.isExportSpecifier(d) || ts.isImportSpecifier(d) || ts.isImportClause(d));
+    const from = decl && importOrExportDeclaration(decl)?.moduleSpecifier;
+    if (from && ts.isStringLiteral(from) && !from.text.startsWith(".")) return from.text;
     symbol = symbol.flags & ts.SymbolFlags.Alias ? checker.getImmediateAliasedSymbol(symbol) : undefined;
   }
   return decl ? packageNameOf(decl.getSourceFile().fileName) : "?";
+}
+
+function importOrExportDeclaration(node) {
+  for (let n = node; n; n = n.parent) if (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) return n;
+  return undefined;
 }
 
 function packageNameOf(fileName) {
