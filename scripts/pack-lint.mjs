@@ -10,9 +10,13 @@
 // instead of one per package); `pnpm exec attw --pack <dir> --profile esm-only` and `pnpm exec publint <dir>` give
 // the same answers for one package by hand.
 //
-// Usage: node scripts/pack-lint.mjs [--filter NAME]... Run after a build (the tarballs hold dist/).
+// A clean result is kept per tarball hash (node_modules/.cache/antler-pack-lint), so a rerun checks only what
+// changed; --no-cache checks everything.
+//
+// Usage: node scripts/pack-lint.mjs [--filter NAME]... [--no-cache]. Run after a build (the tarballs hold dist/).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -20,42 +24,14 @@ import { fileURLToPath } from "node:url";
 import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
+import { metadataProblems } from "./package-metadata.mjs";
 import { publishedPackages } from "./workspace-packages.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CONCURRENCY = 2;
+const useCache = !process.argv.includes("--no-cache");
 // The `esm-only` profile of the attw CLI: CommonJS resolutions are not expected to work.
 const IGNORED_RESOLUTIONS = new Set(["node10", "node16-cjs"]);
-
-/** Problems with the manifest fields a published package must have; `rel` is its folder from the root. */
-export function metadataProblems(manifest, rel, rootManifest) {
-  const problems = [];
-  const repoUrl = rootManifest.repository?.url;
-  const repo = manifest.repository;
-  if (!repo || typeof repo !== "object") problems.push('repository: missing (an object: { type: "git", url, directory })');
-  else {
-    if (repoUrl && repo.url !== repoUrl) problems.push(`repository.url: "${repo.url}", expected the root's "${repoUrl}"`);
-    if (repo.directory !== rel) problems.push(`repository.directory: "${repo.directory ?? ""}", expected "${rel}"`);
-  }
-  if (!manifest.license) problems.push("license: missing");
-  if (!manifest.homepage) problems.push("homepage: missing");
-  else if (rootManifest.homepage && !manifest.homepage.startsWith(rootManifest.homepage.replace(/#.*$/, ""))) {
-    problems.push(`homepage: "${manifest.homepage}" is not under the root's "${rootManifest.homepage}"`);
-  }
-  if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0) problems.push("keywords: missing or empty");
-  if (!manifest.engines?.node) problems.push("engines.node: missing");
-  else if (rootManifest.engines?.node && manifest.engines.node !== rootManifest.engines.node) {
-    problems.push(`engines.node: "${manifest.engines.node}", expected the root's "${rootManifest.engines.node}"`);
-  }
-  if (manifest.sideEffects === undefined) {
-    problems.push("sideEffects: missing (false, or the files that have top-level side effects)");
-  }
-  if (manifest.name?.startsWith("@") && manifest.publishConfig?.access !== "public") {
-    problems.push('publishConfig.access: must be "public" for a scoped package');
-  }
-  if (!manifest.description) problems.push("description: missing");
-  return problems;
-}
 
 function run(cmd, args, cwd) {
   return new Promise((resolve) => {
@@ -99,15 +75,37 @@ async function publintProblems(tarball) {
   return messages.map((m) => `${m.type}: ${formatMessage(m, pkg, { color: false }) ?? m.code}`);
 }
 
-async function lintOne(pkg, tarball, rootManifest) {
+// A tarball that passed once passes again: pnpm pack makes the same bytes from the same files, so a clean result
+// is kept under its hash (with the tools' versions) and a rerun checks only the packages that changed. CI starts
+// from a fresh clone and checks them all.
+const cacheDir = join(root, "node_modules", ".cache", "antler-pack-lint");
+const toolVersions = ["publint", "@arethetypeswrong/core"]
+  .map((name) => `${name}@${JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")).version}`)
+  .join(" ");
+
+function cacheKey(tarball) {
+  return createHash("sha256").update(toolVersions).update(process.version).update(readFileSync(tarball)).digest("hex");
+}
+
+async function lintOne(pkg, tarball, rootManifest, stats) {
   const rel = relative(root, pkg.dir);
-  const found = [];
-  for (const p of metadataProblems(pkg.manifest, rel, rootManifest)) found.push(`metadata: ${p}`);
-  for (const p of await publintProblems(tarball)) found.push(`publint ${p}`);
-  for (const p of await attwProblems(tarball)) found.push(`attw: ${p}`);
-  const dry = await run("npm", ["publish", "--dry-run", "--ignore-scripts", "--access", "public", tarball], dirname(tarball));
-  if (dry.code !== 0) found.push(`npm publish --dry-run failed:\n${indent(dry.out.trim())}`);
-  return found;
+  const found = metadataProblems(pkg.manifest, rel, rootManifest).map((p) => `metadata: ${p}`);
+  const key = cacheKey(tarball);
+  if (useCache && existsSync(join(cacheDir, key))) {
+    stats.cached++;
+    return found;
+  }
+  const checked = [];
+  for (const p of await publintProblems(tarball)) checked.push(`publint ${p}`);
+  for (const p of await attwProblems(tarball)) checked.push(`attw: ${p}`);
+  // --offline: the dry run needs nothing from the registry, and CI's result must not depend on it.
+  const dry = await run("npm", ["publish", "--dry-run", "--offline", "--ignore-scripts", "--access", "public", tarball], dirname(tarball));
+  if (dry.code !== 0) checked.push(`npm publish --dry-run failed:\n${indent(dry.out.trim())}`);
+  if (checked.length === 0) {
+    mkdirSync(cacheDir, { recursive: true });
+    writeFileSync(join(cacheDir, key), `${pkg.name}\n`);
+  }
+  return [...found, ...checked];
 }
 
 function indent(text) {
@@ -136,11 +134,12 @@ async function main(argv) {
     const tarballs = tarballsByName(packed.out, dest);
 
     const failures = [];
+    const stats = { cached: 0 };
     const queue = [...packages];
     const worker = async () => {
       for (let pkg = queue.shift(); pkg; pkg = queue.shift()) {
         const tarball = tarballs.get(pkg.name);
-        const found = tarball ? await lintOne(pkg, tarball, rootManifest) : ["pnpm pack made no tarball"];
+        const found = tarball ? await lintOne(pkg, tarball, rootManifest, stats) : ["pnpm pack made no tarball"];
         if (found.length > 0) failures.push({ pkg, found });
       }
     };
@@ -154,8 +153,9 @@ async function main(argv) {
       console.error(`\n✖ packaging lint: ${failures.length} of ${packages.length} packages have problems (${seconds} s)`);
       return 1;
     }
+    const reused = stats.cached > 0 ? `; ${stats.cached} unchanged since their last clean check` : "";
     console.log(
-      `packaging lint: ${packages.length} packages clean: publint, attw (esm-only), npm publish --dry-run, metadata (${seconds} s)`,
+      `packaging lint: ${packages.length} packages clean: publint, attw (esm-only), npm publish --dry-run, metadata (${seconds} s${reused})`,
     );
     return 0;
   } finally {
