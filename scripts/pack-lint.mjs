@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
 import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
@@ -32,6 +33,17 @@ const CONCURRENCY = 2;
 const useCache = !process.argv.includes("--no-cache");
 // The `esm-only` profile of the attw CLI: CommonJS resolutions are not expected to work.
 const IGNORED_RESOLUTIONS = new Set(["node10", "node16-cjs"]);
+
+/**
+ * The pnpm that runs this script (`npm test` fetches pinned pnpm through npx, so none may be on PATH); plain `pnpm`
+ * when the script is run directly. Returns [command, leading args].
+ */
+function pnpmCommand() {
+  // biome-ignore lint/suspicious/noUndeclaredEnvVars: set by the package manager running this script; no turbo task reads it
+  const execPath = process.env.npm_execpath;
+  if (execPath && /pnpm\.c?js$/.test(execPath)) return [process.execPath, [execPath]];
+  return ["pnpm", []];
+}
 
 function run(cmd, args, cwd) {
   return new Promise((resolve) => {
@@ -75,8 +87,8 @@ async function publintProblems(tarball) {
   return messages.map((m) => `${m.type}: ${formatMessage(m, pkg, { color: false }) ?? m.code}`);
 }
 
-// A tarball that passed once passes again: pnpm pack makes the same bytes from the same files, so a clean result
-// is kept under its hash (with the tools' versions) and a rerun checks only the packages that changed. CI starts
+// A tarball that passed once passes again: the same files make the same result, so a clean result
+// is kept under a hash of its files (with the tools' versions) and a rerun checks only the packages that changed. CI starts
 // from a fresh clone and checks them all.
 const cacheDir = join(root, "node_modules", ".cache", "antler-pack-lint");
 const toolVersions = ["publint", "@arethetypeswrong/core"]
@@ -84,7 +96,30 @@ const toolVersions = ["publint", "@arethetypeswrong/core"]
   .join(" ");
 
 function cacheKey(tarball) {
-  return createHash("sha256").update(toolVersions).update(process.version).update(readFileSync(tarball)).digest("hex");
+  const hash = createHash("sha256").update(toolVersions).update(process.version);
+  // The files, not the bytes: `pnpm pack -r` writes entries in whatever order its reads finish.
+  for (const [name, body] of tarEntries(gunzipSync(readFileSync(tarball)))) hash.update(`${name}\0${body.length}\0`).update(body);
+  return hash.digest("hex");
+}
+
+/** The regular files of a tar archive as [path, contents], sorted by path (ustar headers; pnpm writes no others). */
+function tarEntries(tar) {
+  const entries = [];
+  for (let offset = 0; offset + 512 <= tar.length; ) {
+    const header = tar.subarray(offset, offset + 512);
+    if (header.every((b) => b === 0)) break;
+    const field = (start, length) =>
+      header
+        .subarray(start, start + length)
+        .toString("latin1")
+        .replace(/\0.*$/s, "");
+    const name = `${field(345, 155) ? `${field(345, 155)}/` : ""}${field(0, 100)}`;
+    const size = Number.parseInt(field(124, 12).trim() || "0", 8);
+    const type = field(156, 1) || "0";
+    if (type === "0") entries.push([name, tar.subarray(offset + 512, offset + 512 + size)]);
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
+  return entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 async function lintOne(pkg, tarball, rootManifest, stats) {
@@ -125,9 +160,10 @@ async function main(argv) {
   try {
     // One pnpm process packs them all, two at a time.
     const select = ["-r", ...packages.flatMap((p) => (filters.length > 0 ? ["--filter", p.name] : []))];
+    const [pnpmCmd, pnpmArgs] = pnpmCommand();
     const packed = await run(
-      "pnpm",
-      ["pack", ...select, "--workspace-concurrency", String(CONCURRENCY), "--pack-destination", dest, "--json"],
+      pnpmCmd,
+      [...pnpmArgs, "pack", ...select, "--workspace-concurrency", String(CONCURRENCY), "--pack-destination", dest, "--json"],
       root,
     );
     if (packed.code !== 0) throw new Error(`pnpm pack failed:\n${packed.out}`);
