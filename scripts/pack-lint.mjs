@@ -98,8 +98,22 @@ const toolVersions = ["publint", "@arethetypeswrong/core"]
 function cacheKey(tarball) {
   const hash = createHash("sha256").update(toolVersions).update(process.version);
   // The files, not the bytes: `pnpm pack -r` writes entries in whatever order its reads finish.
-  for (const [name, body] of tarEntries(gunzipSync(readFileSync(tarball)))) hash.update(`${name}\0${body.length}\0`).update(body);
+  // pnpm's rewritten package.json lists workspace dependencies in no fixed order either: compare it by content.
+  for (const [name, body] of tarEntries(gunzipSync(readFileSync(tarball)))) {
+    const content = name === "package/package.json" ? JSON.stringify(sortedKeys(JSON.parse(body.toString("utf8")))) : body;
+    hash.update(`${name}\0${content.length}\0`).update(content);
+  }
   return hash.digest("hex");
+}
+
+function sortedKeys(value) {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sortedKeys(value[k])]),
+  );
 }
 
 /** The regular files of a tar archive as [path, contents], sorted by path (ustar headers; pnpm writes no others). */
@@ -159,7 +173,8 @@ async function main(argv) {
   const dest = mkdtempSync(join(tmpdir(), "antler-pack-lint-"));
   try {
     // One pnpm process packs them all, two at a time.
-    const select = ["-r", ...packages.flatMap((p) => (filters.length > 0 ? ["--filter", p.name] : []))];
+    // Named one by one: `pnpm pack -r` alone packs the private examples too.
+    const select = ["-r", ...packages.flatMap((p) => ["--filter", p.name])];
     const [pnpmCmd, pnpmArgs] = pnpmCommand();
     const packed = await run(
       pnpmCmd,
