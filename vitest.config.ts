@@ -18,7 +18,7 @@ export default defineConfig({
         ...shared,
         test: {
           name: "unit",
-          include: ["packages/**/test/**/*.test.ts", "examples/**/test/**/*.test.ts"],
+          include: ["packages/**/test/**/*.test.ts", "examples/**/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**", "**/dist/**"],
           testTimeout: 20_000,
         },

@@ -78,6 +78,10 @@ try {
   if (task === "test") {
     pnpm("run", "typecheck");
     pnpm("run", "lint");
+    // The built packages as users get them: each API against its checked-in report, each tarball through
+    // publint, Are the Types Wrong and npm publish --dry-run.
+    pnpm("run", "api:check");
+    pnpm("run", "pack:lint");
     pnpm("run", "test:all");
     // Every benchmark once with BENCH_SMOKE=1 (seconds each), so none rots unnoticed.
     pnpm("run", "bench:smoke");
