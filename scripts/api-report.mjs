@@ -169,6 +169,38 @@ function compareNames(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * The declaration with its unions' members and its type literals' properties in a stable (sorted) order. tsc
+ * writes an inferred type (a zod schema's, say) with members in the order they were created in that compilation,
+ * which a change in another package can shift; the API is the same, so the report must be too.
+ */
+function canonical(decl, printer) {
+  const sf = decl.getSourceFile();
+  const keyOf = (node) => printer.printNode(ts.EmitHint.Unspecified, node, sf);
+  const nameOf = (member) => (member.name ? keyOf(member.name).replace(/^["']|["']$/g, "") : "");
+  const transformer = (context) => {
+    const visit = (node) => {
+      const visited = ts.visitEachChild(node, visit, context);
+      if (ts.isUnionTypeNode(visited)) {
+        const types = [...visited.types].sort((a, b) => compare(keyOf(a), keyOf(b)));
+        return ts.factory.updateUnionTypeNode(visited, ts.factory.createNodeArray(types));
+      }
+      if (ts.isTypeLiteralNode(visited) && visited.members.every((m) => ts.isPropertySignature(m))) {
+        const members = [...visited.members].sort((a, b) => compare(nameOf(a), nameOf(b)));
+        return ts.factory.updateTypeLiteralNode(visited, ts.factory.createNodeArray(members));
+      }
+      return visited;
+    };
+    return (root) => ts.visitNode(root, visit);
+  };
+  const result = ts.transform(decl, [transformer]);
+  const node = result.transformed[0];
+  result.dispose();
+  return node;
+}
+
+const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** The declaration as TypeScript prints it, without `export`/`declare`/`default`, renamed when exported as another name. */
 function declarationText(decl, exportName, { printer }) {
   const sf = decl.getSourceFile();
@@ -179,10 +211,10 @@ function declarationText(decl, exportName, { printer }) {
   } else if (ts.isVariableDeclaration(decl)) {
     const list = decl.parent;
     const kind = list.flags & ts.NodeFlags.Const ? "const" : list.flags & ts.NodeFlags.Let ? "let" : "var";
-    text = `${kind} ${printer.printNode(ts.EmitHint.Unspecified, decl, sf)};`;
+    text = `${kind} ${printer.printNode(ts.EmitHint.Unspecified, canonical(decl, printer), sf)};`;
     declName = decl.name.getText(sf);
   } else {
-    text = printer.printNode(ts.EmitHint.Unspecified, decl, sf);
+    text = printer.printNode(ts.EmitHint.Unspecified, canonical(decl, printer), sf);
     declName = decl.name && ts.isIdentifier(decl.name) ? decl.name.text : undefined;
   }
   text = text.replace(/^(?:(?:export|declare|default)\s+)+/, "");
