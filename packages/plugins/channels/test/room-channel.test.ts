@@ -1,4 +1,4 @@
-// The README's third-party channel (test/fixtures/room-channel.ts, under 40 lines) passes the conformance kit
+// The third-party channel of docs/plugins/channels.md (test/fixtures/room-channel.ts, under 40 lines) passes the conformance kit
 // against a loopback chat service: a provider without edits, buttons or files, by webhook.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -55,7 +55,7 @@ function request(event: unknown, secret = SECRET): Request {
 }
 
 runChannelConformance({
-  name: "README room channel",
+  name: "docs room channel",
   approvalPlugin: guardrailsPlugin,
   async create() {
     service = await startRoomService();

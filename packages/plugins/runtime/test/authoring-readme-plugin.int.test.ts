@@ -1,4 +1,4 @@
-// The plugin of README's "Writing a plugin" (examples/plugin-authoring/tool-budget.js), run for real: a kernel
+// The plugin of docs/guides/writing-a-plugin.md (examples/plugin-authoring/tool-budget.js), run for real: a kernel
 // with the runtime, a scripted model and the plugin loaded by path from a config.yaml, over AntlerClient and the CLI.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -12,7 +12,7 @@ import toolBudget from "../../../../examples/plugin-authoring/tool-budget.js";
 import { AntlerClient, type SerializedMessage, type StreamEvent } from "../src/index.js";
 
 const EXAMPLE = resolve(import.meta.dirname, "../../../../examples/plugin-authoring/tool-budget.js");
-const README = resolve(import.meta.dirname, "../../../../README.md");
+const GUIDE = resolve(import.meta.dirname, "../../../../docs/guides/writing-a-plugin.md");
 const temp = useTempDirs();
 const closing: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -70,7 +70,7 @@ async function turn(client: AntlerClient, prompt: string, threadId: string) {
   return { end: end?.type === "end" ? end.data : undefined };
 }
 
-describe("the README's plugin (refuse a tool, end a turn, a run-scoped service, a command)", () => {
+describe("the plugin of the writing-a-plugin guide (refuse a tool, end a turn, a run-scoped service, a command)", () => {
   it("refuses blocked and over-budget calls as 'refused', keeps one budget per run, and ends the third turn with stop_reason turn_limit", async () => {
     const script: ScriptFunction = (_messages, i) =>
       [
@@ -139,12 +139,12 @@ describe("the README's plugin (refuse a tool, end a turn, a run-scoped service, 
     expect(out).toBe("max_tool_calls: 3\nmax_turns: 20\nblocked_tools: bash\n");
   });
 
-  it("is the plugin printed in the README, and imports nothing from @langchain", () => {
+  it("is the plugin printed in the writing-a-plugin guide, and imports nothing from @langchain", () => {
     const source = readFileSync(EXAMPLE, "utf8");
-    const readme = readFileSync(README, "utf8");
-    const block = /```js\n(\/\/ tool-budget\.js[\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, "README has a ```js block starting with // tool-budget.js").toBeDefined();
-    // The README shows the file from its default export on; the file's header comment is the only difference.
+    const guide = readFileSync(GUIDE, "utf8");
+    const block = /```js\n(\/\/ tool-budget\.js[\s\S]*?)```/.exec(guide)?.[1];
+    expect(block, "the guide has a ```js block starting with // tool-budget.js").toBeDefined();
+    // The guide shows the file from its default export on; the file's header comment is the only difference.
     expect(source.slice(source.indexOf("export default"))).toBe(block?.slice(block.indexOf("export default")));
     for (const text of [source, block ?? ""]) {
       expect(text).not.toMatch(/@langchain\//);

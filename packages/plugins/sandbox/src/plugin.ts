@@ -86,7 +86,7 @@ function addTools(
   for (const [name, group] of TOOL_GROUPS) {
     // `bash` is decided per assembly: a provider plugin may be swapped by config reload, and isolation is its property.
     const enabled = name === "bash" ? options.hostBashAllowed : () => true;
-    // Reads may run again after a takeover; writes and bash never run twice (see the root README).
+    // Reads may run again after a takeover; writes and bash never run twice (see docs/plugins/gateway.md).
     ctx.tools.add(async () => (enabled() ? (await built())[name] : null), { name, group, idempotent: group === "file:read" });
   }
 }
