@@ -18,7 +18,7 @@ const modelSettingsSchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).optional().describe("Provider-specific options, passed through."),
 });
 const price = z.number().min(0, "a price cannot be negative");
-// Fallbacks, retries, limits and pricing (README "Fallbacks, limits, pricing and budgets"); prices in USD per million tokens.
+// Fallbacks, retries, limits and pricing (docs/plugins/models.md "Fallbacks, limits, pricing and budgets"); prices in USD per million tokens.
 const modelPricingSchema = z.strictObject({ input: price, output: price, cached_input: price.optional(), reasoning: price.optional() });
 const modelRetrySchema = z.strictObject({
   attempts: z.number().int().min(0).default(2),

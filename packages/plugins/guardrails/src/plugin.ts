@@ -52,7 +52,7 @@ export default definePlugin({
               const path = issue?.path.length ? `.${issue.path.join(".")}` : "";
               throw new AntlerError(GuardrailErrorCodes.PROVIDER_INVALID, `${issue?.message ?? "invalid provider config"}`, {
                 where: `${where}.config${path}`,
-                hint: `Check the ${entry.use} provider's settings in the README (section Guardrails and authorization).`,
+                hint: `Check the ${entry.use} provider's settings in docs/plugins/guardrails-and-approval.md (section Guardrails and authorization).`,
               });
             }
             config = parsed.data;
