@@ -10,7 +10,9 @@ import { describe, expect, it } from "vitest";
 // to 5,120 for command-group help (`antler config --help`), and to 5,150 for the model capability keys and the
 // providers' own config checks (`reasoning_effort`, `supports_tools`, `max_output_tokens`, `check`), and to 5,260 for
 // model fallbacks, limits and pricing (their `models:` keys, the fallback cross-check, the call-planner token), and to
-// 5,263 for a run's own reasoning effort (`CreateModelOptions.reasoningEffort`, which only the kernel can apply). Over
+// 5,263 for a run's own reasoning effort (`CreateModelOptions.reasoningEffort`, which only the kernel can apply), and
+// to 5,271 for `idempotent` on tool contributions and `tools:` entries (a run taken over after a crash retries only
+// those tools' in-flight calls; the tool contract is the kernel's). Over
 // budget for what the kernel should be: next, the SQL migration runner goes to @antler/storage-kit and the model-call
 // keys' checks to @antler/model-kit, to come back under 5,000.
 const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
@@ -26,7 +28,7 @@ function lines(dir: string): number {
 }
 
 describe("kernel size", () => {
-  it("src without testing/ stays within 5,263 lines", () => {
-    expect(lines(src)).toBeLessThanOrEqual(5_263);
+  it("src without testing/ stays within 5,271 lines", () => {
+    expect(lines(src)).toBeLessThanOrEqual(5_271);
   });
 });
