@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
 import { ErrorCodes } from "@antler/kernel";
-import { RUN_PAUSED_EVENT, type StreamEvent } from "@antler/plugin-runtime";
+import { RUN_PAUSED_EVENT, type RunRecord, type StreamEvent } from "@antler/plugin-runtime";
 import type { OutboundButton } from "./contract.js";
 import type { EventContext } from "./event-context.js";
 import { splitText } from "./outbound.js";
@@ -83,7 +83,7 @@ export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void
   const { runtime, provider, message, row } = ctx;
   const { client, config, store, logger } = runtime;
   const output = emptyOutput();
-  const previous = row.run_id ? await client.getRun(turn.threadId, row.run_id, { userId: turn.userId }).catch(() => undefined) : undefined;
+  const previous = row.run_id ? await settledRun(ctx, turn, row.run_id) : undefined;
   if (previous?.status === "success") {
     // Answered by a run that finished before this instance died: send its answer, never run it again.
     logger.info({ run_id: previous.run_id, event_id: row.event_id }, "channel event's run already finished; answering from it");
@@ -110,6 +110,35 @@ export async function answerWithRun(ctx: EventContext, turn: Turn): Promise<void
   }
   await sendFinal(ctx, output, await store.outboxGet(`${row.id}#live`), turn.userId);
   await sendFiles(ctx, turn, output);
+}
+
+/** How long a recovered event waits for its run, still running elsewhere, before giving up on it. */
+const SETTLE_TIMEOUT_MS = 10 * 60_000;
+const SETTLE_POLL_MS = 250;
+
+/**
+ * The record of the run an event started before a crash, once it has settled. A run still pending or running is
+ * being continued by the instance that took it over (durable runs): wait for it instead of starting the turn a
+ * second time, which would run the model again and add the user's message twice. Undefined when there is no such
+ * run, or it did not settle in time (then the turn runs again, as before takeover existed).
+ */
+async function settledRun(ctx: EventContext, turn: Turn, runId: string): Promise<RunRecord | undefined> {
+  const { client, logger } = ctx.runtime;
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  let logged = false;
+  for (;;) {
+    const record = await client.getRun(turn.threadId, runId, { userId: turn.userId }).catch(() => undefined);
+    if (!record || (record.status !== "pending" && record.status !== "running")) return record;
+    if (Date.now() > deadline) {
+      logger.warn({ run_id: runId, event_id: ctx.row.event_id }, "channel event's run did not settle; running the turn again");
+      return undefined;
+    }
+    if (!logged) {
+      logger.info({ run_id: runId, event_id: ctx.row.event_id }, "channel event's run is still going (taken over); waiting for it");
+      logged = true;
+    }
+    await new Promise((done) => setTimeout(done, SETTLE_POLL_MS));
+  }
 }
 
 /**

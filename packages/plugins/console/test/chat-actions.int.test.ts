@@ -47,7 +47,7 @@ describeWithChromium("chat actions: copy, rename, model picker, regenerate, edit
       const threadId = await newThread(page);
       await ask(page, "plan the weekend");
       await page.getByRole("button", { name: "Copy the answer" }).click();
-      await page.getByRole("button", { name: "Copy the answer" }).getByText("Copied").waitFor();
+      await page.getByRole("button", { name: "Copied", exact: true }).waitFor();
       expect(await page.evaluate("navigator.clipboard.readText()")).toBe("You said: plan the weekend");
 
       await page.getByRole("button", { name: "Rename" }).click();

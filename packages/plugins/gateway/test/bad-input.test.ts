@@ -136,12 +136,32 @@ describe("runs: lease timings in the gateway config", () => {
   });
 });
 
+describe("runs.max_attempts in the gateway config", () => {
+  it("reaches the client when set", () => {
+    expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" }, runs: { max_attempts: 1 } })).maxAttempts).toBe(1);
+  });
+
+  it.each([
+    [0, "must be at least 1"],
+    [1.5, "must be a whole number of attempts"],
+    [101, "must be at most 100"],
+  ])("rejects max_attempts %s at runs.max_attempts, saying what is allowed", (value, message) => {
+    expect(() => parseGatewayConfig({ auth: { mode: "none" }, runs: { max_attempts: value } })).toThrow(
+      new RegExp(`runs\\.max_attempts.*${message}`, "s"),
+    );
+  });
+});
+
 describe("runs.max_active in the gateway config", () => {
   it("is left to the client's default (derived from storage.postgres.pool.max) unless set, and reaches the client when set", () => {
-    expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" } }))).toEqual({ runLeases: { heartbeatMs: 5000 } });
+    expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" } }))).toEqual({
+      runLeases: { heartbeatMs: 5000 },
+      maxAttempts: 3,
+    });
     expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" }, runs: { max_active: 40 } }))).toEqual({
       runLeases: { heartbeatMs: 5000 },
       maxActiveRuns: 40,
+      maxAttempts: 3,
     });
   });
 

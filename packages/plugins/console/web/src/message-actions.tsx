@@ -13,7 +13,8 @@ export function CopyButton({ text, label }: { text: string; label: string }): Re
     <button
       type="button"
       className="link"
-      aria-label={label}
+      // The accessible name contains the visible text in both states (WCAG 2.5.3, axe label-content-name-mismatch).
+      aria-label={copied ? "Copied" : label}
       onClick={() =>
         void navigator.clipboard
           ?.writeText(text)

@@ -1,7 +1,7 @@
 import type { Migration } from "@antler/kernel";
 import { type Kysely, sql } from "kysely";
 import { RuntimeErrorCodes } from "../errors.js";
-import type { RunsTable } from "./runs.js";
+import type { RunsTable } from "./runs-table.js";
 
 const RUNS_TABLE = "antler_runs";
 export const TOOL_CALLS_TABLE = "antler_run_tool_calls";
