@@ -208,4 +208,28 @@ describe("slack webhook", () => {
     await post(command("status", "/antler"));
     expect(h.slack.channel("D0BOB0001").at(-1)?.text).toContain("Connected as bob.");
   });
+
+  it("pushes to a DM the user talks in (a scheduled task's deliver_to) without naming the workspace; in two workspaces it asks which", async () => {
+    await dm("hello before a push");
+    const before = h.slack.channel(DM).length;
+    await h.host.push("alice", { channel: "slack", chat: DM }, "The digest.", "slack-push-1");
+    expect(
+      h.slack
+        .channel(DM)
+        .slice(before)
+        .map((m) => m.text),
+    ).toEqual(["The digest."]);
+
+    // The same chat id under a second team: a push must say which, and goes through once it does.
+    await h.host.store.saveConversation("slack", { id: DM, kind: "direct", workspace: "T0OTHER02" }, "alice", { thread_id: "t-other" });
+    await expect(h.host.push("alice", { channel: "slack", chat: DM }, "Which?", "slack-push-2")).rejects.toMatchObject({
+      code: "ANTLER_ERR_CHANNEL_AMBIGUOUS",
+      message: expect.stringContaining("2 workspaces"),
+    });
+    await h.host.push("alice", { channel: "slack", chat: DM, workspace: TEAM }, "Named.", "slack-push-3");
+    expect(h.slack.channel(DM).at(-1)?.text).toBe("Named.");
+    await expect(h.host.push("alice", { channel: "slack", chat: DM, workspace: "T0NOPE03" }, "x", "slack-push-4")).rejects.toMatchObject({
+      code: "ANTLER_ERR_CHANNEL_NOT_BOUND",
+    });
+  });
 });

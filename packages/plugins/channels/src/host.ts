@@ -12,6 +12,8 @@ const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,31}$/;
 export interface ChannelPushTarget {
   channel: string;
   chat: string;
+  /** The chat's workspace (a Slack team id) where the platform has them; needed only when the chat id is in several. */
+  workspace?: string | undefined;
   thread?: string | undefined;
 }
 
@@ -104,7 +106,13 @@ export class ChannelsHost {
             : "Add a provider plugin such as @antler/plugin-channel-telegram or @antler/plugin-channel-slack.",
       });
     }
-    const chat: ChatAddress = { id: target.chat, kind: "direct", ...(target.thread ? { thread: target.thread } : {}) };
+    const workspace = target.workspace ?? (await this.pushWorkspace(provider.id, userId, target));
+    const chat: ChatAddress = {
+      id: target.chat,
+      kind: "direct",
+      ...(workspace ? { workspace } : {}),
+      ...(target.thread ? { thread: target.thread } : {}),
+    };
     if (!(await this.store.conversation(provider.id, chat, userId))) {
       throw new AntlerError("ANTLER_ERR_CHANNEL_NOT_BOUND", `user ${userId} has no conversation in ${target.channel} chat ${target.chat}`, {
         where: "deliver_to.chat",
@@ -112,6 +120,25 @@ export class ChannelsHost {
       });
     }
     return { provider, chat };
+  }
+
+  /**
+   * The workspace of a push target that names none: the one workspace where the user talks to the bot in that chat
+   * (and thread). Several are ambiguous, a coded error that lists them; none leaves the lookup to say "not bound".
+   */
+  private async pushWorkspace(providerId: string, userId: string, target: ChannelPushTarget): Promise<string | undefined> {
+    const chats = (await this.store.conversationChats(providerId, target.chat, userId)).filter(
+      (c) => (c.thread ?? "") === (target.thread ?? ""),
+    );
+    const workspaces = [...new Set(chats.map((c) => c.workspace ?? ""))];
+    if (workspaces.length > 1) {
+      throw new AntlerError(
+        "ANTLER_ERR_CHANNEL_AMBIGUOUS",
+        `user ${userId} talks to the bot in ${target.channel} chat ${target.chat} in ${workspaces.length} workspaces`,
+        { where: "deliver_to.workspace", hint: `Name one in deliver_to.workspace: ${workspaces.filter(Boolean).join(", ")}.` },
+      );
+    }
+    return workspaces[0] || undefined;
   }
 
   /**

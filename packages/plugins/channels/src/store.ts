@@ -382,6 +382,25 @@ export class ChannelStore {
       .executeTakeFirst();
   }
 
+  /**
+   * The chats (with their workspace and platform thread) where `userId` has a conversation with `provider` in the
+   * chat `chatId`, whatever the workspace: a push that names no workspace is resolved from these.
+   */
+  async conversationChats(provider: string, chatId: string, userId: string): Promise<Array<{ workspace?: string; thread?: string }>> {
+    const db = await this.db();
+    const rows = await db
+      .selectFrom("channel_conversations")
+      .select("id")
+      .where("provider", "=", provider)
+      .where("chat_id", "=", chatId)
+      .where("user_id", "=", userId)
+      .execute();
+    return rows.map((row) => {
+      const [, workspace = "", , thread = ""] = row.id.split(":").map((part) => decodeURIComponent(part));
+      return { ...(workspace ? { workspace } : {}), ...(thread ? { thread } : {}) };
+    });
+  }
+
   /** Points the conversation at `threadId` (a new one with `/new`), keeping its agent and model. */
   async saveConversation(
     provider: string,

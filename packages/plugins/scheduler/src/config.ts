@@ -62,6 +62,12 @@ export const taskInputSchema = z
       .strictObject({
         channel: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'a channel provider id, such as "telegram"'),
         chat: z.string().min(1).max(200),
+        workspace: z
+          .string()
+          .min(1)
+          .max(200)
+          .optional()
+          .describe("The chat's workspace (a Slack team id); needed only when the owner talks to the bot in that chat id in several."),
         thread: z.string().min(1).max(200).optional(),
       })
       .optional()

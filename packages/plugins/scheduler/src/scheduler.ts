@@ -49,6 +49,7 @@ function publishFiring(event: SchedulerFiringEvent): void {
 export interface DeliverTo {
   channel: string;
   chat: string;
+  workspace?: string | undefined;
   thread?: string | undefined;
 }
 
