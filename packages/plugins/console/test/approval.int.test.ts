@@ -13,6 +13,26 @@ const open = (path: string, viewport: { width: number; height: number }) =>
 const runsOf = async (threadId: string) =>
   ((await (await server.api(`/threads/${threadId}/runs`)).json()) as { runs: Array<{ run_id: string; status: string }> }).runs;
 
+/**
+ * Waits for the last answer to show `text`; on a timeout the error says what the run record and the page showed
+ * instead, so a failure on a loaded CI machine can be told apart from a slow one.
+ */
+async function answerShows(page: Page, threadId: string, text: string): Promise<void> {
+  try {
+    await page.locator(".msg-ai").last().getByText(text).waitFor();
+  } catch (e) {
+    const runs = await runsOf(threadId).catch((err: unknown) => String(err));
+    const answers = await page.locator(".msg-ai").allInnerTexts();
+    const send = await page
+      .getByRole("button", { name: "Send", exact: true })
+      .isDisabled()
+      .catch(() => "absent");
+    throw new Error(
+      `${(e as Error).message}\nruns: ${JSON.stringify(runs)}\nanswers: ${JSON.stringify(answers.slice(-3))}\nsend disabled: ${send}`,
+    );
+  }
+}
+
 /** Starts a turn that pauses on `run_command` and waits for its approval card. */
 async function pausedTurn(page: Page): Promise<string> {
   const threadId = await newThread(page);
@@ -72,7 +92,7 @@ describeWithChromium("tool approvals: the Approve / Edit arguments / Reject card
 
       await editor.fill('{"command": "deploy --staging"}');
       await page.getByRole("button", { name: "Run with these arguments" }).click();
-      await page.locator(".msg-ai").last().getByText('Command finished: ran "deploy --staging"').waitFor();
+      await answerShows(page, threadId, 'Command finished: ran "deploy --staging"');
       await expect.poll(async () => (await runsOf(threadId))[0]?.status, { timeout: 15_000 }).toBe("success");
       // The card stays in the history, answered, with no buttons; Send is back.
       await page.getByTestId("approval-card").getByText("answered").waitFor();
@@ -96,7 +116,7 @@ describeWithChromium("tool approvals: the Approve / Edit arguments / Reject card
     await send(page, "deploy it now");
     await expect.poll(async () => (await runsOf(threadId))[0]?.status, { timeout: 15_000 }).toBe("paused");
     await page.getByRole("button", { name: "Approve", exact: true }).click();
-    await page.locator(".msg-ai").last().getByText('Command finished: ran "deploy --prod"').waitFor();
+    await answerShows(page, threadId, 'Command finished: ran "deploy --prod"');
     await page.reload();
     // After the reload both decisions are in the history and nothing waits.
     await page.locator(".msg-ai").last().getByText('Command finished: ran "deploy --prod"').waitFor();
