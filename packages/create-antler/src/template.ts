@@ -215,7 +215,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AntlerClient } from "@antler/plugin-runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import offlineModel from "../plugins/offline-model.js";
 
 const root = join(import.meta.dirname, "..");
 const dataDir = mkdtempSync(join(tmpdir(), "antler-app-"));
@@ -247,9 +246,12 @@ describe("the ${AGENT_NAME} agent", () => {
 
   it("gives the model its SOUL.md and the units tool", async () => {
     await client.chat("Convert 5 km to mi", { threadId: "convert-2", agent: "${AGENT_NAME}" });
-    const call = offlineModel.models.get("offline").calls.at(-1);
+    // The scripted provider hands out one model per name: the one this run called, with what it was asked.
+    const model = await client.kernel.createModel("offline");
+    const call = model.calls.at(-1);
     expect(call.tools).toContain("${TOOL_NAME}");
-    expect(call.messages.map((m) => String(m.content)).join("\\n")).toContain("You are the Converter");
+    // The system message is content blocks; SOUL.md is in one of them.
+    expect(JSON.stringify(call.messages.map((m) => m.content))).toContain("You are the Converter");
   });
 });
 `;
