@@ -1,7 +1,8 @@
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
-export const CREATE_USAGE = "npm create antler <dir> [-- --name <package-name>] [--no-install] [--package-manager npm|pnpm] [--from-tarballs <dir>]";
+export const CREATE_USAGE =
+  "npm create antler <dir> [-- --name <package-name>] [--no-install] [--package-manager npm|pnpm] [--from-tarballs <dir>]";
 
 export const PACKAGE_MANAGERS = ["npm", "pnpm"] as const;
 export type PackageManager = (typeof PACKAGE_MANAGERS)[number];
@@ -81,7 +82,10 @@ export function invokingPackageManager(userAgent: string | undefined): PackageMa
  * Reads the command line of `create-antler`. Checks only what the arguments themselves say; the file system
  * (an existing folder, the tarballs) is checked by `checkTarget` and `findTarballs`.
  */
-export function parseCreateArgs(argv: readonly string[], context: { cwd: string; env: Readonly<Record<string, string | undefined>> }): ParsedCreateArgs {
+export function parseCreateArgs(
+  argv: readonly string[],
+  context: { cwd: string; env: Readonly<Record<string, string | undefined>> },
+): ParsedCreateArgs {
   let parsed: ReturnType<typeof parseOptions>;
   try {
     parsed = parseOptions(argv);

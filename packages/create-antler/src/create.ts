@@ -20,7 +20,10 @@ export function targetProblem(dir: string): string | null {
  * The files of the project `options` describes, by path. Throws (with an actionable message) when a folder of
  * tarballs is given and lacks one the project needs.
  */
-export function renderProject(options: Pick<CreateOptions, "name" | "packageManager" | "fromTarballs">, versions: TemplateVersions = templateVersions()) {
+export function renderProject(
+  options: Pick<CreateOptions, "name" | "packageManager" | "fromTarballs">,
+  versions: TemplateVersions = templateVersions(),
+) {
   const tarballs = options.fromTarballs === undefined ? undefined : findTarballs(options.fromTarballs, ANTLER_PACKAGES, versions);
   return projectFiles({
     name: options.name,

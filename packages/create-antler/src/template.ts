@@ -65,7 +65,9 @@ function packageJson({ name, packageManager, versions, tarballs }: ProjectTempla
   return `${JSON.stringify(manifest, null, 2)}\n`;
 }
 
-const CONFIG_YAML = (name: string) => `# ${name}: an Antler distribution. \`npx antler config check\` validates this file and every plugin's config.
+const CONFIG_YAML = (
+  name: string,
+) => `# ${name}: an Antler distribution. \`npx antler config check\` validates this file and every plugin's config.
 # Without a \`preset:\` key the default preset loads: the agent runtime, cassette models and SQLite storage (under
 # base_dir). Reference: https://github.com/antler-dev/antler/blob/main/docs/reference/config.md
 base_dir: .antler

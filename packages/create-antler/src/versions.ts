@@ -2,7 +2,12 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 /** The `@antler/*` packages a generated project depends on (the runtime, and the default preset's plugins by name). */
-export const ANTLER_PACKAGES = ["@antler/kernel", "@antler/plugin-runtime", "@antler/plugin-cassette", "@antler/plugin-storage-sqlite"] as const;
+export const ANTLER_PACKAGES = [
+  "@antler/kernel",
+  "@antler/plugin-runtime",
+  "@antler/plugin-cassette",
+  "@antler/plugin-storage-sqlite",
+] as const;
 
 /** The other packages whose versions a generated project pins. */
 const OTHER_PACKAGES = ["zod", "vitest"] as const;

@@ -67,7 +67,9 @@ describe("create-antler arguments", () => {
   });
 
   it("reads --name, --no-install, --package-manager and --from-tarballs (relative to the working folder)", () => {
-    expect(created(["apps/bot", "--name", "@acme/bot", "--no-install", "--package-manager", "pnpm", "--from-tarballs", "../packs"])).toEqual({
+    expect(
+      created(["apps/bot", "--name", "@acme/bot", "--no-install", "--package-manager", "pnpm", "--from-tarballs", "../packs"]),
+    ).toEqual({
       dir: "/home/ada/projects/apps/bot",
       name: "@acme/bot",
       install: false,
@@ -113,9 +115,11 @@ describe("create-antler arguments", () => {
 
   it("refuses a folder or --name that is not an npm package name, suggesting one", () => {
     expect(errorOf(["My App"])).toBe(
-      'the folder name "My App" is not a valid npm package name (a package name is lowercase letters, digits, \'-\', \'.\', \'_\' and \'~\', optionally under an @scope/, with no spaces); pass one with --name, e.g. --name my-app',
+      "the folder name \"My App\" is not a valid npm package name (a package name is lowercase letters, digits, '-', '.', '_' and '~', optionally under an @scope/, with no spaces); pass one with --name, e.g. --name my-app",
     );
-    expect(errorOf(["ok", "--name", "Bad Name!"])).toMatch(/^--name "Bad Name!" is not a valid npm package name .*; e\.g\. --name bad-name$/);
+    expect(errorOf(["ok", "--name", "Bad Name!"])).toMatch(
+      /^--name "Bad Name!" is not a valid npm package name .*; e\.g\. --name bad-name$/,
+    );
     expect(errorOf(["ok", "--name", "node_modules"])).toContain("npm reserves that name");
     expect(created(["My App", "--name", "my-app"]).dir).toBe("/home/ada/projects/My App");
   });
@@ -137,7 +141,9 @@ describe("create-antler on bad input (exit 2, nothing written)", () => {
     writeFileSync(join(cwd, "my-app", "notes.txt"), "mine");
     const { code, err, installs } = await runMain(["my-app"], { cwd });
     expect(code).toBe(2);
-    expect(err).toBe(`create-antler: ${join(cwd, "my-app")} is not empty (notes.txt); nothing was written. Pick a new folder, or empty this one first.\n`);
+    expect(err).toBe(
+      `create-antler: ${join(cwd, "my-app")} is not empty (notes.txt); nothing was written. Pick a new folder, or empty this one first.\n`,
+    );
     expect(readdirSync(join(cwd, "my-app"))).toEqual(["notes.txt"]);
     expect(installs).toEqual([]);
   });
@@ -162,7 +168,9 @@ describe("create-antler on bad input (exit 2, nothing written)", () => {
     writeFileSync(join(packs, `antler-kernel-${version}.tgz`), "");
     const partial = await runMain(["b", "--from-tarballs", packs], { cwd });
     expect(partial.code).toBe(2);
-    expect(partial.err).toContain(`has no single tarball for @antler/plugin-runtime, @antler/plugin-cassette, @antler/plugin-storage-sqlite`);
+    expect(partial.err).toContain(
+      `has no single tarball for @antler/plugin-runtime, @antler/plugin-cassette, @antler/plugin-storage-sqlite`,
+    );
     expect(partial.err).toContain(`antler-plugin-runtime-${version}.tgz`);
     expect(existsSync(join(cwd, "a")) || existsSync(join(cwd, "b"))).toBe(false);
   });

@@ -18,8 +18,8 @@ import {
   killRunning,
   packWorkspacePackages,
   pnpmCommand,
-  type RunResult,
   REPO_ROOT,
+  type RunResult,
   run,
 } from "../../kernel/test/install-helpers.js";
 import { AGENT_NAME, TOOL_NAME } from "../src/template.js";
@@ -54,10 +54,23 @@ describeUnless("npm create antler, from packed tarballs, outside the workspace",
   const state: { tarballs: Record<string, string>; created?: boolean; installed?: boolean } = { tarballs: {} };
   /** `npm exec` of the packed create-antler, as `npm create antler <args>` runs it. */
   const createAntler = (args: readonly string[]) =>
-    runAsUser("npm", ["exec", "--yes", "--prefer-offline", "--package", join(packs, state.tarballs["create-antler"] as string), "--", "create-antler", ...args], {
-      cwd: root,
-      timeoutMs: 120_000,
-    });
+    runAsUser(
+      "npm",
+      [
+        "exec",
+        "--yes",
+        "--prefer-offline",
+        "--package",
+        join(packs, state.tarballs["create-antler"] as string),
+        "--",
+        "create-antler",
+        ...args,
+      ],
+      {
+        cwd: root,
+        timeoutMs: 120_000,
+      },
+    );
 
   afterAll(() => {
     killRunning();
@@ -110,10 +123,14 @@ describeUnless("npm create antler, from packed tarballs, outside the workspace",
     "installs with npm, without links into the workspace",
     async () => {
       expect(state.created, "the create step failed").toBe(true);
-      const install = await runAsUser("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], {
-        cwd: projectDir,
-        timeoutMs: STEP_TIMEOUT_MS - 20_000,
-      });
+      const install = await runAsUser(
+        "npm",
+        ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
+        {
+          cwd: projectDir,
+          timeoutMs: STEP_TIMEOUT_MS - 20_000,
+        },
+      );
       expect(install.code, install.output).toBe(0);
       expect(existsSync(join(projectDir, "node_modules/@antler/kernel/src")), "the installed kernel is the packed one").toBe(false);
       expect(existsSync(join(projectDir, "node_modules/@antler/storage-kit/dist/index.js")), "a dependency from the overrides").toBe(true);

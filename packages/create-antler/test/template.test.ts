@@ -116,11 +116,25 @@ describe("create-antler writing a project", () => {
     const cwd = tempDir();
     const out = collect();
     const err = collect();
-    const code = await main(["apps/my-app", "--no-install", "--package-manager", "pnpm"], { cwd, env: {}, stdout: out.stream, stderr: err.stream });
+    const code = await main(["apps/my-app", "--no-install", "--package-manager", "pnpm"], {
+      cwd,
+      env: {},
+      stdout: out.stream,
+      stderr: err.stream,
+    });
     expect(err.text()).toBe("");
     expect(code).toBe(0);
     const dir = join(cwd, "apps/my-app");
-    expect(readdirSync(dir).sort()).toEqual([".gitignore", "README.md", "agents", "config.yaml", "package.json", "plugins", "test", "vitest.config.js"]);
+    expect(readdirSync(dir).sort()).toEqual([
+      ".gitignore",
+      "README.md",
+      "agents",
+      "config.yaml",
+      "package.json",
+      "plugins",
+      "test",
+      "vitest.config.js",
+    ]);
     expect(out.text()).toContain(`Created my-app in ${dir}`);
     expect(out.text()).toMatch(/Next:\n {2}cd apps\/my-app\n {2}pnpm install\n {2}pnpm start {5}# one offline turn/);
   });
@@ -141,7 +155,9 @@ describe("create-antler writing a project", () => {
     });
     expect(ran).toEqual([`npm in ${join(cwd, "my-app")}`]);
     expect(code).toBe(1);
-    expect(err.text()).toContain("npm install failed (exit 1); the files are written. Fix the cause above, then run: cd my-app && npm install");
+    expect(err.text()).toContain(
+      "npm install failed (exit 1); the files are written. Fix the cause above, then run: cd my-app && npm install",
+    );
     expect(readFileSync(join(cwd, "my-app/config.yaml"), "utf8")).toContain("provider: scripted");
   });
 

@@ -10,10 +10,9 @@
 // better-sqlite3's install script would download a prebuilt binary from GitHub (not reachable from CI) and
 // then compile for minutes; instead the binding the workspace built from the same better-sqlite3 version is
 // copied in, which is what the prebuilt download would have put there.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import {
   type ChatCompletionRequest,

@@ -71,7 +71,9 @@ describe("antler plugin new", () => {
     const { code, out } = await runCli(["plugin", "new", "acme-inside", "--dir", dir], { cwd: REPO });
     expect(code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).devDependencies["@antler/kernel"]).toBe("workspace:*");
-    expect(out).toContain(`Next (inside the Antler workspace, pnpm links its packages): cd ${relative(REPO, dir)} && pnpm install && pnpm test`);
+    expect(out).toContain(
+      `Next (inside the Antler workspace, pnpm links its packages): cd ${relative(REPO, dir)} && pnpm install && pnpm test`,
+    );
     expect(out).not.toMatch(/(^|[^p])npm install/m);
   });
 
@@ -81,7 +83,9 @@ describe("antler plugin new", () => {
     expect(code).toBe(0);
     expect(antlerClone()).toBe(REPO);
     expect(out).toContain("the @antler packages are not on the npm registry yet");
-    expect(out).toContain(`cd ${REPO} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && pnpm pack --pack-destination `);
+    expect(out).toContain(
+      `cd ${REPO} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && pnpm pack --pack-destination `,
+    );
     // Each tarball named as `pnpm pack` names it, for every package the plugin's tests load.
     const install = out.split("\n").find((line) => line.includes("npm install --save-dev")) ?? "";
     expect(install.startsWith("  cd acme-outside && npm install --save-dev ")).toBe(true);
@@ -90,7 +94,9 @@ describe("antler plugin new", () => {
       const pkg = JSON.parse(readFileSync(join(REPO, "packages", folder, "package.json"), "utf8"));
       expect(install).toContain(`${pkg.name.slice(1).replace("/", "-")}-${pkg.version}.tgz`);
     }
-    const runtimeDeps = Object.keys(JSON.parse(readFileSync(join(RUNTIME, "package.json"), "utf8")).dependencies).filter((d) => d.startsWith("@antler/"));
+    const runtimeDeps = Object.keys(JSON.parse(readFileSync(join(RUNTIME, "package.json"), "utf8")).dependencies).filter((d) =>
+      d.startsWith("@antler/"),
+    );
     for (const dep of runtimeDeps) expect(install, `the runtime's dependency ${dep}`).toContain(dep.slice(1).replace("/", "-"));
   });
 

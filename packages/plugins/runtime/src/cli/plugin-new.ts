@@ -83,7 +83,14 @@ export async function pluginNewCommand(args: string[], io: Pick<CliIO, "stdout" 
 }
 
 /** The folders under `packages/` of the packages a new plugin installs: its devDependencies and what they depend on. */
-export const PLUGIN_TARBALL_PACKAGES = ["kernel", "plugins/runtime", "plugins/cassette", "plugins/storage-sqlite", "model-kit", "storage-kit"];
+export const PLUGIN_TARBALL_PACKAGES = [
+  "kernel",
+  "plugins/runtime",
+  "plugins/cassette",
+  "plugins/storage-sqlite",
+  "model-kit",
+  "storage-kit",
+];
 
 /** The Antler clone whose kernel this CLI runs, or undefined when the kernel is an installed package. */
 export function antlerClone(): string | undefined {
@@ -104,7 +111,9 @@ export function nextSteps(options: { dir: string; cwd: string; inWorkspace: bool
   const cd = `cd ${relative(options.cwd, options.dir) || "."}`;
   if (options.inWorkspace) return ["", `Next (inside the Antler workspace, pnpm links its packages): ${cd} && pnpm install && pnpm test`];
   const packs = join(tmpdir(), "antler-packs");
-  const tarballs = PLUGIN_TARBALL_PACKAGES.map((p) => join(packs, `antler-${p.replace(/^plugins\//, "plugin-")}-${TEMPLATE_VERSIONS.kernel}.tgz`));
+  const tarballs = PLUGIN_TARBALL_PACKAGES.map((p) =>
+    join(packs, `antler-${p.replace(/^plugins\//, "plugin-")}-${TEMPLATE_VERSIONS.kernel}.tgz`),
+  );
   return [
     "",
     "Next: the @antler packages are not on the npm registry yet, so pack them in an Antler clone (after `pnpm run build`)",
