@@ -25,7 +25,7 @@ export function projectFiles(options: ProjectTemplateOptions): Record<string, st
     "config.yaml": CONFIG_YAML(options.name),
     [`agents/${AGENT_NAME}/config.yaml`]: AGENT_CONFIG,
     [`agents/${AGENT_NAME}/SOUL.md`]: AGENT_SOUL,
-    "plugins/units/index.js": UNITS_PLUGIN,
+    "plugins/units/index.js": UNITS_PLUGIN(options.versions["@antler/kernel"]),
     "plugins/units/tool.js": UNITS_TOOL,
     "plugins/offline-model.js": OFFLINE_MODEL,
     "test/units.test.js": UNITS_TEST,
@@ -105,7 +105,9 @@ const AGENT_SOUL = `You are the Converter of this distribution: a precise assist
 - If a unit is not one the tool knows, say which units it supports instead of guessing.
 `;
 
-const UNITS_PLUGIN = `// A local plugin, loaded by path from config.yaml. The entry stays light: it imports the kernel's
+const UNITS_PLUGIN = (
+  kernelVersion: string,
+) => `// A local plugin, loaded by path from config.yaml. The entry stays light: it imports the kernel's
 // definePlugin and zod only. The tool comes from an async factory, so \`antler config check\` and
 // \`antler plugins list\` (which never build tools) do not load LangChain's tool classes through
 // @antler/kernel/authoring; \`name\` lets them list the tool anyway.
@@ -115,7 +117,7 @@ import { z } from "zod";
 export default definePlugin({
   name: "units",
   version: "0.1.0",
-  kernel: "^0.1.0",
+  kernel: "^${kernelVersion}",
   description: "Converts between units of length, mass and temperature.",
   configSchema: z.object({
     precision: z.number().int().min(0).max(10).default(2).describe("Decimal places in a result."),

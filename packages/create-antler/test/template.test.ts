@@ -62,6 +62,7 @@ describe("the generated project", () => {
     expect(files["plugins/units/index.js"]).not.toMatch(/from "@antler\/kernel\/authoring"/);
     expect(files["plugins/units/index.js"]).toContain(`{ name: "${TOOL_NAME}", group: "units" }`);
     expect(files["plugins/units/tool.js"]).toContain('import { defineTool } from "@antler/kernel/authoring";');
+    expect(files["plugins/units/index.js"]).toContain(`kernel: "^${versions["@antler/kernel"]}",`);
     for (const file of Object.values(files)) expect(file).not.toMatch(/from "@langchain\//);
   });
 
