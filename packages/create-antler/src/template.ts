@@ -39,6 +39,9 @@ export function projectFiles(options: ProjectTemplateOptions): Record<string, st
 function packageJson({ name, packageManager, versions, tarballs }: ProjectTemplateOptions): string {
   const antler = (pkg: string) => tarballs?.direct[pkg] ?? `^${versions[pkg as keyof TemplateVersions]}`;
   const overrides = tarballs && Object.keys(tarballs.overrides).length > 0 ? tarballs.overrides : undefined;
+  // pnpm resolves the runtime's own "@antler/plugin-cassette": "<version>" from the registry even with a file: spec
+  // at the top, so it gets every tarball as an override; npm reuses the top-level copy of the same version.
+  const pnpmOverrides = tarballs ? { ...tarballs.direct, ...tarballs.overrides } : undefined;
   const manifest = {
     name,
     version: "0.1.0",
@@ -60,7 +63,9 @@ function packageJson({ name, packageManager, versions, tarballs }: ProjectTempla
     // The @antler/* packages the ones above depend on, from the same folder of tarballs.
     ...(overrides && packageManager === "npm" ? { overrides } : {}),
     // pnpm builds a dependency's native code only when allowed: better-sqlite3, the SQLite storage's driver.
-    ...(packageManager === "pnpm" ? { pnpm: { onlyBuiltDependencies: ["better-sqlite3"], ...(overrides ? { overrides } : {}) } } : {}),
+    ...(packageManager === "pnpm"
+      ? { pnpm: { onlyBuiltDependencies: ["better-sqlite3"], ...(pnpmOverrides ? { overrides: pnpmOverrides } : {}) } }
+      : {}),
   };
   return `${JSON.stringify(manifest, null, 2)}\n`;
 }
