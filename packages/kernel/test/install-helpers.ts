@@ -1,7 +1,9 @@
-// Child processes for the install tests (standalone-install, npm-install): a project outside the workspace is packed,
+// Child processes for the install tests (standalone-install, npm-install, create-antler's): a project outside the workspace is packed,
 // installed and tested by real pnpm, npm, tsc and vitest processes.
 import { type ChildProcess, spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 
@@ -100,5 +102,48 @@ export async function commandMissing(command: string, args: readonly string[], n
     return code === 0 ? undefined : `\`${name} --version\` failed`;
   } catch {
     return `${name} is not on PATH`;
+  }
+}
+
+/**
+ * Packs each workspace package folder (relative to the root) with `pnpm pack` into `dest`, as a user's shell runs it;
+ * resolves with the tarball file name of each package, by package name. Throws with pnpm's output when one fails.
+ */
+export async function packWorkspacePackages(dirs: readonly string[], dest: string, timeoutMs = 60_000): Promise<Record<string, string>> {
+  const tarballs: Record<string, string> = {};
+  for (const dir of dirs) {
+    const [command, args] = pnpmCommand(["pack", "--pack-destination", dest]);
+    const packed = await run(command, args, { cwd: join(REPO_ROOT, dir), env: cleanEnv({ packageManagerVars: false }), timeoutMs });
+    const name = (JSON.parse(readFileSync(join(REPO_ROOT, dir, "package.json"), "utf8")) as { name: string }).name;
+    if (packed.code !== 0) throw new Error(`pnpm pack of ${name} failed:\n${packed.output}`);
+    const file = readdirSync(dest).find((f) => f.startsWith(`${name.replace("@", "").replace("/", "-")}-`));
+    if (!file) throw new Error(`pnpm pack made no tarball for ${name} in ${dest}: ${readdirSync(dest).join(", ")}`);
+    tarballs[name] = file;
+  }
+  return tarballs;
+}
+
+/**
+ * The stand-in for better-sqlite3's prebuilt binary in a project installed with `--ignore-scripts` (its install
+ * script would download one from GitHub, unreachable from CI, then compile for minutes): the binding the workspace
+ * built from the same version is copied in. Same version only: 12 as better-sqlite3 and, where this Node installed
+ * it (22 and later), 13 as the alias better-sqlite3-napi. Throws when the project holds another version.
+ */
+export function installWorkspaceSqliteBinding(projectDir: string): void {
+  const fromSqlitePlugin = createRequire(join(REPO_ROOT, "packages/plugins/storage-sqlite/package.json"));
+  const version = (dir: string) => (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
+  for (const name of ["better-sqlite3", "better-sqlite3-napi"]) {
+    let workspaceSqlite: string;
+    try {
+      workspaceSqlite = dirname(fromSqlitePlugin.resolve(`${name}/package.json`));
+    } catch {
+      continue; // the optional 13 is not installed on Node 20
+    }
+    const sqliteDir = join(projectDir, "node_modules", name);
+    if (version(sqliteDir) !== version(workspaceSqlite)) {
+      throw new Error(`${sqliteDir} is ${version(sqliteDir)}, the workspace built ${version(workspaceSqlite)}: no binding to copy`);
+    }
+    mkdirSync(join(sqliteDir, "build/Release"), { recursive: true });
+    copyFileSync(join(workspaceSqlite, "build/Release/better_sqlite3.node"), join(sqliteDir, "build/Release/better_sqlite3.node"));
   }
 }

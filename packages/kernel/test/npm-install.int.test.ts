@@ -10,10 +10,9 @@
 // better-sqlite3's install script would download a prebuilt binary from GitHub (not reachable from CI) and
 // then compile for minutes; instead the binding the workspace built from the same better-sqlite3 version is
 // copied in, which is what the prebuilt download would have put there.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import {
   type ChatCompletionRequest,
@@ -21,7 +20,16 @@ import {
   type OpenAICompatibleServer,
   startOpenAICompatibleServer,
 } from "../src/testing/index.js";
-import { cleanEnv, commandMissing, killRunning, pnpmCommand, REPO_ROOT, type RunResult, run } from "./install-helpers.js";
+import {
+  cleanEnv,
+  commandMissing,
+  installWorkspaceSqliteBinding,
+  killRunning,
+  pnpmCommand,
+  REPO_ROOT,
+  type RunResult,
+  run,
+} from "./install-helpers.js";
 
 /** The packages packed and installed, by folder: what a project that runs a turn on an OpenAI-compatible model needs. */
 const PACKED = [
@@ -232,22 +240,8 @@ describeUnless("a project outside the workspace that installs the packed package
       expect(existsSync(join(kernelDir, "dist/index.js"))).toBe(true);
       expect(existsSync(join(kernelDir, "src")), "the installed kernel is the packed one (no src/)").toBe(false);
 
-      // The stand-in for better-sqlite3's prebuilt binary (see the top of this file), same version only: 12 as
-      // better-sqlite3 and, where this Node installed it (22 and later), 13 as the alias better-sqlite3-napi.
-      const fromSqlitePlugin = createRequire(join(REPO_ROOT, "packages/plugins/storage-sqlite/package.json"));
-      const version = (dir: string) => (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
-      for (const name of ["better-sqlite3", "better-sqlite3-napi"]) {
-        let workspaceSqlite: string;
-        try {
-          workspaceSqlite = dirname(fromSqlitePlugin.resolve(`${name}/package.json`));
-        } catch {
-          continue; // the optional 13 is not installed on Node 20
-        }
-        const sqliteDir = join(projectDir, "node_modules", name);
-        expect(version(sqliteDir)).toBe(version(workspaceSqlite));
-        mkdirSync(join(sqliteDir, "build/Release"), { recursive: true });
-        copyFileSync(join(workspaceSqlite, "build/Release/better_sqlite3.node"), join(sqliteDir, "build/Release/better_sqlite3.node"));
-      }
+      // The stand-in for better-sqlite3's prebuilt binary (see the top of this file).
+      installWorkspaceSqliteBinding(projectDir);
       state.installed = true;
     },
     STEP_TIMEOUT_MS,

@@ -3,11 +3,11 @@
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { runCli } from "@antler/kernel/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { antlerRangeFor, invalidPluginName } from "../src/cli/plugin-new.js";
+import { antlerClone, antlerRangeFor, invalidPluginName, nextSteps, PLUGIN_TARBALL_PACKAGES } from "../src/cli/plugin-new.js";
 import { TEMPLATE_VERSIONS, toolPrefix } from "../src/cli/plugin-template.js";
 
 const exec = promisify(execFile);
@@ -63,6 +63,47 @@ describe("antler plugin new", () => {
     expect(antlerRangeFor(join(REPO, "packages", "plugins", "acme-notes"))).toBe("workspace:*");
     expect(antlerRangeFor(join(SCRATCH, "acme-notes"))).toBe(`^${TEMPLATE_VERSIONS.kernel}`);
     expect(antlerRangeFor(join(tmpdir(), "acme-notes"))).toBe(`^${TEMPLATE_VERSIONS.kernel}`);
+  });
+
+  it("prints pnpm steps for a package inside the workspace, where npm cannot read its workspace: links", async () => {
+    const dir = mkdtempSync(join(REPO, "packages", "plugins", "scratch-plugin-new-"));
+    made.push(dir);
+    const { code, out } = await runCli(["plugin", "new", "acme-inside", "--dir", dir], { cwd: REPO });
+    expect(code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).devDependencies["@antler/kernel"]).toBe("workspace:*");
+    expect(out).toContain(
+      `Next (inside the Antler workspace, pnpm links its packages): cd ${relative(REPO, dir)} && pnpm install && pnpm test`,
+    );
+    expect(out).not.toMatch(/(^|[^p])npm install/m);
+  });
+
+  it("prints steps that install packed tarballs outside the workspace, packed from the clone this CLI runs from", async () => {
+    const cwd = scratchDir();
+    const { code, out } = await runCli(["plugin", "new", "acme-outside"], { cwd });
+    expect(code).toBe(0);
+    expect(antlerClone()).toBe(REPO);
+    expect(out).toContain("the @antler packages are not on the npm registry yet");
+    expect(out).toContain(
+      `cd ${REPO} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && pnpm pack --pack-destination `,
+    );
+    // Each tarball named as `pnpm pack` names it, for every package the plugin's tests load.
+    const install = out.split("\n").find((line) => line.includes("npm install --save-dev")) ?? "";
+    expect(install.startsWith("  cd acme-outside && npm install --save-dev ")).toBe(true);
+    expect(install.endsWith(" && npm test")).toBe(true);
+    for (const folder of PLUGIN_TARBALL_PACKAGES) {
+      const pkg = JSON.parse(readFileSync(join(REPO, "packages", folder, "package.json"), "utf8"));
+      expect(install).toContain(`${pkg.name.slice(1).replace("/", "-")}-${pkg.version}.tgz`);
+    }
+    const runtimeDeps = Object.keys(JSON.parse(readFileSync(join(RUNTIME, "package.json"), "utf8")).dependencies).filter((d) =>
+      d.startsWith("@antler/"),
+    );
+    for (const dep of runtimeDeps) expect(install, `the runtime's dependency ${dep}`).toContain(dep.slice(1).replace("/", "-"));
+  });
+
+  it("names a placeholder for the clone when the CLI runs from an installed kernel", () => {
+    const lines = nextSteps({ dir: "/work/acme", cwd: "/work", inWorkspace: false, clone: undefined });
+    expect(lines.join("\n")).toContain("cd <your Antler clone> && for p in");
+    expect(lines.at(-1)).toMatch(/^ {2}cd acme && npm install --save-dev .*antler-kernel-\d+\.\d+\.\d+\.tgz .* && npm test$/);
   });
 
   it("pins the versions this repository uses", () => {

@@ -1,4 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import type { CliIO } from "@antler/kernel";
@@ -68,13 +70,55 @@ export async function pluginNewCommand(args: string[], io: Pick<CliIO, "stdout" 
     write(io.stderr, `antler plugin new: ${dir} already exists and is not an empty folder; nothing was written. Pick another --dir.`);
     return 1;
   }
-  const files = pluginFiles({ name, antlerRange: antlerRangeFor(dir) });
+  const range = antlerRangeFor(dir);
+  const files = pluginFiles({ name, antlerRange: range });
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text, { flag: "wx" });
   }
   write(io.stdout, `Created plugin ${name} in ${dir}:`);
   for (const path of Object.keys(files)) write(io.stdout, `  ${path}`);
-  write(io.stdout, `\nNext: cd ${relative(io.cwd, dir) || "."} && npm install && npm test   (inside the Antler workspace: pnpm install)`);
+  for (const line of nextSteps({ dir, cwd: io.cwd, inWorkspace: range === "workspace:*", clone: antlerClone() })) write(io.stdout, line);
   return 0;
+}
+
+/** The folders under `packages/` of the packages a new plugin installs: its devDependencies and what they depend on. */
+export const PLUGIN_TARBALL_PACKAGES = [
+  "kernel",
+  "plugins/runtime",
+  "plugins/cassette",
+  "plugins/storage-sqlite",
+  "model-kit",
+  "storage-kit",
+];
+
+/** The Antler clone whose kernel this CLI runs, or undefined when the kernel is an installed package. */
+export function antlerClone(): string | undefined {
+  try {
+    const kernel = dirname(realpathSync(createRequire(import.meta.url).resolve("@antler/kernel/package.json")));
+    const root = dirname(dirname(kernel));
+    return existsSync(join(root, "pnpm-workspace.yaml")) && kernel === join(root, "packages", "kernel") ? root : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What to run next, as lines to print. Inside the workspace, pnpm links the local packages. Elsewhere npm installs,
+ * and since @antler/* are not on the npm registry yet, from tarballs packed in a clone (this CLI's own, if it runs from one).
+ */
+export function nextSteps(options: { dir: string; cwd: string; inWorkspace: boolean; clone: string | undefined }): string[] {
+  const cd = `cd ${relative(options.cwd, options.dir) || "."}`;
+  if (options.inWorkspace) return ["", `Next (inside the Antler workspace, pnpm links its packages): ${cd} && pnpm install && pnpm test`];
+  const packs = join(tmpdir(), "antler-packs");
+  const tarballs = PLUGIN_TARBALL_PACKAGES.map((p) =>
+    join(packs, `antler-${p.replace(/^plugins\//, "plugin-")}-${TEMPLATE_VERSIONS.kernel}.tgz`),
+  );
+  return [
+    "",
+    "Next: the @antler packages are not on the npm registry yet, so pack them in an Antler clone (after `pnpm run build`)",
+    "and install the tarballs:",
+    `  cd ${options.clone ?? "<your Antler clone>"} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && pnpm pack --pack-destination ${packs}); done`,
+    `  ${cd} && npm install --save-dev ${tarballs.join(" ")} && npm test`,
+  ];
 }
