@@ -31,11 +31,14 @@ export function Artifacts({
 
   useEffect(() => {
     if (!full) return;
+    // Captured first, so Escape leaves full screen only, and a phone's details drawer stays open under it.
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") setFull(false);
+      if (e.key !== "Escape") return;
+      e.stopPropagation();
+      setFull(false);
     };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
+    addEventListener("keydown", onKey, true);
+    return () => removeEventListener("keydown", onKey, true);
   }, [full]);
 
   return (

@@ -133,7 +133,6 @@ function parseList(lines: string[], start: number, key: string, place: MarkdownP
         const cut = Math.min(...item.body.filter((l) => l.trim() !== "").map(indentOf));
         const body = item.body.map((l) => l.slice(Number.isFinite(cut) ? cut : 0));
         return (
-          // biome-ignore lint/suspicious/noArrayIndexKey: a rendered document's parts never reorder
           <li key={k}>
             {inline(
               item.text.replace(/^\[( |x)\]\s*/i, (_, x: string) => (x === " " ? "☐ " : "☑ ")),
