@@ -99,6 +99,10 @@ describeWithChromium("Markdown fidelity and artifact viewers", (executablePath) 
       const pixel = answer.getByRole("link", { name: "[image: tracking pixel]" });
       expect(await pixel.getAttribute("href")).toBe(outsideImage);
       expect(await answer.locator(`img[src^="http"]`).count()).toBe(0);
+      // A path that climbs out of the artifacts folder is not an artifact: its alt text only. Dollar amounts are not math.
+      await answer.getByText("[image: escaping path]").waitFor();
+      await answer.getByText("Prices like $5 and $10 stay text.").waitFor();
+      expect(await answer.locator(".math").count()).toBe(2);
       // A tool's Markdown result is rendered too.
       const card = page.locator('details[data-tool="lookup_notes"]');
       await card.locator("summary").click();

@@ -199,6 +199,10 @@ export function showcaseAnswer(outside: string): string {
     "![bar chart](chart.svg)",
     "",
     `![tracking pixel](${outside})`,
+    "",
+    "Prices like $5 and $10 stay text.",
+    "",
+    "![escaping path](../../secret.png)",
   ].join("\n");
 }
 

@@ -11,10 +11,13 @@ function pretty(value: unknown): string {
   }
 }
 
-/** JSON (an object or array) or XML-like output reads best as it is; prose and Markdown are rendered. */
+/**
+ * JSON (an object or array), XML-like output and very long output (a whole file read back) read best as they
+ * are; prose and Markdown are rendered.
+ */
 function looksLikeData(result: string): boolean {
   const t = result.trim();
-  if (/^</.test(t)) return true;
+  if (t.length > 50_000 || /^</.test(t)) return true;
   if (!/^[[{]/.test(t)) return false;
   try {
     JSON.parse(t);

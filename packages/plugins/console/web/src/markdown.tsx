@@ -148,7 +148,7 @@ function parseList(lines: string[], start: number, key: string, place: MarkdownP
   return { node, next: i };
 }
 
-const BLOCK_START = /^(#{1,6}\s|```|>\s?|\$\$|\s*([-*+]|\d+[.)])\s+)/;
+const BLOCK_START = /^(#{1,6}\s|```|>\s?|\s*\$\$|\s*([-*+]|\d+[.)])\s+)/;
 
 function blocks(lines: string[], prefix: string, place: MarkdownPlace | null): ReactNode[] {
   const out: ReactNode[] = [];
@@ -165,7 +165,8 @@ function blocks(lines: string[], prefix: string, place: MarkdownPlace | null): R
       out.push(<CodeBlock key={key} code={body.join("\n")} tag={fence[1] ?? ""} />);
       continue;
     }
-    if (/^\s*\$\$/.test(line)) {
+    // A `$$` block needs its closing `$$`: a lone one (or one still streaming in) stays text, never swallowing the rest.
+    if (/^\s*\$\$/.test(line) && (/^\s*\$\$.+\$\$\s*$/.test(line) || lines.slice(i + 1).some((l) => /\$\$\s*$/.test(l)))) {
       const oneLine = /^\s*\$\$(.+)\$\$\s*$/.exec(line);
       let tex: string;
       if (oneLine) {
