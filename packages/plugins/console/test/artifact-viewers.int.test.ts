@@ -81,9 +81,9 @@ describeWithChromium("Markdown fidelity and artifact viewers", (executablePath) 
       await answer.locator("ol > li > ul > li > ul > li", { hasText: "nested third level" }).waitFor();
       expect(await answer.locator("ol > li > ul > li").first().textContent()).toContain("from the CSV export");
       // Column alignment from the separator row.
-      const aligns = (await answer
+      const aligns = await answer
         .locator("table tr:first-child td")
-        .evaluateAll("(cells) => cells.map((c) => getComputedStyle(c).textAlign)")) as string[];
+        .evaluateAll((cells) => cells.map((c) => (c as unknown as { style: { textAlign: string } }).style.textAlign));
       expect(aligns.slice(1)).toEqual(["left", "center", "right"]);
       // Math typeset by KaTeX (loaded on demand) as MathML, inline and as a block.
       await answer.locator("span.math math").first().waitFor();
@@ -95,7 +95,7 @@ describeWithChromium("Markdown fidelity and artifact viewers", (executablePath) 
       await code.getByRole("button", { name: "Copy the python code" }).waitFor();
       // The image that is one of the thread's artifacts is drawn; the one on another host is a link, never fetched.
       const chart = answer.getByRole("img", { name: "bar chart" });
-      await expect.poll(() => chart.evaluate("(img) => img.naturalWidth")).toBeGreaterThan(0);
+      await expect.poll(() => chart.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
       const pixel = answer.getByRole("link", { name: "[image: tracking pixel]" });
       expect(await pixel.getAttribute("href")).toBe(outsideImage);
       expect(await answer.locator(`img[src^="http"]`).count()).toBe(0);
@@ -164,7 +164,11 @@ describeWithChromium("Markdown fidelity and artifact viewers", (executablePath) 
 
       // An image, a PDF in the browser's own viewer, code highlighted.
       view = await openArtifact(page, "chart.svg");
-      await expect.poll(() => view.getByRole("img", { name: "chart.svg" }).evaluate("(img) => img.naturalWidth")).toBe(120);
+      await expect
+        .poll(() =>
+          view.getByRole("img", { name: "chart.svg" }).evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+        )
+        .toBe(120);
       view = await openArtifact(page, "doc.pdf");
       expect(await view.locator("iframe[title='PDF doc.pdf']").getAttribute("src")).toMatch(/^blob:/);
       view = await openArtifact(page, "analysis.py");
