@@ -240,7 +240,14 @@ describeWithChromium("HTML artifacts with artifacts.html_scripts: true", (execut
     expect(html.headers.get("content-security-policy")).not.toContain("allow-same-origin");
     const csv = await scripted.api(`${route}/data.csv`);
     expect(csv.status).toBe(415);
-    expect(((await csv.json()) as { error: { code: string } }).error.code).toBe("ANTLER_ERR_CONSOLE_ARTIFACT_NOT_HTML");
+    const refused = (await csv.json()) as { error: { code: string; message: string; hint: string } };
+    expect(refused.error.code).toBe("ANTLER_ERR_CONSOLE_ARTIFACT_NOT_HTML");
+    expect(refused.error.message).toBe("/mnt/user-data/outputs/data.csv is text/csv, not HTML");
+    expect(refused.error.hint).toContain(`/api/threads/${threadId}/artifacts/mnt/user-data/outputs/data.csv`);
+    expect((await scripted.api(`${route}/missing.html`)).status).toBe(404);
+    const garbled = await scripted.api(`${route}/%E0%A4%A.html`);
+    expect(garbled.status).toBe(400);
+    expect(((await garbled.json()) as { error: { message: string } }).error.message).toContain("percent-encoding");
   });
 });
 
