@@ -18,6 +18,18 @@ export const consoleConfigSchema = z.strictObject({
    * timeline too; 0 draws every one (many small events per model call).
    */
   middleware_span_min_ms: z.number().min(0).default(1),
+  /** How the artifacts panel shows files. */
+  artifacts: z
+    .strictObject({
+      /**
+       * Let scripts run in HTML artifacts. The page is always shown in a sandboxed frame with an opaque origin (no
+       * cookies, no API access, no same-origin DOM); with `false` (default) its scripts do not run at all.
+       */
+      html_scripts: z.boolean().default(false),
+      /** Rows of a CSV artifact drawn as a table; the rest is counted and left to the download. */
+      csv_max_rows: z.number().int().min(1).max(100_000).default(1000),
+    })
+    .prefault({}),
 });
 
 export type ConsoleConfig = z.output<typeof consoleConfigSchema>;
@@ -27,4 +39,6 @@ export type ConsoleConfigInput = z.input<typeof consoleConfigSchema>;
 export const ConsoleErrorCodes = Object.freeze({
   /** The SPA has not been built into `static_dir` (no `index.html` there). */
   NOT_BUILT: "ANTLER_ERR_CONSOLE_NOT_BUILT",
+  /** The HTML view of an artifact was asked for a file that is not HTML. */
+  NOT_HTML: "ANTLER_ERR_CONSOLE_ARTIFACT_NOT_HTML",
 });

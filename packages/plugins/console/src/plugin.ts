@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { definePlugin } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import { type ConsoleConfig, consoleConfigSchema, PLUGIN_NAME } from "./config.js";
+import { ARTIFACT_HTML_PATH, serveArtifactHtml } from "./html-frame.js";
 import { consoleSpanMiddleware, MiddlewareSpanRelay } from "./spans.js";
 import { StaticSite } from "./static.js";
 
@@ -58,6 +59,12 @@ export default definePlugin({
         }),
         defineGatewayRoute({
           method: "GET",
+          path: ARTIFACT_HTML_PATH,
+          summary: "An HTML artifact of a thread, inline under a sandboxing CSP, for the console's artifact viewer.",
+          handler: (request) => serveArtifactHtml(request, config.artifacts.html_scripts),
+        }),
+        defineGatewayRoute({
+          method: "GET",
           path: "/console/status",
           summary: "Read-only status for the console: loaded plugins, models, and upload limits.",
           handler: async ({ client, principal, traceId }) => {
@@ -71,6 +78,7 @@ export default definePlugin({
                 // Only what the caller's role may run on, as GET /api/models.
                 models: await client.listModels({ userId: principal.userId, principal, traceId }),
                 uploads: { max_files: uploads.max_files, max_file_bytes: uploads.max_file_bytes },
+                artifacts: { html_scripts: config.artifacts.html_scripts, csv_max_rows: config.artifacts.csv_max_rows },
               },
             };
           },

@@ -20,9 +20,10 @@ const COMPRESSIBLE = new Set([".html", ".js", ".css", ".svg", ".json", ".map"]);
 const IMMUTABLE = "public, max-age=31536000, immutable";
 // The shell names the current hashes: revalidate it every time (cheap: an ETag match is a 304).
 const REVALIDATE = "no-cache";
-// What the page itself may do: only its own origin; images and downloads of artifacts come in as blob: URLs.
+// What the page itself may do: only its own origin; images, PDFs and downloads of artifacts come in as blob: URLs,
+// and HTML artifacts are framed from the console's own sandboxed route.
 const PAGE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; frame-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
 interface StaticFile {

@@ -37,6 +37,17 @@ describe("the console's bundle", () => {
     expect(total).toBeGreaterThan(10 * 1024); // React is in there: the measurement saw the real bundle
   });
 
+  it("loads KaTeX and the artifact viewers on demand: neither is on the first screen, both are built", () => {
+    const first = firstScreenFiles().filter((f) => f.endsWith(".js"));
+    const all = readdirSync(join(webDist, "assets")).filter((f) => f.endsWith(".js"));
+    const katexIn = (file: string) =>
+      readFileSync(join(webDist, file.startsWith("assets/") ? file : `assets/${file}`), "utf8").includes("KaTeX parse error");
+    expect(first.filter(katexIn)).toEqual([]);
+    expect(all.filter(katexIn)).toHaveLength(1);
+    expect(first.some((f) => f.includes("artifact-viewers"))).toBe(false);
+    expect(all.some((f) => f.startsWith("artifact-viewers"))).toBe(true);
+  });
+
   it("works offline: the page loads nothing from another origin (no CDN scripts, no web fonts)", () => {
     const html = readFileSync(join(webDist, "index.html"), "utf8");
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);

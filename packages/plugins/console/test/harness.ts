@@ -139,8 +139,88 @@ export function consoleScript(all: BaseMessage[]): ScriptedStep {
     if (lastTool === "run_command") return { text: `Command finished: ${textOf(last)}`, usage };
     return { toolCalls: [{ name: "run_command", args: { command: "deploy --prod" } }], usage };
   }
+  if (/showcase/i.test(human)) return showcaseScene(human, lastTool, usage);
   if (/wait/i.test(human)) return { text: "This never arrives: the run is cancelled first.", delayMs: 60_000 };
   return { text: `You said: ${human}`, usage };
+}
+
+/** Files the showcase scene writes to the thread's outputs: one of each kind the artifacts panel has a viewer for. */
+export const SHOWCASE_FILES: Record<string, string> = {
+  "data.csv": [
+    "city,population,note",
+    ...Array.from({ length: 30 }, (_, i) => `City ${String.fromCharCode(65 + (i % 26))}${i},${(i * 7919) % 1000},"quoted, with comma"`),
+  ].join("\n"),
+  "page.html":
+    '<!doctype html><html><head><title>Report page</title></head><body style="font-family:sans-serif"><h1>Sandboxed report</h1>' +
+    '<p id="status">scripts did not run</p><script>document.getElementById("status").textContent = "script ran";' +
+    'try { parent.document.title = "pwned"; } catch { document.body.append(" / console out of reach"); }</script></body></html>',
+  "chart.svg":
+    '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60" viewBox="0 0 120 60"><rect width="120" height="60" fill="#e8f0fe"/>' +
+    '<rect x="10" y="30" width="20" height="25" fill="#1a73e8"/><rect x="45" y="15" width="20" height="40" fill="#1a73e8"/>' +
+    '<rect x="80" y="5" width="20" height="50" fill="#1a73e8"/></svg>',
+  "doc.pdf": [
+    "%PDF-1.4",
+    "1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj",
+    "2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj",
+    "3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 300 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >> endobj",
+    "4 0 obj << /Length 44 >> stream",
+    "BT /F1 18 Tf 20 70 Td (Quarterly PDF) Tj ET",
+    "endstream endobj",
+    "5 0 obj << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> endobj",
+    "trailer << /Root 1 0 R >>",
+    "%%EOF",
+  ].join("\n"),
+  "analysis.py": "def mean(xs):\n    # the average of the rows\n    return sum(xs) / len(xs)\n",
+};
+
+/** The showcase answer: Markdown with everything the renderer covers; `outside` is an image URL on another host. */
+export function showcaseAnswer(outside: string): string {
+  return [
+    "## Findings",
+    "",
+    "1. Gather the data",
+    "   - from the **CSV** export",
+    "     - nested third level",
+    "   - from the notes",
+    "2. Chart it",
+    "",
+    "| metric | left | centre | right |",
+    "| --- | :--- | :---: | ---: |",
+    "| growth | a | b | 12.5 |",
+    "",
+    "Inline math $E = mc^2$ and a display block:",
+    "",
+    "$$\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}$$",
+    "",
+    "```python",
+    "print('hello')",
+    "```",
+    "",
+    "![bar chart](chart.svg)",
+    "",
+    `![tracking pixel](${outside})`,
+    "",
+    "Prices like $5 and $10 stay text.",
+    "",
+    "![escaping path](../../secret.png)",
+  ].join("\n");
+}
+
+function showcaseScene(human: string, lastTool: string | undefined, usage: { input_tokens: number; output_tokens: number }): ScriptedStep {
+  if (lastTool === "present_files")
+    return { text: showcaseAnswer(/https?:\/\/\S+/.exec(human)?.[0] ?? "http://example.invalid/x.png"), usage };
+  if (lastTool === "write_report" || lastTool === "lookup_notes") {
+    return {
+      toolCalls: [{ name: "present_files", args: { filepaths: Object.keys(SHOWCASE_FILES).map((f) => `/mnt/user-data/outputs/${f}`) } }],
+    };
+  }
+  return {
+    toolCalls: [
+      { name: "lookup_notes", args: { topic: "growth" } },
+      ...Object.entries(SHOWCASE_FILES).map(([name, text]) => ({ name: "write_report", args: { name, text } })),
+    ],
+    usage,
+  };
 }
 
 function slowModelPlugin(chunkDelayMs: number) {
@@ -179,6 +259,14 @@ function reportToolPlugin(baseDir: string) {
       );
       ctx.tools.add(
         defineTool({
+          name: "lookup_notes",
+          description: "Looks up the team's notes on a topic (answers in Markdown).",
+          schema: z.object({ topic: z.string() }),
+          run: async ({ topic }) => `**Notes on ${topic}**\n\n- first point\n  - a detail under it\n- second point`,
+        }),
+      );
+      ctx.tools.add(
+        defineTool({
           name: "run_command",
           description: "Runs a short deployment command.",
           schema: z.object({ command: z.string().max(40) }),
@@ -207,6 +295,8 @@ export async function startConsoleServer(
     approval?: boolean;
     sessionTtlSeconds?: number;
     secondModel?: boolean;
+    /** The console plugin's config (`artifacts.html_scripts`, ...). */
+    consoleConfig?: Record<string, unknown>;
   } = {},
 ): Promise<ConsoleServer> {
   await ensureConsoleBuilt();
@@ -229,7 +319,7 @@ export async function startConsoleServer(
     plugins: [
       slowModelPlugin(options.chunkDelayMs ?? 60),
       reportToolPlugin(baseDir),
-      consolePlugin,
+      { plugin: consolePlugin, config: options.consoleConfig ?? {} },
       workspaceChangesPlugin,
       subagentsPlugin,
       { plugin: stubRunnerPlugin, config: { sleep_ms: 700, fail_when_prompt_includes: "FAIL" } },

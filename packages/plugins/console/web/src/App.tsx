@@ -67,9 +67,9 @@ export function App(): ReactNode {
   }, []);
 
   const check = useCallback((afterSignIn = false) => {
-    api<{ uploads: Limits }>("/console/status")
+    api<{ uploads: Limits; artifacts?: Limits["artifacts"] }>("/console/status")
       .then((s) => {
-        setLimits(s.uploads);
+        setLimits({ ...s.uploads, artifacts: s.artifacts });
         setAuth("ok");
         sessionInfo()
           .then((info) => setInSession(info.via === "session"))

@@ -1,49 +1,45 @@
-import { type ReactNode, useEffect, useState } from "react";
-import { apiRaw } from "./api";
-import { highlight, languageOf } from "./highlight";
-import { Markdown } from "./markdown";
+import { lazy, type ReactNode, Suspense, useEffect, useState } from "react";
 
-const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
-const MARKDOWN = /\.(md|markdown)$/i;
-
-function artifactUrl(threadId: string, path: string): string {
-  return `/threads/${encodeURIComponent(threadId)}/artifacts${path.split("/").map(encodeURIComponent).join("/")}`;
+/** How the artifacts panel shows files: `artifacts` of the console's config, from `/api/console/status`. */
+export interface ArtifactSettings {
+  /** Scripts run in HTML artifacts (still in a sandbox with an opaque origin). */
+  html_scripts: boolean;
+  /** Rows of a CSV artifact drawn as a table. */
+  csv_max_rows: number;
 }
 
-type Loaded =
-  | { kind: "markdown" | "text"; text: string; url: string }
-  | { kind: "image"; url: string }
-  | { kind: "binary"; url: string; size: number };
+const DEFAULT_SETTINGS: ArtifactSettings = { html_scripts: false, csv_max_rows: 1000 };
 
-/** Files the run presented: pick one to see it (Markdown rendered, images, text and code as text) or download it. */
-export function Artifacts({ threadId, paths }: { threadId: string; paths: readonly string[] }): ReactNode {
+// The viewers (CSV table, HTML frame, PDF, Markdown, code) load when a file is first opened, not with the page.
+const ArtifactViewer = lazy(() => import("./artifact-viewers").then((m) => ({ default: m.ArtifactViewer })));
+
+/**
+ * Files the run presented: pick one to see it (Markdown rendered, CSV as a sortable table, HTML in a sandboxed
+ * frame, images, PDFs in the browser's viewer, code highlighted) in place or full screen, or download it.
+ */
+export function Artifacts({
+  threadId,
+  paths,
+  settings = DEFAULT_SETTINGS,
+}: {
+  threadId: string;
+  paths: readonly string[];
+  settings?: ArtifactSettings | undefined;
+}): ReactNode {
   const [open, setOpen] = useState<string | null>(null);
-  const [loaded, setLoaded] = useState<Loaded | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [full, setFull] = useState(false);
 
   useEffect(() => {
-    if (!open) return;
-    let url = "";
-    let live = true;
-    setLoaded(null);
-    setError(null);
-    apiRaw(artifactUrl(threadId, open))
-      .then(async (response) => {
-        const blob = await response.blob();
-        url = URL.createObjectURL(blob);
-        if (!live) return;
-        if (IMAGE.test(open)) setLoaded({ kind: "image", url });
-        else if (MARKDOWN.test(open)) setLoaded({ kind: "markdown", text: await blob.text(), url });
-        else if (/^(text\/|application\/(json|javascript|x-ndjson|xml|yaml))/.test(blob.type) || blob.size < 256 * 1024)
-          setLoaded({ kind: "text", text: await blob.text(), url });
-        else setLoaded({ kind: "binary", url, size: blob.size });
-      })
-      .catch((e: Error) => live && setError(e.message));
-    return () => {
-      live = false;
-      if (url) URL.revokeObjectURL(url);
+    if (!full) return;
+    // Captured first, so Escape leaves full screen only, and a phone's details drawer stays open under it.
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      e.stopPropagation();
+      setFull(false);
     };
-  }, [threadId, open]);
+    addEventListener("keydown", onKey, true);
+    return () => removeEventListener("keydown", onKey, true);
+  }, [full]);
 
   return (
     <section className="artifacts" aria-label="Artifacts">
@@ -52,29 +48,33 @@ export function Artifacts({ threadId, paths }: { threadId: string; paths: readon
       <ul>
         {paths.map((p) => (
           <li key={p}>
-            <button type="button" className="link" aria-pressed={open === p} onClick={() => setOpen(open === p ? null : p)}>
+            <button
+              type="button"
+              className="link"
+              aria-pressed={open === p}
+              onClick={() => {
+                setOpen(open === p ? null : p);
+                if (open === p) setFull(false);
+              }}
+            >
               {p.split("/").pop()}
             </button>
           </li>
         ))}
       </ul>
-      {error ? <p role="alert">{error}</p> : null}
-      {open && loaded ? (
-        <article className="artifact-view" aria-label={`Artifact ${open}`}>
-          <header>
-            <strong>{open}</strong>{" "}
-            <a href={loaded.url} download={open.split("/").pop()}>
-              Download
-            </a>
-          </header>
-          {loaded.kind === "markdown" ? <Markdown text={loaded.text} /> : null}
-          {loaded.kind === "image" ? <img src={loaded.url} alt={open.split("/").pop() ?? "artifact"} /> : null}
-          {loaded.kind === "text" ? (
-            <pre className="code">
-              <code data-lang={languageOf(open)}>{highlight(loaded.text, languageOf(open))}</code>
-            </pre>
-          ) : null}
-          {loaded.kind === "binary" ? <p>A binary file ({loaded.size} bytes): download it to open.</p> : null}
+      {open ? (
+        <article className={`artifact-view${full ? " artifact-full" : ""}`} aria-label={`Artifact ${open}`}>
+          <Suspense fallback={<p className="muted">Loading the viewer…</p>}>
+            <ArtifactViewer
+              key={`${threadId}:${open}`}
+              threadId={threadId}
+              path={open}
+              artifacts={paths}
+              settings={settings}
+              full={full}
+              onFull={setFull}
+            />
+          </Suspense>
         </article>
       ) : null}
     </section>

@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useId, useState } from "react";
 import { type FormField, type FormValues, formReplyText, validateFormValues } from "../../src/human-input";
+import { Markdown } from "./markdown";
 import type { HumanInputRequest, Item } from "./transcript";
 
 function pretty(value: unknown): string {
@@ -7,6 +8,22 @@ function pretty(value: unknown): string {
     return JSON.stringify(value, null, 2);
   } catch {
     return String(value);
+  }
+}
+
+/**
+ * JSON (an object or array), XML-like output and very long output (a whole file read back) read best as they
+ * are; prose and Markdown are rendered.
+ */
+function looksLikeData(result: string): boolean {
+  const t = result.trim();
+  if (t.length > 50_000 || /^</.test(t)) return true;
+  if (!/^[[{]/.test(t)) return false;
+  try {
+    JSON.parse(t);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -28,7 +45,13 @@ export function ToolCard({ item, awaiting = false }: { item: Extract<Item, { kin
         {item.result !== undefined ? (
           <>
             <h4>{item.status === "error" ? "Error" : "Result"}</h4>
-            <pre className={item.status === "error" ? "code code-error" : "code"}>{item.result}</pre>
+            {item.status !== "error" && !looksLikeData(item.result) ? (
+              <div className="tool-result">
+                <Markdown text={item.result} />
+              </div>
+            ) : (
+              <pre className={item.status === "error" ? "code code-error" : "code"}>{item.result}</pre>
+            )}
           </>
         ) : null}
       </div>

@@ -1,4 +1,4 @@
-import { type DragEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type CSSProperties, type DragEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   ApiError,
   type ApprovalDecision,
@@ -12,11 +12,12 @@ import {
   resumeRun,
 } from "./api";
 import { ApprovalCard } from "./approval";
-import { Artifacts } from "./artifacts";
+import { type ArtifactSettings, Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
 import { useDrawer } from "./drawer";
-import { Markdown } from "./markdown";
+import { Markdown, MarkdownPlaceContext } from "./markdown";
 import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
+import { SideResizer } from "./side-resizer";
 import { Timeline } from "./timeline";
 import {
   applyFrame,
@@ -39,6 +40,8 @@ export interface ThreadRecord {
 export interface Limits {
   max_files: number;
   max_file_bytes: number;
+  /** How the artifacts panel shows files (`artifacts` of the console's config). */
+  artifacts?: ArtifactSettings;
 }
 
 const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
@@ -167,6 +170,8 @@ export function Chat({
   const [draft, setDraft] = useState("");
   const [loadError, setLoadError] = useState<string | null>(null);
   const [panel, setPanel] = useState<"artifacts" | "timeline">("artifacts");
+  const layoutRef = useRef<HTMLDivElement>(null);
+  const [sideWidth, setSideWidth] = useState<number | null>(null);
   const [uploads, setUploads] = useState<string[]>([]);
   const [uploadError, setUploadError] = useState<string | null>(null);
   const [branchOf, setBranchOf] = useState<string | null>(null);
@@ -180,6 +185,8 @@ export function Chat({
   const [dragging, setDragging] = useState(false);
   // On a phone the side panel is a drawer over the chat; on wider screens it is always shown and this is unused.
   const [detailsOpen, setDetailsOpen] = useDrawer(".details-open > .side .close-drawer");
+  // Images in answers and Markdown artifacts may come from this thread's artifacts, and from nowhere else.
+  const place = useMemo(() => ({ threadId, artifacts: view.artifacts }), [threadId, view.artifacts]);
   // Bumped on each send, so the message list takes the reader to the end where the answer will appear.
   const [followToken, setFollowToken] = useState(0);
   const abortRef = useRef<AbortController | null>(null);
@@ -531,205 +538,214 @@ export function Chat({
   );
 
   return (
-    <div className={`chat-layout${detailsOpen ? " details-open" : ""}`}>
-      <section
-        className={`chat${dragging ? " dragging" : ""}`}
-        aria-label="Chat"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={onDrop}
+    <MarkdownPlaceContext.Provider value={place}>
+      <div
+        ref={layoutRef}
+        className={`chat-layout${detailsOpen ? " details-open" : ""}`}
+        style={sideWidth ? ({ "--side-width": `${sideWidth}px` } as CSSProperties) : undefined}
       >
-        <header className="chat-head">
-          <button type="button" className="narrow-only" aria-label="Show threads" onClick={onShowThreads}>
-            ☰
-          </button>
-          <ThreadTitle
-            threadId={threadId}
-            title={view.title}
-            onRenamed={(title) => {
-              setView((v) => ({ ...v, title }));
-              onChanged();
-            }}
-          />
-          <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
-            Details
-          </button>
-          <div className="run-status" aria-live="polite">
-            {run.running ? <span className="badge badge-running">running…</span> : null}
-            {!run.running && run.stopReason ? <span data-testid="stop-reason">stop: {run.stopReason}</span> : null}
-            {run.usage ? (
-              <span data-testid="usage">
-                tokens: {run.usage.input_tokens} in / {run.usage.output_tokens} out
-              </span>
-            ) : null}
-          </div>
-        </header>
-        {loadError ? <p role="alert">{loadError}</p> : null}
-        {branchOf ? (
-          <p className="muted branch-note" data-testid="branch-note">
-            A branch of{" "}
-            <a
-              href={`/threads/${encodeURIComponent(branchOf)}`}
-              onClick={(e) => {
-                e.preventDefault();
-                onOpenThread(branchOf);
-              }}
-            >
-              the original thread
-            </a>
-            , which keeps its own messages.
-          </p>
-        ) : null}
-        {hasOlder ? (
-          <p className="muted older-note" aria-live="polite">
-            Earlier messages load as you scroll up.
-          </p>
-        ) : null}
-        <VirtualList
-          items={view.items}
-          itemKey={itemKey}
-          render={render}
-          label="Messages"
-          onReachTop={hasOlder ? loadOlder : undefined}
-          followToken={followToken}
-        />
-        <form
-          className="composer"
-          onSubmit={(e) => {
+        <section
+          className={`chat${dragging ? " dragging" : ""}`}
+          aria-label="Chat"
+          onDragOver={(e) => {
             e.preventDefault();
-            void send(draft);
+            setDragging(true);
           }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={onDrop}
         >
-          <label htmlFor="composer-input" className="sr-only">
-            Message
-          </label>
-          <textarea
-            id="composer-input"
-            rows={2}
-            placeholder="Message the agent (Enter sends, Shift+Enter for a new line)"
-            value={draft}
-            onChange={(e) => setDraft(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey) {
-                e.preventDefault();
-                void send(draft);
-              }
-            }}
-          />
-          <div className="composer-actions">
-            {run.running ? (
-              <>
-                <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
-                  Cancel run
-                </button>
-                <button type="button" onClick={queue} disabled={!draft.trim() || queued !== null}>
-                  Send when done
-                </button>
-                <button type="button" onClick={interrupt} disabled={!draft.trim() || queued !== null || !run.runId}>
-                  Interrupt and send
-                </button>
-              </>
-            ) : awaitingApproval ? (
-              <>
-                <button type="submit" className="primary" disabled aria-describedby="awaiting-approval">
-                  Send
-                </button>
-                <button
-                  type="button"
-                  className="danger"
-                  onClick={() =>
-                    void api(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(awaitingApproval.runId)}/cancel`, {
-                      method: "POST",
-                    })
-                      .then(() =>
-                        setView((v) => ({
-                          ...v,
-                          items: [
-                            ...v.items,
-                            { kind: "notice", key: `cancel-${awaitingApproval.runId}`, text: "Run cancelled.", tone: "info" },
-                          ],
-                        })),
-                      )
-                      .catch((e: Error) => setLoadError(e.message))
-                  }
-                >
-                  Cancel run
-                </button>
-                <span id="awaiting-approval" className="muted">
-                  The run waits for your decision above.
+          <header className="chat-head">
+            <button type="button" className="narrow-only" aria-label="Show threads" onClick={onShowThreads}>
+              ☰
+            </button>
+            <ThreadTitle
+              threadId={threadId}
+              title={view.title}
+              onRenamed={(title) => {
+                setView((v) => ({ ...v, title }));
+                onChanged();
+              }}
+            />
+            <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
+              Details
+            </button>
+            <div className="run-status" aria-live="polite">
+              {run.running ? <span className="badge badge-running">running…</span> : null}
+              {!run.running && run.stopReason ? <span data-testid="stop-reason">stop: {run.stopReason}</span> : null}
+              {run.usage ? (
+                <span data-testid="usage">
+                  tokens: {run.usage.input_tokens} in / {run.usage.output_tokens} out
                 </span>
-              </>
-            ) : (
-              <button type="submit" className="primary" disabled={!draft.trim()}>
-                Send
-              </button>
-            )}
-            <ModelPicker models={models} value={model} onChange={setModel} />
-            <label className="upload-button">
-              Upload files
-              <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />
-            </label>
-            <span className="muted limits">
-              {limits ? `Drop files here · up to ${limits.max_files} files, ${formatBytes(limits.max_file_bytes)} each` : "Drop files here"}
-            </span>
-          </div>
-          {queued !== null ? (
-            <p className="queued" data-testid="queued">
-              <span>
-                Waiting to send: <q>{queued}</q>
-              </span>{" "}
-              <button
-                type="button"
-                className="link"
-                onClick={() => {
-                  setDraft(queued);
-                  setQueued(null);
+              ) : null}
+            </div>
+          </header>
+          {loadError ? <p role="alert">{loadError}</p> : null}
+          {branchOf ? (
+            <p className="muted branch-note" data-testid="branch-note">
+              A branch of{" "}
+              <a
+                href={`/threads/${encodeURIComponent(branchOf)}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  onOpenThread(branchOf);
                 }}
               >
-                Edit
-              </button>
+                the original thread
+              </a>
+              , which keeps its own messages.
             </p>
           ) : null}
-          {uploadError ? <p role="alert">{uploadError}</p> : null}
-          {uploads.length > 0 ? (
-            <ul className="uploads" aria-label="Uploaded files">
-              {uploads.map((u) => (
-                <li key={u}>{u}</li>
-              ))}
-            </ul>
+          {hasOlder ? (
+            <p className="muted older-note" aria-live="polite">
+              Earlier messages load as you scroll up.
+            </p>
           ) : null}
-        </form>
-      </section>
-      {detailsOpen ? (
-        <button type="button" className="scrim" aria-label="Close thread details" onClick={() => setDetailsOpen(false)} />
-      ) : null}
-      <aside className="side" aria-label="Thread details">
-        <button type="button" className="narrow-only close-drawer" onClick={() => setDetailsOpen(false)}>
-          Close
-        </button>
-        <div className="tabs" role="tablist" aria-label="Panels">
-          <button type="button" role="tab" aria-selected={panel === "artifacts"} onClick={() => setPanel("artifacts")}>
-            Artifacts ({view.artifacts.length})
-          </button>
-          <button type="button" role="tab" aria-selected={panel === "timeline"} onClick={() => setPanel("timeline")}>
-            Timeline
-          </button>
-        </div>
-        <Todos todos={view.todos} />
-        {panel === "artifacts" ? (
-          <Artifacts threadId={threadId} paths={view.artifacts} />
-        ) : (
-          <Timeline
-            key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
-            threadId={threadId}
-            runId={run.running ? null : run.runId}
+          <VirtualList
+            items={view.items}
+            itemKey={itemKey}
+            render={render}
+            label="Messages"
+            onReachTop={hasOlder ? loadOlder : undefined}
+            followToken={followToken}
           />
-        )}
-      </aside>
-    </div>
+          <form
+            className="composer"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void send(draft);
+            }}
+          >
+            <label htmlFor="composer-input" className="sr-only">
+              Message
+            </label>
+            <textarea
+              id="composer-input"
+              rows={2}
+              placeholder="Message the agent (Enter sends, Shift+Enter for a new line)"
+              value={draft}
+              onChange={(e) => setDraft(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.shiftKey) {
+                  e.preventDefault();
+                  void send(draft);
+                }
+              }}
+            />
+            <div className="composer-actions">
+              {run.running ? (
+                <>
+                  <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
+                    Cancel run
+                  </button>
+                  <button type="button" onClick={queue} disabled={!draft.trim() || queued !== null}>
+                    Send when done
+                  </button>
+                  <button type="button" onClick={interrupt} disabled={!draft.trim() || queued !== null || !run.runId}>
+                    Interrupt and send
+                  </button>
+                </>
+              ) : awaitingApproval ? (
+                <>
+                  <button type="submit" className="primary" disabled aria-describedby="awaiting-approval">
+                    Send
+                  </button>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() =>
+                      void api(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(awaitingApproval.runId)}/cancel`, {
+                        method: "POST",
+                      })
+                        .then(() =>
+                          setView((v) => ({
+                            ...v,
+                            items: [
+                              ...v.items,
+                              { kind: "notice", key: `cancel-${awaitingApproval.runId}`, text: "Run cancelled.", tone: "info" },
+                            ],
+                          })),
+                        )
+                        .catch((e: Error) => setLoadError(e.message))
+                    }
+                  >
+                    Cancel run
+                  </button>
+                  <span id="awaiting-approval" className="muted">
+                    The run waits for your decision above.
+                  </span>
+                </>
+              ) : (
+                <button type="submit" className="primary" disabled={!draft.trim()}>
+                  Send
+                </button>
+              )}
+              <ModelPicker models={models} value={model} onChange={setModel} />
+              <label className="upload-button">
+                Upload files
+                <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />
+              </label>
+              <span className="muted limits">
+                {limits
+                  ? `Drop files here · up to ${limits.max_files} files, ${formatBytes(limits.max_file_bytes)} each`
+                  : "Drop files here"}
+              </span>
+            </div>
+            {queued !== null ? (
+              <p className="queued" data-testid="queued">
+                <span>
+                  Waiting to send: <q>{queued}</q>
+                </span>{" "}
+                <button
+                  type="button"
+                  className="link"
+                  onClick={() => {
+                    setDraft(queued);
+                    setQueued(null);
+                  }}
+                >
+                  Edit
+                </button>
+              </p>
+            ) : null}
+            {uploadError ? <p role="alert">{uploadError}</p> : null}
+            {uploads.length > 0 ? (
+              <ul className="uploads" aria-label="Uploaded files">
+                {uploads.map((u) => (
+                  <li key={u}>{u}</li>
+                ))}
+              </ul>
+            ) : null}
+          </form>
+        </section>
+        {detailsOpen ? (
+          <button type="button" className="scrim" aria-label="Close thread details" onClick={() => setDetailsOpen(false)} />
+        ) : null}
+        <aside className="side" aria-label="Thread details">
+          <SideResizer layout={layoutRef} width={sideWidth} onWidth={setSideWidth} />
+          <button type="button" className="narrow-only close-drawer" onClick={() => setDetailsOpen(false)}>
+            Close
+          </button>
+          <div className="tabs" role="tablist" aria-label="Panels">
+            <button type="button" role="tab" aria-selected={panel === "artifacts"} onClick={() => setPanel("artifacts")}>
+              Artifacts ({view.artifacts.length})
+            </button>
+            <button type="button" role="tab" aria-selected={panel === "timeline"} onClick={() => setPanel("timeline")}>
+              Timeline
+            </button>
+          </div>
+          <Todos todos={view.todos} />
+          {panel === "artifacts" ? (
+            <Artifacts threadId={threadId} paths={view.artifacts} settings={limits?.artifacts} />
+          ) : (
+            <Timeline
+              key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
+              threadId={threadId}
+              runId={run.running ? null : run.runId}
+            />
+          )}
+        </aside>
+      </div>
+    </MarkdownPlaceContext.Provider>
   );
 }
 
