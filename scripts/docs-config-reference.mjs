@@ -135,7 +135,14 @@ function cell(text) {
   return String(text)
     .replace(/\s*\n\s*/g, " ")
     .split(/(`[^`]*`)/)
-    .map((part, i) => (i % 2 === 1 ? part.replace(/\|/g, "\\|") : part.replace(/</g, "&lt;").replace(/[{}]/g, (c) => (c === "{" ? "&#123;" : "&#125;")).replace(/(?<!\\)\|/g, "\\|")))
+    .map((part, i) =>
+      i % 2 === 1
+        ? part.replace(/\|/g, "\\|")
+        : part
+            .replace(/</g, "&lt;")
+            .replace(/[{}]/g, (c) => (c === "{" ? "&#123;" : "&#125;"))
+            .replace(/(?<!\\)\|/g, "\\|"),
+    )
     .join("");
 }
 
