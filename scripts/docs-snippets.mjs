@@ -5,7 +5,8 @@
 // A block that cannot stand alone (a method body, one key of a bigger file) is marked on the line before it with
 // `<!-- snippet: fragment: <why> -->`; the reason is required. Keep them rare: a wrong example should be fixed.
 //
-// Usage: node scripts/docs-snippets.mjs [--root DIR]   (after `pnpm build`; exit 1 with file:line for each problem)
+// Usage: node scripts/docs-snippets.mjs [--root DIR] [--file X.md ...] [--cache DIR]
+//        (after `pnpm build`; exit 1 with file:line for each problem; --file checks only those Markdown files)
 //        node scripts/docs-snippets.mjs config-check <job.json>   (internal: the config checks, in one process)
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -189,14 +190,14 @@ function loadYaml(root) {
 }
 
 /**
- * Parses every YAML snippet; the ones that are config files (a mapping whose top-level keys are all config keys)
- * are returned as `configs` for `antler config check`.
+ * Parses every YAML snippet; the ones that are config files (a mapping with at least one config.yaml top-level key)
+ * are returned as `configs` for `antler config check`. Fragments must parse too.
  */
 export function sortYaml(root, snippets, keys) {
   const YAML = loadYaml(root);
   const problems = [];
   const configs = [];
-  for (const s of snippets.filter((x) => YAML_LANGS.has(x.lang) && !x.fragment)) {
+  for (const s of snippets.filter((x) => YAML_LANGS.has(x.lang))) {
     const docs = YAML.parseAllDocuments(s.code, { prettyErrors: false });
     const errors = docs.flatMap((d) => d.errors);
     if (errors.length > 0) {
@@ -206,7 +207,7 @@ export function sortYaml(root, snippets, keys) {
     }
     const value = docs.length === 1 ? docs[0].toJS() : undefined;
     const top = value && typeof value === "object" && !Array.isArray(value) ? Object.keys(value) : [];
-    if (top.length > 0 && top.every((k) => keys.has(k))) configs.push(s);
+    if (!s.fragment && top.some((k) => keys.has(k))) configs.push(s); // a misspelt key must not hide a config from the check
   }
   return { problems, configs };
 }
@@ -281,15 +282,20 @@ async function runConfigJobs(jobFile) {
     const code = readFileSync(job.path, "utf8");
     writeFileSync(job.path, withOwners(code, YAML, owners));
     let out = "";
-    const sink = { write: (chunk) => ((out += String(chunk)), true) };
+    const sink = {
+      write(chunk) {
+        out += String(chunk);
+        return true;
+      },
+    };
     const status = await main(["config", "check", job.path], { cwd: dirname(job.path), env: snippetEnv(code), stdout: sink, stderr: sink });
     if (status === 0) continue;
     // `<file>:3:5 key: problem` lines point into the Markdown instead.
     const output = out
       .trim()
       .split(`${job.path}:`)
-      .join("\u0000")
-      .replace(/\u0000(\d+):(\d+)/g, (_, l, c) => `${job.file}:${job.line + Number(l) - 1}:${c}`)
+      .map((part, i) => (i === 0 ? part : part.replace(/^(\d+):(\d+)/, (_, l, c) => `${job.file}:${job.line + Number(l) - 1}:${c}`)))
+      .join("")
       .split(job.path)
       .join("<snippet>");
     failures.push({ file: job.file, line: job.line, output: output.replace(/\n\s*hint: Run `antler config check`.*$/m, "") });
@@ -318,9 +324,14 @@ async function cli() {
     await runConfigJobs(args[1]);
     return 0;
   }
-  const rootFlag = args.indexOf("--root");
-  const root = rootFlag === -1 ? join(dirname(fileURLToPath(import.meta.url)), "..") : resolve(args[rootFlag + 1] ?? ".");
-  const { snippets, configs, problems } = await checkSnippets(root);
+  const valuesOf = (flag) => args.flatMap((a, i) => (a === flag && args[i + 1] ? [args[i + 1]] : []));
+  const root = resolve(valuesOf("--root")[0] ?? join(dirname(fileURLToPath(import.meta.url)), ".."));
+  const files = valuesOf("--file").map((f) => resolve(f));
+  const dir = valuesOf("--cache")[0];
+  const { snippets, configs, problems } = await checkSnippets(root, {
+    files: files.length ? files : undefined,
+    dir: dir ? resolve(dir) : undefined,
+  });
   const ts = snippets.filter((s) => TS_LANGS.has(s.lang));
   const yaml = snippets.filter((s) => YAML_LANGS.has(s.lang));
   const fragments = snippets.filter((s) => s.fragment).length;
