@@ -6,5 +6,6 @@ export interface Block {
   line: number;
   code: string;
   fragment: string | undefined;
+  continues: boolean;
 }
 export declare function extractBlocks(text: string): { blocks: Block[]; problems: Array<{ line: number; message: string }> };

@@ -2,8 +2,10 @@
 // ```ts blocks are type-checked against the workspace packages (one `tsc` for all of them), ```yaml blocks that are
 // config.yaml files go through the real `antler config check`, and every other ```yaml block must parse.
 //
-// A block that cannot stand alone (a method body, one key of a bigger file) is marked on the line before it with
-// `<!-- snippet: fragment: <why> -->`; the reason is required. Keep them rare: a wrong example should be fixed.
+// A block that goes on with the example of the TypeScript block before it is marked `<!-- snippet: continues -->`
+// on the line before it, and is checked after that block. A block that cannot stand alone (a method body, one key
+// of a bigger file) is marked `<!-- snippet: fragment: <why> -->`; the reason is required. Keep fragments rare: a
+// wrong example should be fixed.
 //
 // Usage: node scripts/docs-snippets.mjs [--root DIR] [--file X.md ...] [--cache DIR]
 //        (after `pnpm build`; exit 1 with file:line for each problem; --file checks only those Markdown files)
@@ -19,6 +21,7 @@ export const CACHE_DIR = "node_modules/.cache/docs-snippets";
 const TS_LANGS = new Set(["ts", "typescript"]);
 const YAML_LANGS = new Set(["yaml", "yml"]);
 const MARKER = /^\s*<!--\s*snippet:\s*fragment\b(.*?)-->\s*$/;
+const CONTINUES = /^\s*<!--\s*snippet:\s*continues\s*-->\s*$/;
 
 /** README.md, docs/**\/*.md and packages/**\/README.md, as the link check reads them. */
 export function markdownFiles(root) {
@@ -68,7 +71,15 @@ export function extractBlocks(text) {
           message: "a `snippet: fragment` marker needs a reason: <!-- snippet: fragment: why it cannot compile alone -->",
         });
     }
-    blocks.push({ lang: lang.toLowerCase(), info: rest.trim(), line: i + 2, code: body.join("\n"), fragment: fragment || undefined });
+    const continues = k >= 0 && CONTINUES.test(lines[k]);
+    blocks.push({
+      lang: lang.toLowerCase(),
+      info: rest.trim(),
+      line: i + 2,
+      code: body.join("\n"),
+      fragment: fragment || undefined,
+      continues,
+    });
     i = j;
   }
   return { blocks, problems };
@@ -124,19 +135,40 @@ const slugOf = (s) => `${s.file.replace(/[^a-zA-Z0-9]+/g, "_")}_L${s.line}`;
 
 /**
  * Type-checks the TypeScript snippets in one `tsc` run; each error is reported at its Markdown `file:line`.
- * Each block is its own module (so two blocks may declare the same names) with top-level await allowed.
+ * Each block is its own module (so two blocks may declare the same names) with top-level await allowed. A block
+ * marked `<!-- snippet: continues -->` is checked after the TypeScript block before it in the same file (and that
+ * one's own predecessors), as the reader would run them: one example told in several blocks.
  */
 export function checkTypeScript(root, snippets, dir) {
-  const ts = snippets.filter((s) => TS_LANGS.has(s.lang) && !s.fragment);
-  if (ts.length === 0) return [];
+  const all = snippets.filter((s) => TS_LANGS.has(s.lang));
+  if (all.every((s) => s.fragment)) return [];
   const srcDir = join(dir, "ts");
   mkdirSync(srcDir, { recursive: true });
   const byFile = new Map();
-  for (const s of ts) {
+  const chains = new Map(); // Markdown file -> the segments of its last TypeScript block
+  const problems = new Set();
+  for (const s of all) {
+    const previous = chains.get(s.file);
+    if (s.continues && !previous)
+      problems.add(`${s.file}:${s.line - 1}: \`snippet: continues\` needs a TypeScript block before it in the same file`);
+    const segments = [...(s.continues && previous ? previous : []), s];
+    chains.set(s.file, segments);
+    if (s.fragment) continue;
     const name = `${slugOf(s)}.ts`;
-    writeFileSync(join(srcDir, name), `${s.code}\nexport {};\n`);
-    byFile.set(name, s);
+    writeFileSync(join(srcDir, name), `${segments.map((x) => x.code).join("\n")}\nexport {};\n`);
+    byFile.set(name, segments);
   }
+  /** The Markdown place of line `n` (1-based) of a generated file. */
+  const place = (segments, n) => {
+    let line = n;
+    for (const seg of segments) {
+      const count = seg.code.split("\n").length;
+      if (line <= count) return `${seg.file}:${seg.line + line - 1}`;
+      line -= count;
+    }
+    const last = segments[segments.length - 1];
+    return `${last.file}:${last.line}`;
+  };
   const tsconfig = {
     compilerOptions: {
       target: "ES2022",
@@ -156,17 +188,16 @@ export function checkTypeScript(root, snippets, dir) {
   writeFileSync(join(dir, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`);
   const tsc = join(root, "node_modules/typescript/bin/tsc");
   const res = spawnSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.json"), "--pretty", "false"], { encoding: "utf8" });
-  if (res.status === 0) return [];
-  const problems = [];
+  if (res.status === 0) return [...problems];
   const unplaced = [];
   for (const line of `${res.stdout}${res.stderr}`.split("\n")) {
     const m = /(?:^|[\\/])ts[\\/]([^\\/(]+\.ts)\((\d+),(\d+)\): error (TS\d+: .*)$/.exec(line);
-    const s = m && byFile.get(m[1]);
-    if (s) problems.push(`${s.file}:${s.line + Number(m[2]) - 1}: ${m[4]}`);
-    else if (/error TS\d+/.test(line)) unplaced.push(line);
-    else if (problems.length > 0 && /^\s/.test(line) && line.trim()) problems[problems.length - 1] += ` ${line.trim()}`;
+    const segments = m && byFile.get(m[1]);
+    if (segments) {
+      problems.add(`${place(segments, Number(m[2]))}: ${m[4]}`); // a block that others continue: reported once
+    } else if (/error TS\d+/.test(line)) unplaced.push(line);
   }
-  if (problems.length === 0 && unplaced.length === 0) unplaced.push(`tsc failed: ${res.stderr || res.stdout}`.trim());
+  if (problems.size === 0 && unplaced.length === 0) unplaced.push(`tsc failed: ${res.stderr || res.stdout}`.trim());
   return [...problems, ...unplaced];
 }
 

@@ -79,8 +79,8 @@ describe("documentation snippets", () => {
     );
     expect(problems).toEqual([]);
     expect(blocks).toEqual([
-      { lang: "ts", info: "", line: 5, code: "a();", fragment: "a method body" },
-      { lang: "yaml", info: "", line: 9, code: "k: v", fragment: undefined },
+      { lang: "ts", info: "", line: 5, code: "a();", fragment: "a method body", continues: false },
+      { lang: "yaml", info: "", line: 9, code: "k: v", fragment: undefined, continues: false },
     ]);
   });
 });
