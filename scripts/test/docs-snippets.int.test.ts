@@ -24,7 +24,7 @@ describe("documentation snippets", () => {
     expect(problems).toEqual([]);
     expect(status).toBe(0);
     expect(out).toMatch(/^\d+ TypeScript and \d+ YAML snippets/);
-  });
+  }, 300_000);
 
   it("report a broken snippet at its Markdown file:line, skip a marked fragment and require a reason on the marker", () => {
     mkdirSync(fixtureDir, { recursive: true });
@@ -69,7 +69,7 @@ describe("documentation snippets", () => {
       expect.stringMatching(new RegExp(`^${at}:3: TS2305: Module '"@antler/kernel"' has no exported member 'AntlerClient'`)),
       expect.stringMatching(new RegExp(`^${at}:8: TS2322: Type 'string' is not assignable to type 'number'`)),
     ]);
-  });
+  }, 300_000);
 
   it("extracts fenced blocks with their first code line, indented fences and fragment markers", () => {
     const { blocks, problems } = extractBlocks(
