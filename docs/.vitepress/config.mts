@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type MarkdownRenderer } from "vitepress";
@@ -8,6 +8,37 @@ const repoRoot = join(docsDir, "..");
 const repositoryUrl = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { repository: { url: string } }).repository.url
   .replace(/^git\+/, "")
   .replace(/\.git$/, "");
+
+/** The module names TypeDoc derives from source paths, as the package entry points readers import. */
+const apiModuleNames: Record<string, string> = {
+  "kernel/src": "@antler/kernel",
+  "kernel/src/authoring": "@antler/kernel/authoring",
+  "kernel/src/testing": "@antler/kernel/testing",
+  "plugins/runtime/src": "@antler/plugin-runtime",
+};
+
+type SidebarItem = { text?: string; link?: string; items?: SidebarItem[] };
+
+/**
+ * The API reference TypeDoc writes to docs/api (gitignored; `pnpm docs:api`, part of `docs:build`): one page per
+ * entry point, listed under the name it is imported by.
+ */
+function apiSidebar(): SidebarItem[] {
+  const file = join(docsDir, "api", "typedoc-sidebar.json");
+  if (!existsSync(file)) return [];
+  const groups: SidebarItem[] = [];
+  // Modules nest by path (kernel/src/testing inside kernel/src): list each once, flat, one page per module.
+  const visit = (items: SidebarItem[], prefix: string) => {
+    for (const item of items) {
+      const path = prefix ? `${prefix}/${item.text}` : (item.text ?? "");
+      const name = apiModuleNames[path];
+      if (name && item.link) groups.push({ text: name, link: item.link });
+      if (item.items) visit(item.items, path);
+    }
+  };
+  visit(JSON.parse(readFileSync(file, "utf8")) as SidebarItem[], "");
+  return groups;
+}
 
 type Token = { type: string; attrGet(name: string): string | null; attrSet(name: string, value: string): void; children: Token[] | null };
 
@@ -57,6 +88,7 @@ export default defineConfig({
     nav: [
       { text: "Guide", link: "/getting-started" },
       { text: "Config reference", link: "/reference/config-schema" },
+      { text: "API", link: "/api/" },
       { text: "GitHub", link: repositoryUrl },
     ],
     search: { provider: "local" },
@@ -118,6 +150,7 @@ export default defineConfig({
           { text: "Releasing", link: "/releasing" },
         ],
       },
+      { text: "API", collapsed: true, items: [{ text: "Overview", link: "/api/" }, ...apiSidebar()] },
     ],
   },
 });
