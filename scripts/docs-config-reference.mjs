@@ -34,7 +34,7 @@ function importTarget(manifest) {
 
 /** The composed schema, as `antler config schema` prints it for a config that enables every in-tree plugin by package name. */
 export async function composedSchema(root) {
-  const { composedConfigJsonSchema } = await import(pathToFileURL(join(root, "node_modules/@antler/kernel/dist/bundle/config.js")).href);
+  const { composedConfigJsonSchema } = await import("@antler/kernel/config");
   const plugins = await inTreePlugins(root);
   const infos = plugins.map(({ plugin }) => ({
     name: plugin.name,
