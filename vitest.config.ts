@@ -27,7 +27,7 @@ export default defineConfig({
         ...shared,
         test: {
           name: "int",
-          include: ["packages/**/test/**/*.int.test.ts", "examples/**/test/**/*.int.test.ts"],
+          include: ["packages/**/test/**/*.int.test.ts", "examples/**/test/**/*.int.test.ts", "scripts/test/**/*.int.test.ts"],
           exclude: ["**/node_modules/**", "**/dist/**"],
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -82,6 +82,9 @@ try {
     // publint, Are the Types Wrong and npm publish --dry-run.
     pnpm("run", "api:check");
     pnpm("run", "pack:lint");
+    // The docs: the generated config reference matches the schemas, and the site builds with its dead-link check on.
+    pnpm("run", "docs:config-reference:check");
+    pnpm("run", "docs:build");
     pnpm("run", "test:all");
     // Every benchmark once with BENCH_SMOKE=1 (seconds each), so none rots unnoticed.
     pnpm("run", "bench:smoke");
