@@ -111,6 +111,7 @@ export default defineConfig({
       {
         text: "Guides",
         items: [
+          { text: "Create a project", link: "/guides/create-a-project" },
           { text: "Writing a plugin", link: "/guides/writing-a-plugin" },
           { text: "Composing a distribution", link: "/guides/compose-a-distribution" },
         ],

@@ -25,11 +25,21 @@ export const consoleConfigSchema = z.strictObject({
        * Let scripts run in HTML artifacts. The page is always shown in a sandboxed frame with an opaque origin (no
        * cookies, no API access, no same-origin DOM); with `false` (default) its scripts do not run at all.
        */
-      html_scripts: z.boolean().default(false),
+      html_scripts: z
+        .boolean()
+        .default(false)
+        .describe("Let scripts run in HTML artifacts (always in a sandboxed frame with an opaque origin)."),
       /** Rows of a CSV artifact drawn as a table; the rest is counted and left to the download. */
-      csv_max_rows: z.number().int().min(1).max(100_000).default(1000),
+      csv_max_rows: z
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .default(1000)
+        .describe("Rows of a CSV artifact drawn as a table; the rest is counted and left to the download."),
     })
-    .prefault({}),
+    .prefault({})
+    .describe("How the artifacts panel shows files."),
 });
 
 export type ConsoleConfig = z.output<typeof consoleConfigSchema>;
