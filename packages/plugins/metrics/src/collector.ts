@@ -22,7 +22,7 @@ interface BatchQueueEvent {
 }
 /** What the runtime publishes on `antler:runs:queue` (its `RunQueueEvent`). */
 type RunQueueEvent =
-  | { type: "started"; via: "new" | "takeover"; wait_ms: number }
+  | { type: "started"; via: "new" | "queue" | "takeover"; wait_ms: number }
   | { type: "taken_over"; run_id: string; attempt: number };
 interface SchedulerFiringEvent {
   trigger: string;

@@ -77,6 +77,7 @@ import {
 } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
 import { type MessagePageRequest, readMessagePage } from "./message-page.js";
+import { QueueExecutor } from "./queue.js";
 import { type ThreadCheckpoint, type ThreadHistoryOptions, toThreadCheckpoint, type UpdateThreadStateOptions } from "./thread-state.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
 
@@ -251,6 +252,8 @@ interface RunStart {
    * and the trace id of the request that resumed it (logged as the link).
    */
   resumed?: { cause: "resume" | "timeout" | "takeover"; interruptId?: string; by: string | null };
+  /** A queued run claimed from the run store (`enqueue`): its first start, under its recorded trace id. */
+  queued?: boolean;
   /** Which attempt of the run this process holds (its record's `attempt`); default 1. */
   attempt?: number;
   /** Since when (epoch ms) the run has waited to execute, when not since this call (a takeover: its lease's expiry). */
@@ -282,7 +285,7 @@ const DEFAULT_HEARTBEAT_MS = 5000;
  */
 export const RUN_QUEUE_CHANNEL = "antler:runs:queue";
 export type RunQueueEvent =
-  | { type: "started"; via: "new" | "takeover"; wait_ms: number }
+  | { type: "started"; via: "new" | "queue" | "takeover"; wait_ms: number }
   | { type: "taken_over"; run_id: string; attempt: number };
 const runQueueChannel = channel(RUN_QUEUE_CHANNEL);
 /** `runs.max_attempts` when not given: a run is taken over at most twice. */
@@ -415,6 +418,8 @@ export class AntlerClient {
   private readonly timingOut = new Set<string>();
   /** Runs this client took over from a stopped instance and is continuing, so a round does not take one twice. */
   private readonly takingOver = new Set<string>();
+  /** The executor of queued runs (`executeQueued`), while one runs. */
+  private queue: QueueExecutor | undefined;
   private readonly maxAttempts: number;
   /** Holders of `sweepWhileIdle` (a serving gateway): while any, the heartbeat goes on with no live runs. */
   private idleSweepers = 0;
@@ -591,6 +596,55 @@ export class AntlerClient {
   }
 
   private async *runTurn(message: string, options: RunCallOptions): AsyncGenerator<StreamEvent, void, undefined> {
+    const turn = await this.prepareTurn(options);
+    const { userId, threadId } = turn;
+    const { threads, runs } = await this.openStorage();
+    const human = new HumanMessage({ content: message, id: randomUUID() });
+    yield* this.execute({
+      userId,
+      threadId,
+      modelName: turn.modelName,
+      thinking: turn.thinking,
+      traceId: options.traceId,
+      runId: options.runId,
+      signal: options.signal,
+      input: { messages: [human] },
+      inputMessageId: human.id as string,
+      onAdmitted: options.onAdmitted,
+      record: async ({ traceId, runId, run, admitted }) => {
+        const { context, callerMetadata, kwargs } = turn.recorded(traceId, message, human.id as string);
+        await threads.touch(userId, threadId);
+        const strategy = kwargs.multitask_strategy;
+        const input = {
+          runId,
+          threadId,
+          userId,
+          traceId,
+          model: turn.modelName,
+          kwargs,
+          owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
+        };
+        if (strategy === "reject") {
+          await runs.startExclusive(input);
+          admitted("running");
+          return { context, callerMetadata, custom: turn.custom };
+        }
+        const record = await runs.create({ ...input, status: "pending" });
+        admitted("pending");
+        if (strategy === "interrupt") await this.interruptAhead(runs, record);
+        await this.waitTurn(runs, record, run.cancelled);
+        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
+        return { context, callerMetadata, custom: await turn.loadAgent() };
+      },
+    });
+  }
+
+  /**
+   * What every new run checks and decides before anything of it is recorded (the same for a run started here and one
+   * queued): the user, thread, custom agent, model, thinking and effort, and the admission checks (role, model,
+   * budget), which refuse it. `recorded` builds what its record keeps once its trace and run ids exist.
+   */
+  private async prepareTurn(options: RunCallOptions) {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
     const bootstrap = options.bootstrap === true || options.context?.is_bootstrap === true;
@@ -616,63 +670,54 @@ export class AntlerClient {
       traceId: options.traceId,
       spentSince: async (since) => (await this.openStorage()).runs.costSince(userId, since),
     });
+    const recorded = (traceId: string, message: string, inputMessageId: string) => {
+      const { context } = sanitizeRunContext(options.context, {
+        principal,
+        traceId,
+        server: {
+          thread_id: threadId,
+          user_id: userId,
+          model_name: modelName,
+          thinking_enabled: thinking,
+          ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
+          ...(userRole !== undefined ? { user_role: userRole } : {}),
+          ...(agentName !== undefined ? { agent_name: agentName } : {}),
+          ...(bootstrap ? { is_bootstrap: true } : {}),
+        },
+      });
+      // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
+      // and the logs must agree on one id.
+      const callerMetadata: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
+      const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
+      const multitask_strategy: MultitaskStrategy = options.multitaskStrategy ?? "reject";
+      const kwargs = { input: message, input_message_id: inputMessageId, context, metadata, multitask_strategy };
+      return { context, callerMetadata, kwargs };
+    };
+    return { userId, threadId, modelName, thinking, custom, loadAgent, recorded };
+  }
+
+  /**
+   * Records a run as queued work (`pending`, no owner) and returns its record, without running it: an executor
+   * (`executeQueued`, in this process or another on the database: a gateway, `antler worker`) claims and runs it, and
+   * its events reach the run observers there (the run event log, so any gateway can stream it). The same checks as
+   * `stream` refuse it first (role, model, budget); `multitaskStrategy` `reject` refuses a busy thread with
+   * THREAD_BUSY, `enqueue` queues behind the thread's runs, `interrupt` cancels them first. This client's capacity
+   * does not apply (it does not run it).
+   */
+  async enqueue(message: string, options: Omit<RunCallOptions, "signal" | "onAdmitted"> = {}): Promise<RunRecord> {
+    const turn = await this.prepareTurn(options);
+    const { userId, threadId } = turn;
     const { threads, runs } = await this.openStorage();
-    const human = new HumanMessage({ content: message, id: randomUUID() });
-    yield* this.execute({
-      userId,
-      threadId,
-      modelName,
-      thinking,
-      traceId: options.traceId,
-      runId: options.runId,
-      signal: options.signal,
-      input: { messages: [human] },
-      inputMessageId: human.id as string,
-      onAdmitted: options.onAdmitted,
-      record: async ({ traceId, runId, run, admitted }) => {
-        const { context } = sanitizeRunContext(options.context, {
-          principal,
-          traceId,
-          server: {
-            thread_id: threadId,
-            user_id: userId,
-            model_name: modelName,
-            thinking_enabled: thinking,
-            ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
-            ...(userRole !== undefined ? { user_role: userRole } : {}),
-            ...(agentName !== undefined ? { agent_name: agentName } : {}),
-            ...(bootstrap ? { is_bootstrap: true } : {}),
-          },
-        });
-        // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
-        // and the logs must agree on one id.
-        const callerMetadata: Record<string, unknown> = {};
-        for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
-        const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
-        await threads.touch(userId, threadId);
-        const strategy = options.multitaskStrategy ?? "reject";
-        const input = {
-          runId,
-          threadId,
-          userId,
-          traceId,
-          model: modelName,
-          kwargs: { input: message, input_message_id: human.id, context, metadata, multitask_strategy: strategy },
-          owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
-        };
-        if (strategy === "reject") {
-          await runs.startExclusive(input);
-          admitted("running");
-          return { context, callerMetadata, custom };
-        }
-        const record = await runs.create({ ...input, status: "pending" });
-        admitted("pending");
-        if (strategy === "interrupt") await this.interruptAhead(runs, record);
-        await this.waitTurn(runs, record, run.cancelled);
-        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
-        return { context, callerMetadata, custom: await loadAgent() };
-      },
-    });
+    const traceId = ensureTraceContext(options.traceId, (id) => id);
+    const runId = options.runId ?? randomUUID();
+    const { kwargs } = turn.recorded(traceId, message, randomUUID());
+    if (kwargs.multitask_strategy === "reject") await this.assertThreadIdle(runs, userId, threadId);
+    await threads.touch(userId, threadId);
+    const record = await runs.create({ runId, threadId, userId, traceId, model: turn.modelName, kwargs, status: "pending" });
+    if (kwargs.multitask_strategy === "interrupt") await this.interruptAhead(runs, record);
+    this.queue?.wake();
+    return record;
   }
 
   /**
@@ -807,7 +852,7 @@ export class AntlerClient {
     const { saver, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
     // A resumed run keeps its own trace id whatever scope resumes it (a request's, the heartbeat's).
-    const scoped = start.resumed ? requestTraceContext : ensureTraceContext;
+    const scoped = start.resumed || start.queued ? requestTraceContext : ensureTraceContext;
     const run = await scoped(start.traceId, (scopeId) =>
       this.kernel.beginRun({ threadId, userId, signal: start.signal, traceId: scopeId, runId: start.runId }),
     );
@@ -868,7 +913,8 @@ export class AntlerClient {
       // Running from here on: its record's end, pause, checkpoints and non-idempotent tool calls are fenced.
       live.fence = { ownerId: this.instanceId, attempt: start.attempt ?? 1 };
       if (runQueueChannel.hasSubscribers && start.resumed?.cause !== "resume" && start.resumed?.cause !== "timeout") {
-        const event: RunQueueEvent = { type: "started", via: start.resumed ? "takeover" : "new", wait_ms: Date.now() - acceptedAt };
+        const via = start.resumed ? "takeover" : start.queued ? "queue" : "new";
+        const event: RunQueueEvent = { type: "started", via, wait_ms: Date.now() - acceptedAt };
         runQueueChannel.publish(event);
       }
       context = prepared.context;
@@ -1038,8 +1084,9 @@ export class AntlerClient {
         if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
         if (recorded) this.pruner.request(checkpointThreadId(userId, threadId), traceId);
         settle();
-        // The thread may be free now: queued runs of this client look again at once.
+        // The thread may be free now: queued runs of this client look again at once, and so does its executor.
         for (const wake of [...this.turnWaiters]) wake();
+        this.queue?.wake();
       }
     }
   }
@@ -1349,6 +1396,8 @@ export class AntlerClient {
       return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
     }
     if (record.status !== "running" && record.status !== "pending") throw alreadyEnded(runId, record.status);
+    // Queued and not claimed by any executor: nothing runs it, so ending its record is the whole cancel.
+    if (record.status === "pending" && (await runs.cancelQueued(runId))) return answer("cancelled");
     if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
     if (!(await runs.requestCancel(runId))) {
       // It ended between the read and the request.
@@ -1388,7 +1437,7 @@ export class AntlerClient {
       if (!ahead) continue;
       const live = this.live.get(other.run_id);
       if (live) live.abort("interrupted by a newer run on the thread (multitask_strategy interrupt)");
-      else await runs.requestCancel(other.run_id);
+      else if (!(await runs.cancelQueued(other.run_id))) await runs.requestCancel(other.run_id);
     }
     // A paused run ahead holds the thread too; nothing runs it, so ending its record is the cancel.
     for (const paused of await runs.listPaused({ userId: record.user_id, threadId: record.thread_id })) {
@@ -1686,6 +1735,49 @@ export class AntlerClient {
   }
 
   /**
+   * Executes queued runs (`enqueue`d here or by any process on the database) until the returned function is called:
+   * claims as many as this client has room for (`maxActiveRuns`), oldest first and in each thread's order, and runs
+   * each like a taken-over run but as its first start (attempt 1, under its recorded trace id), its events going to
+   * this client's observers. Woken at once by runs queued or ended in this client, otherwise every `pollMs`
+   * (default `DEFAULT_QUEUE_POLL_MS`). Keeps the heartbeat going (leases, takeovers) while it executes.
+   */
+  async executeQueued(options: { pollMs?: number } = {}): Promise<() => Promise<void>> {
+    if (this.queue) {
+      throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, "this client already executes queued runs", {
+        hint: "Call executeQueued() once per client; stop it with the function it returned before calling it again.",
+      });
+    }
+    const { runs, maxActiveRuns } = await this.openStorage();
+    const release = await this.sweepWhileIdle();
+    const queue = new QueueExecutor(
+      {
+        room: () => maxActiveRuns - this.admittedRuns,
+        claim: (limit) => runs.claimQueued({ id: this.instanceId, leaseMs: this.leases.leaseMs }, limit),
+        start: (record) => this.startQueued(record),
+        logger: this.kernel.logger,
+      },
+      options.pollMs,
+    );
+    this.queue = queue;
+    return async () => {
+      if (this.queue === queue) this.queue = undefined;
+      await queue.stop();
+      release();
+    };
+  }
+
+  /** A claimed queued run, started in the background; it holds a slot (and its lease is renewed) from here on. */
+  private startQueued(record: RunRecord): void {
+    this.takingOver.add(record.run_id);
+    this.admittedRuns += 1;
+    const claim = { runId: record.run_id, userId: record.user_id, attempt: 1, leaseExpiredAt: record.created_at, queued: true };
+    void this.continueTakenOver(null, claim).finally(() => {
+      this.admittedRuns -= 1;
+      this.takingOver.delete(record.run_id);
+    });
+  }
+
+  /**
    * Takes over running runs whose instance stopped (their lease expired), as many as this client has room for, and
    * continues each in the background from its last checkpoint under the same run and trace id. Runs past
    * `maxAttempts` end as errors instead.
@@ -1723,22 +1815,24 @@ export class AntlerClient {
   }
 
   private async continueTakenOver(
-    upkeep: RunStore,
-    claim: { runId: string; userId: string; attempt: number; leaseExpiredAt: string },
+    store: RunStore | null,
+    claim: { runId: string; userId: string; attempt: number; leaseExpiredAt: string; queued?: boolean },
   ): Promise<void> {
     const log = this.kernel.logger.child({ run_id: claim.runId, attempt: claim.attempt });
     let started = false;
+    const upkeep = store ?? (await this.openStorage()).runs;
     try {
       const record = await upkeep.get(claim.userId, claim.runId, { sweep: false });
       if (!record) return;
-      log.warn({ trace_id: record.trace_id }, "took over a run whose process stopped; continuing it from its last checkpoint");
+      if (claim.queued) log.debug({ trace_id: record.trace_id }, "executing a queued run");
+      else log.warn({ trace_id: record.trace_id }, "took over a run whose process stopped; continuing it from its last checkpoint");
       for await (const _ of this.takeoverTurn(record, claim, () => {
         started = true;
       })) {
         // Nobody reads a taken-over run's stream here; its observers (the run event log) carry it to followers.
       }
     } catch (err) {
-      log.warn({ err }, "a taken-over run ended with an error");
+      log.warn({ err }, claim.queued ? "a queued run ended with an error" : "a taken-over run ended with an error");
       // Failed before it ran (its agent could not be built): end it here rather than leave it to expire again.
       if (!started) {
         const error = err instanceof Error ? err.message : String(err);
@@ -1747,10 +1841,13 @@ export class AntlerClient {
     }
   }
 
-  /** A taken-over run's turn: its recorded context and agent, from the thread's last checkpoint (or its input). */
+  /**
+   * A taken-over run's turn: its recorded context and agent, from the thread's last checkpoint (or its input). With
+   * `queued`, a queued run's first start instead: its recorded input, attempt 1, no `run_resumed`.
+   */
   private async *takeoverTurn(
     record: RunRecord,
-    claim: { attempt: number; leaseExpiredAt: string },
+    claim: { attempt: number; leaseExpiredAt: string; queued?: boolean },
     onStart: () => void,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const { user_id: userId, thread_id: threadId, run_id: runId } = record;
@@ -1774,22 +1871,25 @@ export class AntlerClient {
     );
     const config = { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } };
     let seen: TakeoverState | undefined;
-    const { input, inputMessageId } = await takeoverInput(
-      async () => {
-        seen = (await agent.graph.getState(config)) as TakeoverState;
-        return seen;
-      },
-      { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },
-    );
-    this.kernel.logger.debug(
-      {
-        run_id: runId,
-        from: input === null ? "checkpoint" : "recorded input",
-        messages: seen?.values?.messages?.length ?? 0,
-        next: seen?.next ?? [],
-      },
-      "where a taken-over run continues",
-    );
+    const { input, inputMessageId } = claim.queued
+      ? queuedInput(record)
+      : await takeoverInput(
+          async () => {
+            seen = (await agent.graph.getState(config)) as TakeoverState;
+            return seen;
+          },
+          { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },
+        );
+    if (!claim.queued)
+      this.kernel.logger.debug(
+        {
+          run_id: runId,
+          from: input === null ? "checkpoint" : "recorded input",
+          messages: seen?.values?.messages?.length ?? 0,
+          next: seen?.next ?? [],
+        },
+        "where a taken-over run continues",
+      );
     const callerMetadata: Record<string, unknown> = {};
     for (const [key, value] of Object.entries((record.kwargs.metadata as Record<string, unknown> | undefined) ?? {})) {
       if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
@@ -1805,7 +1905,7 @@ export class AntlerClient {
       input,
       inputMessageId,
       onAdmitted: undefined,
-      resumed: { cause: "takeover", by: null },
+      ...(claim.queued ? { queued: true } : { resumed: { cause: "takeover" as const, by: null } }),
       attempt: claim.attempt,
       waitingSince: Date.parse(claim.leaseExpiredAt),
       record: async ({ admitted }) => {
@@ -2045,4 +2145,11 @@ function lastAiText(messages: readonly SerializedMessage[], fallback: string): s
     if (m?.type === "ai") return m.content;
   }
   return fallback;
+}
+
+/** A queued run's graph input: the message its record keeps, under the id recorded with it. */
+function queuedInput(record: RunRecord): { input: unknown; inputMessageId: string | undefined } {
+  const inputMessageId = typeof record.kwargs.input_message_id === "string" ? record.kwargs.input_message_id : randomUUID();
+  const text = typeof record.kwargs.input === "string" ? record.kwargs.input : "";
+  return { input: { messages: [new HumanMessage({ content: text, id: inputMessageId })] }, inputMessageId };
 }
