@@ -752,6 +752,12 @@ export class AntlerClient {
     return runs.countPending();
   }
 
+  /** How long the oldest pending run on this database has waited, in ms (0: none waits); the `/metrics` gauge. */
+  async oldestPendingRunWaitMs(): Promise<number> {
+    const { runs } = await this.openStorage();
+    return runs.oldestPendingWaitMs();
+  }
+
   /** How many runs are paused on this database, across users (the `/metrics` gauge). */
   async countPausedRuns(): Promise<number> {
     const { runs } = await this.openStorage();
