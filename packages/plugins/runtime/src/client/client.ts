@@ -1777,7 +1777,7 @@ export class AntlerClient {
     this.takingOver.add(record.run_id);
     this.admittedRuns += 1;
     const claim = { runId: record.run_id, userId: record.user_id, attempt: 1, leaseExpiredAt: record.created_at, queued: true };
-    void this.continueTakenOver(null, claim).finally(() => {
+    void this.continueTakenOver(null, claim, record).finally(() => {
       this.admittedRuns -= 1;
       this.takingOver.delete(record.run_id);
     });
@@ -1823,12 +1823,14 @@ export class AntlerClient {
   private async continueTakenOver(
     store: RunStore | null,
     claim: { runId: string; userId: string; attempt: number; leaseExpiredAt: string; queued?: boolean },
+    claimed?: RunRecord,
   ): Promise<void> {
     const log = this.kernel.logger.child({ run_id: claim.runId, attempt: claim.attempt });
     let started = false;
     const upkeep = store ?? (await this.openStorage()).runs;
     try {
-      const record = await upkeep.get(claim.userId, claim.runId, { sweep: false });
+      // A queued run's claim returned its record; a takeover's is read here.
+      const record = claimed ?? (await upkeep.get(claim.userId, claim.runId, { sweep: false }));
       if (!record) return;
       if (claim.queued) log.debug({ trace_id: record.trace_id }, "executing a queued run");
       else log.warn({ trace_id: record.trace_id }, "took over a run whose process stopped; continuing it from its last checkpoint");
@@ -1872,16 +1874,20 @@ export class AntlerClient {
         : await requireCustomAgent(this.kernel, { userId, name: agentName });
     const { saver } = await this.openStorage();
     const thinking = context.thinking_enabled === true;
-    const agent = await requestTraceContext(record.trace_id, () =>
-      this.agentFor({ userId, modelName: record.model, thinking, context, saver, custom }),
-    );
+    // Only a takeover reads the checkpoint (through the agent's graph); `execute` builds the agent for the run itself.
+    const graphState = async () => {
+      const agent = await requestTraceContext(record.trace_id, () =>
+        this.agentFor({ userId, modelName: record.model, thinking, context, saver, custom }),
+      );
+      return agent.graph.getState(config);
+    };
     const config = { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } };
     let seen: TakeoverState | undefined;
     const { input, inputMessageId } = claim.queued
       ? queuedInput(record)
       : await takeoverInput(
           async () => {
-            seen = (await agent.graph.getState(config)) as TakeoverState;
+            seen = (await graphState()) as TakeoverState;
             return seen;
           },
           { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },

@@ -47,9 +47,9 @@ function startable(db: Db, limit: number) {
 
 /**
  * Claims up to `limit` queued runs for `owner`: each becomes running under its first lease, in one step that no other
- * executor can share. PostgreSQL locks the chosen rows `FOR UPDATE SKIP LOCKED` inside a transaction, so executors
- * claiming at once take different runs and never wait for each other; SQLite serialises writers, so one conditional
- * UPDATE is enough. The one-running-run-per-thread index stays the arbiter against a run started on the thread
+ * executor can share: one conditional UPDATE of the rows a subquery chooses. On PostgreSQL the subquery locks them
+ * `FOR UPDATE SKIP LOCKED`, so executors claiming at once take different runs and never wait for each other; SQLite
+ * serialises writers, so the statement alone is enough. The one-running-run-per-thread index stays the arbiter against a run started on the thread
  * meanwhile (a conflict claims nothing this round). Returns the claimed rows.
  */
 export async function claimQueuedRuns(
@@ -67,24 +67,13 @@ export async function claimQueuedRuns(
     updated_at: at,
   };
   try {
-    if (dialect === "postgres") {
-      return await db.transaction().execute(async (trx) => {
-        const ids = (await startable(trx, options.limit).forUpdate().skipLocked().execute()).map((row) => row.run_id);
-        if (ids.length === 0) return [];
-        return trx
-          .updateTable(RUNS_TABLE)
-          .set(set)
-          .where("run_id", "in", ids)
-          .where("status", "=", "pending")
-          .where("owner_id", "is", null)
-          .returningAll()
-          .execute();
-      });
-    }
+    // On PostgreSQL the chosen rows are locked FOR UPDATE SKIP LOCKED in the same statement that claims them: one
+    // round trip, and executors claiming at once skip each other's rows instead of waiting on them.
+    const chosen = dialect === "postgres" ? startable(db, options.limit).forUpdate().skipLocked() : startable(db, options.limit);
     return await db
       .updateTable(RUNS_TABLE)
       .set(set)
-      .where("run_id", "in", startable(db, options.limit))
+      .where("run_id", "in", chosen)
       .where("status", "=", "pending")
       .where("owner_id", "is", null)
       .returningAll()
