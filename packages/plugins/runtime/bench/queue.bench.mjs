@@ -120,7 +120,8 @@ async function drain(storage, executors) {
   while (await busy()) await new Promise((r) => setTimeout(r, 20));
   const seconds = (performance.now() - start) / 1000;
   for (const [thread, run] of ids)
-    if ((await seeder.getRun(thread, run)).status !== "success") throw new Error(`run ${run} did not succeed: ${JSON.stringify(await seeder.getRun(thread, run))}`);
+    if ((await seeder.getRun(thread, run)).status !== "success")
+      throw new Error(`run ${run} did not succeed: ${JSON.stringify(await seeder.getRun(thread, run))}`);
   for (const child of children) {
     child.stdin.end();
     await new Promise((resolve) => child.once("exit", resolve));
