@@ -24,6 +24,7 @@ import {
 import { withRunContext } from "@antler/kernel/authoring";
 import { HumanMessage, RemoveMessage } from "@langchain/core/messages";
 import { type BaseCheckpointSaver, Command, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
+import { sql } from "kysely";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
 import {
@@ -40,6 +41,7 @@ import {
 } from "../agents.js";
 import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { RuntimeErrorCodes } from "../errors.js";
+import { QUEUE_NOTIFICATIONS_TOKEN, queueChannel } from "../queue-notifications.js";
 import { vetResume } from "../resume-checks.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
@@ -717,6 +719,14 @@ export class AntlerClient {
     const record = await runs.create({ runId, threadId, userId, traceId, model: turn.modelName, kwargs, status: "pending" });
     if (kwargs.multitask_strategy === "interrupt") await this.interruptAhead(runs, record);
     this.queue?.wake();
+    const { database } = await this.openStorage();
+    if (database.dialect === "postgres") {
+      // Executors in other processes LISTEN on it; a lost notification only delays the run to their next poll.
+      const channel = queueChannel(this.kernel.config.storage.postgres_schema);
+      await sql`select pg_notify(${channel}, '')`.execute(database.db).catch((err: unknown) => {
+        this.kernel.logger.warn({ err, run_id: record.run_id }, "could not announce a queued run; executors find it at their next poll");
+      });
+    }
     return record;
   }
 
@@ -1753,7 +1763,7 @@ export class AntlerClient {
         hint: "Call executeQueued() once per client; stop it with the function it returned before calling it again.",
       });
     }
-    const { runs, maxActiveRuns } = await this.openStorage();
+    const { runs, maxActiveRuns, database } = await this.openStorage();
     const release = await this.sweepWhileIdle();
     const queue = new QueueExecutor(
       {
@@ -1765,8 +1775,17 @@ export class AntlerClient {
       options.pollMs,
     );
     this.queue = queue;
+    // On PostgreSQL, a run queued by another process wakes this executor at once (NOTIFY from `enqueue`).
+    const notifications = database.dialect === "postgres" ? this.kernel.scope.tryResolve(QUEUE_NOTIFICATIONS_TOKEN) : undefined;
+    const unlisten = await notifications
+      ?.listen(queueChannel(this.kernel.config.storage.postgres_schema), () => queue.wake())
+      .catch((err: unknown) => {
+        this.kernel.logger.warn({ err }, "could not LISTEN for queued runs; this executor polls for them");
+        return undefined;
+      });
     return async () => {
       if (this.queue === queue) this.queue = undefined;
+      await unlisten?.();
       await queue.stop();
       release();
     };

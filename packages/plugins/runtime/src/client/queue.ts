@@ -3,10 +3,11 @@ import type { RunRecord } from "../stores/runs.js";
 
 /**
  * How often an executor looks for queued runs when nothing woke it. Runs queued through this client wake it at once,
- * and so does each of its runs ending (a slot is free); the poll is what finds runs another process queued (on SQLite,
- * which has no notifications, and on PostgreSQL, where this executor does not LISTEN yet). 200 ms: a run queued by
- * another process waits 100 ms on average before it starts, well under a model call, and an idle executor costs five
- * indexed reads a second (`status`, `lease_until` index), which a SQLite file or a PostgreSQL pool shrugs off.
+ * and so does each of its runs ending (a slot is free); on PostgreSQL, a run queued by another process wakes it at
+ * once too (NOTIFY, when the storage plugin provides `QUEUE_NOTIFICATIONS_TOKEN`). The poll is what finds runs other
+ * processes queued on SQLite, which has no notifications (and on PostgreSQL, a notification lost with a dropped
+ * connection). 200 ms: such a run waits 100 ms on average before it starts, well under a model call, and an idle
+ * executor costs five indexed reads a second, which a SQLite file shrugs off.
  */
 export const DEFAULT_QUEUE_POLL_MS = 200;
 /** Most runs one claim takes, so one executor does not take a whole backlog another could share. */
