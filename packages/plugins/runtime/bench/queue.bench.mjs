@@ -95,7 +95,8 @@ async function startExecutors(storage, count) {
   const children = [];
   for (let i = 0; i < count; i++) {
     const child = fork(fileURLToPath(import.meta.url), ["--executor"], {
-      env: { ...process.env, BENCH_EXECUTOR_STORAGE: JSON.stringify(storage), BENCH_DIR: dir },
+      // A small pool each: one run at a time needs few connections, and the database's connection limit is shared.
+      env: { ...process.env, BENCH_EXECUTOR_STORAGE: JSON.stringify({ ...storage, postgres: { pool: { max: 3 } } }), BENCH_DIR: dir },
       stdio: ["pipe", "inherit", "inherit", "ipc"],
     });
     await new Promise((resolve, reject) => {
