@@ -14,8 +14,6 @@ import {
   getCurrentTraceId,
   isAntlerError,
   type Kernel,
-  type Logger,
-  type ModelConfig,
   type ModelInfo,
   requestTraceContext,
   TRACE_METADATA_KEY,
@@ -80,8 +78,11 @@ import {
 import { buildLeadAgent } from "./lead-agent.js";
 import { type MessagePageRequest, readMessagePage } from "./message-page.js";
 import { QueueExecutor } from "./queue.js";
+import { contextEffort, type ReasoningEffort, runReasoningEffort, runThinking } from "./run-options.js";
 import { type ThreadCheckpoint, type ThreadHistoryOptions, toThreadCheckpoint, type UpdateThreadStateOptions } from "./thread-state.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
+
+export type { ReasoningEffort } from "./run-options.js";
 
 export interface AntlerClientOptions {
   /** A booted kernel. The client starts it if it is not started yet. */
@@ -324,63 +325,6 @@ export interface ThreadDetails extends ThreadRecord {
 // Every open client per kernel, so a plugin that changes what agents are built from (skills, memory, custom
 // agents) can drop their cached agents without holding a client.
 const openClients = new WeakMap<Kernel, Set<AntlerClient>>();
-
-/**
- * A run's thinking switch: the request (`thinking`, else a boolean `context.thinking_enabled`), else the custom
- * agent's default, else on (DeerFlow's default); then off on a model without `supports_thinking`, with a warning
- * when the request or the agent asked for it.
- */
-function runThinking(options: RunCallOptions, custom: CustomAgent | undefined, model: ModelConfig, logger: Logger): boolean {
-  const fromContext = options.context?.thinking_enabled;
-  if (fromContext !== undefined && typeof fromContext !== "boolean") {
-    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `context.thinking_enabled must be true or false, not ${JSON.stringify(fromContext)}`, {
-      where: "context.thinking_enabled",
-      hint: "Send thinking_enabled: true or false (or leave it out for the agent's default).",
-    });
-  }
-  const asked = options.thinking ?? fromContext ?? custom?.thinking;
-  if (asked && !model.supports_thinking) {
-    logger.warn(
-      { model: model.name, agent_name: custom?.name },
-      `thinking is off for this run: model "${model.name}" does not declare supports_thinking`,
-    );
-  }
-  return (asked ?? true) && model.supports_thinking;
-}
-
-export type ReasoningEffort = NonNullable<ModelConfig["reasoning_effort"]>;
-const EFFORTS: readonly ReasoningEffort[] = ["minimal", "low", "medium", "high"];
-
-/** A run context's `reasoning_effort`, as `agentFor` reads it (validated when the run began). */
-function contextEffort(context: Record<string, unknown>): ReasoningEffort | undefined {
-  const effort = context.reasoning_effort;
-  return EFFORTS.includes(effort as ReasoningEffort) ? (effort as ReasoningEffort) : undefined;
-}
-
-/**
- * A run's reasoning effort: the request's (`reasoningEffort`, else `context.reasoning_effort`), checked; undefined
- * (the entry's own applies) when none was asked, when thinking is off, or on a model without `supports_thinking`.
- */
-function runReasoningEffort(options: RunCallOptions, model: ModelConfig, thinking: boolean, logger: Logger): ReasoningEffort | undefined {
-  const fromContext = options.context?.reasoning_effort;
-  const asked = options.reasoningEffort ?? fromContext;
-  if (asked === undefined) return undefined;
-  if (!EFFORTS.includes(asked as ReasoningEffort)) {
-    const where = options.reasoningEffort === undefined ? "context.reasoning_effort" : "reasoning_effort";
-    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `${where} must be one of ${EFFORTS.join(", ")}, not ${JSON.stringify(asked)}`, {
-      where,
-      hint: "Send minimal, low, medium or high (or leave it out for the model's own reasoning_effort).",
-    });
-  }
-  if (!model.supports_thinking) {
-    logger.warn(
-      { model: model.name },
-      `reasoning_effort is ignored for this run: model "${model.name}" does not declare supports_thinking`,
-    );
-    return undefined;
-  }
-  return thinking ? (asked as ReasoningEffort) : undefined;
-}
 
 /** Drops the cached agents of every open client on this kernel; their next run rebuilds. */
 export function resetAgents(kernel: Kernel): void {
@@ -716,7 +660,19 @@ export class AntlerClient {
     const { kwargs } = turn.recorded(traceId, message, randomUUID());
     if (kwargs.multitask_strategy === "reject") await this.assertThreadIdle(runs, userId, threadId);
     await threads.touch(userId, threadId);
-    const record = await runs.create({ runId, threadId, userId, traceId, model: turn.modelName, kwargs, status: "pending" });
+    // Timestamps order a thread's queue: this run is created after every run already on the thread, even in the same ms.
+    const ahead = await runs.listActive(userId, threadId);
+    const after = ahead.at(-1)?.created_at;
+    const record = await runs.create({
+      runId,
+      threadId,
+      userId,
+      traceId,
+      model: turn.modelName,
+      kwargs,
+      status: "pending",
+      ...(after ? { after } : {}),
+    });
     if (kwargs.multitask_strategy === "interrupt") await this.interruptAhead(runs, record);
     this.queue?.wake();
     const { database } = await this.openStorage();

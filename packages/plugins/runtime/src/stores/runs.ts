@@ -195,6 +195,8 @@ export interface CreateRunInput {
   owner?: { id: string; leaseMs: number };
   /** `pending`: queued behind the thread's other runs until `promote` starts it. Default `running`. */
   status?: "pending" | "running";
+  /** Created strictly after this time (ISO-8601): the newest run ahead of it on its thread, so the queue keeps order. */
+  after?: string;
 }
 
 /** Why a run could not start on its thread: the run that holds it (or, with none running, the first queued one). */
@@ -403,7 +405,9 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
     return row ? { run_id: row.run_id, status: row.status as ThreadHolder["status"] } : null;
   };
   const insert = async (input: CreateRunInput): Promise<RunRecord> => {
-    const at = now().toISOString();
+    // Strictly after `after` (the thread's newest run), so runs queued within one millisecond keep their order.
+    const floor = input.after ? Date.parse(input.after) + 1 : Number.NEGATIVE_INFINITY;
+    const at = new Date(Math.max(now().getTime(), floor)).toISOString();
     const row: RunsTable = {
       run_id: input.runId,
       thread_id: input.threadId,
