@@ -153,7 +153,7 @@ export function batchCommands(): CliCommand[] {
     {
       name: "worker",
       summary:
-        "Run batch items from the configured database until SIGINT/SIGTERM (or, with --drain, until no work is left), and take over the runs of stopped instances (unless --no-runs).",
+        "Run batch items from the configured database until SIGINT/SIGTERM (or, with --drain, until no work is left), and execute queued runs and take over the runs of stopped instances (unless --no-runs).",
       usage: "antler worker [--concurrency n] [--drain] [--worker-id id] [--no-runs] [--config path]",
       async run(args, io) {
         const { values } = parse(args, {
@@ -185,7 +185,9 @@ export function batchCommands(): CliCommand[] {
         const runs =
           values["no-runs"] || values.drain ? undefined : new AntlerClient({ kernel: io.kernel, ...(hosting?.clientOptions ?? {}) });
         const detachRuns = runs && hosting ? await hosting.attach(runs) : undefined;
-        const releaseRuns = runs ? await runs.sweepWhileIdle() : undefined;
+        // It executes queued runs (those of `runs.execute: false` gateways) and, through the same heartbeat, takes over
+        // the runs of stopped instances.
+        const releaseRuns = runs ? await runs.executeQueued() : undefined;
         const shutdown = untilShutdown();
         void shutdown.reason.then((reason) => {
           write(io.stderr, `worker ${worker.workerId}: ${reason}, finishing items in flight (grace ${graceMs} ms)`);
@@ -212,7 +214,7 @@ export function batchCommands(): CliCommand[] {
           return 0;
         } finally {
           shutdown.dispose();
-          releaseRuns?.();
+          await releaseRuns?.();
           await runs?.cancelAll("worker stopping");
           await detachRuns?.();
           await runs?.close();

@@ -13,6 +13,7 @@ import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js"
 import { mountMcpRoutes } from "./mcp.js";
 import { methodGuard } from "./method-guard.js";
 import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
+import { cancelOnHangUp, enqueueAndWait } from "./queued-runs.js";
 import { declaredLength, payloadTooLarge, readBoundedBody, requestBodyChunks } from "./request-body.js";
 import {
   CALLER_DATA_LIMITS,
@@ -245,6 +246,15 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
   app.post("/api/threads/:id/runs/wait", async (c) => {
     const { message, onDisconnect, options: runOptions } = await prepareRun(c);
     const signal = onDisconnect === "continue" ? undefined : c.req.raw.signal;
+    if (!config.runs.execute) {
+      // Queued for an executor (`antler worker`); the answer is read from the run's logged events.
+      const { threadId, runId } = runOptions;
+      const userId = user(c);
+      const answered = signal ? cancelOnHangUp(client, signal, { userId, threadId, runId }) : () => {};
+      const deps = { client, runEvents: options.runEvents ?? null };
+      const result = await enqueueAndWait(deps, message, { ...runOptions, userId }, c.req.raw.signal).finally(answered);
+      return c.json(result, 200, { "x-run-id": result.run_id });
+    }
     const result = await client.invoke(message, { ...runOptions, signal });
     return c.json(result, 200, { "x-run-id": result.run_id });
   });

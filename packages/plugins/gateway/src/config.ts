@@ -189,14 +189,32 @@ export const gatewayConfigSchema = z
           .min(1, "must be at least 1 (1: never take a run over)")
           .max(100, "must be at most 100")
           .default(3),
+        /**
+         * Whether this instance executes runs. `true` (default): a run it accepts starts here at once, and it also
+         * executes runs queued by other instances when it has room. `false`: it executes none; a run it accepts is
+         * queued in the database for `antler worker` (or a gateway with `execute: true`), and the request streams it
+         * from the run event log. Needs `stream_bridge` sql or redis.
+         */
+        execute: z
+          .boolean({ error: "must be true (this instance executes runs) or false (it queues them for antler worker)" })
+          .default(true),
       })
       .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
         message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",
         path: ["lease_seconds"],
       })
-      .default({ heartbeat_seconds: 5, max_attempts: 3 }),
+      .default({ heartbeat_seconds: 5, max_attempts: 3, execute: true }),
   })
   .superRefine((config, issues) => {
+    // A run queued for a worker reaches its caller only through the log the worker writes its events to.
+    if (!config.runs.execute && config.stream_bridge.type === "none") {
+      issues.addIssue({
+        code: "custom",
+        path: ["runs", "execute"],
+        message:
+          "runs.execute false needs a run event log to stream queued runs from, but stream_bridge is none; set stream_bridge to sql (the default) or { type: redis, redis_url: ... }, or leave runs.execute true",
+      });
+    }
     // With no key to ask for, CORS for every origin would let any web page read and drive the API.
     if (config.auth.mode === "none" && config.cors.allow_origins.includes("*")) {
       issues.addIssue({

@@ -4,6 +4,7 @@ import type { Context, Hono } from "hono";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayEnv } from "./env.js";
 import { GatewayErrorCodes, HttpError } from "./errors.js";
+import { cancelOnHangUp, enqueueAndFollow } from "./queued-runs.js";
 import type { FollowedRunEvent } from "./routes.js";
 import { runErrorData } from "./run-events/frames.js";
 import type { RunEventLog } from "./run-events/log.js";
@@ -47,6 +48,7 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
     const { message, onDisconnect, options: runOptions } = await prepareRun(c);
     const traceId = c.get("traceId");
     const { runId, threadId } = runOptions;
+    if (!config.runs.execute) return queuedRunStream(c, options, { message, onDisconnect, runOptions, full });
     // With on_disconnect "cancel" (default), the peer going away (request signal) or the body being cancelled
     // aborts the run: an async generator cannot be closed while a step is pending, so the signal is what reaches
     // the model call in flight. With "continue" only a shutdown or a cancel request stops it.
@@ -143,6 +145,47 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
       keepAliveMs,
     });
     return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-run-id": runId } });
+  });
+}
+
+/**
+ * `runs.execute: false`: the run is queued for an executor (`antler worker`) and this response follows it from the run
+ * event log, frame for frame what a join from the start sends (the metadata frame is 1).
+ */
+async function queuedRunStream(
+  c: Context<GatewayEnv>,
+  options: RunStreamRouteOptions,
+  run: Omit<PreparedRun, "options"> & { runOptions: PreparedRun["options"]; full: boolean },
+): Promise<Response> {
+  const { client, config, logger, runEvents } = options;
+  const { runId, threadId } = run.runOptions;
+  const userId = options.user(c);
+  const hangUp = new AbortController();
+  const { signal: _signal, onAdmitted: _onAdmitted, ...queued } = run.runOptions;
+  const { items, traceId } = await enqueueAndFollow(
+    { client, runEvents },
+    run.message,
+    { ...queued, userId },
+    { full: run.full, signal: AbortSignal.any([c.req.raw.signal, hangUp.signal]) },
+  );
+  if (run.onDisconnect === "cancel") cancelOnHangUp(client, hangUp.signal, { userId, threadId, runId });
+  const body = sseBody<LoggedEvent>({
+    preamble: "",
+    items,
+    frame: (event) => sseFrameRaw(event.event, event.json, event.seq > 0 ? event.seq : undefined),
+    onError(error) {
+      logger.error({ err: error, run_id: runId }, "following a queued run's events failed");
+      return sseFrame("error", runErrorData(error, runId, traceId));
+    },
+    onCancel() {
+      hangUp.abort("client disconnected");
+      void items.return(undefined).catch(() => undefined);
+    },
+    keepAliveMs: config.sse_keepalive_seconds * 1000,
+  });
+  return new Response(body, {
+    status: 200,
+    headers: { ...SSE_HEADERS, "x-run-id": runId, "content-location": `/api/threads/${encodeURIComponent(threadId)}/runs/${runId}` },
   });
 }
 

@@ -174,7 +174,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   };
   // First, the gateway's own: a serving instance finishes a dead instance's runs even when no request comes in.
   const idleSweep = { plugin: "@antler/plugin-gateway (idle run sweep)", onServe: (c: AntlerClient) => c.sweepWhileIdle() };
-  for (const { plugin, onServe } of [idleSweep, ...collectServeHooks(client.kernel)]) {
+  // An executing instance also runs what other instances queued (`runs.execute: false` gateways) when it has room.
+  const queued = { plugin: "@antler/plugin-gateway (queued runs)", onServe: (c: AntlerClient) => c.executeQueued() };
+  const own = config.runs.execute ? [idleSweep, queued] : [idleSweep];
+  for (const { plugin, onServe } of [...own, ...collectServeHooks(client.kernel)]) {
     try {
       const stop = await onServe(client);
       if (typeof stop === "function") stops.push({ plugin, stop });

@@ -152,6 +152,25 @@ describe("runs.max_attempts in the gateway config", () => {
   });
 });
 
+describe("runs.execute in the gateway config", () => {
+  it("defaults to true (this instance executes runs) and accepts false", () => {
+    expect(parseGatewayConfig({ auth: { mode: "none" } }).runs.execute).toBe(true);
+    expect(parseGatewayConfig({ auth: { mode: "none" }, runs: { execute: false } }).runs.execute).toBe(false);
+  });
+
+  it.each([["yes"], [1], [null]])("rejects execute %j at runs.execute, saying what is allowed", (value) => {
+    expect(() => parseGatewayConfig({ auth: { mode: "none" }, runs: { execute: value as never } })).toThrow(
+      /runs\.execute.*must be true \(this instance executes runs\) or false \(it queues them for antler worker\)/s,
+    );
+  });
+
+  it("refuses execute false without a run event log to stream queued runs from", () => {
+    expect(() => parseGatewayConfig({ auth: { mode: "none" }, stream_bridge: "none", runs: { execute: false } })).toThrow(
+      /runs\.execute.*needs a run event log.*stream_bridge is none/s,
+    );
+  });
+});
+
 describe("runs.max_active in the gateway config", () => {
   it("is left to the client's default (derived from storage.postgres.pool.max) unless set, and reaches the client when set", () => {
     expect(clientOptionsOf(parseGatewayConfig({ auth: { mode: "none" } }))).toEqual({

@@ -22,7 +22,7 @@ interface BatchQueueEvent {
 }
 /** What the runtime publishes on `antler:runs:queue` (its `RunQueueEvent`). */
 type RunQueueEvent =
-  | { type: "started"; via: "new" | "takeover"; wait_ms: number }
+  | { type: "started"; via: "new" | "queue" | "takeover"; wait_ms: number }
   | { type: "taken_over"; run_id: string; attempt: number };
 interface SchedulerFiringEvent {
   trigger: string;
@@ -51,6 +51,7 @@ export class MetricsCollector {
   readonly pausedRuns: Gauge;
   /** Runs waiting in the queue (pending) on the database, counted at each scrape. */
   readonly pendingRuns: Gauge;
+  readonly oldestPendingSeconds: Gauge;
   private readonly queueWait: Histogram<"via">;
   private readonly runTakeovers: Counter;
   private readonly batchClaimed: Counter;
@@ -116,9 +117,14 @@ export class MetricsCollector {
       help: "Runs accepted and waiting to execute (queued behind their thread's other runs), on the gateway's database, counted at the scrape.",
       registers,
     });
+    this.oldestPendingSeconds = new Gauge({
+      name: `${p}runs_oldest_pending_seconds`,
+      help: "How long the oldest run waiting to execute has waited (0 when none waits), on the gateway's database, at the scrape. Growing: nothing executes queued runs (no antler worker, or all at capacity).",
+      registers,
+    });
     this.queueWait = new Histogram({
       name: `${p}run_queue_wait_seconds`,
-      help: "How long a run waited before this instance started executing it: since it was accepted (via new), or since its stopped instance's lease expired (via takeover).",
+      help: "How long a run waited before this instance started executing it: since it was accepted (via new, or via queue when another instance queued it), or since its stopped instance's lease expired (via takeover).",
       labelNames: ["via"],
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
       registers,

@@ -82,6 +82,8 @@ export default definePlugin({
             if (paused !== undefined) collector.pausedRuns.set(paused);
             const pending = await client.countPendingRuns().catch(() => undefined);
             if (pending !== undefined) collector.pendingRuns.set(pending);
+            const oldest = await client.oldestPendingRunWaitMs().catch(() => undefined);
+            if (oldest !== undefined) collector.oldestPendingSeconds.set(oldest / 1000);
             return new Response(await collector.registry.metrics(), {
               status: 200,
               headers: { "content-type": collector.registry.contentType },

@@ -89,6 +89,7 @@ export {
   WRITE_TODOS_TOOL,
 } from "./middleware/index.js";
 export { default } from "./plugin.js";
+export { QUEUE_NOTIFICATIONS_TOKEN, type QueueNotifications, queueChannel } from "./queue-notifications.js";
 export { provideRunResumeCheck, type RunResumeCheck, type RunResumeRequest, vetResume } from "./resume-checks.js";
 export { INTERNAL_PRINCIPAL, type Principal, type SanitizedContext, SERVER_OWNED_CONTEXT_KEYS, sanitizeRunContext } from "./run-context.js";
 export { RUN_HOSTING_TOKEN, type RunHosting } from "./run-hosting.js";

@@ -36,6 +36,22 @@ export default definePlugin({
       },
     });
     const storage = ctx.kernelConfig.storage;
+    // Wakes executors of queued runs in other processes at once (LISTEN/NOTIFY), instead of at their next poll.
+    // Same registry key as the runtime's QUEUE_NOTIFICATIONS_TOKEN.
+    if (storage.backend === "postgres") {
+      ctx.provide(
+        { key: Symbol.for("@antler/plugin-runtime/queue-notifications"), name: "plugin-runtime.queue-notifications" },
+        {
+          useValue: Object.freeze({
+            async listen(channel: string, onNotify: () => void) {
+              const postgres = await import("./postgres.js");
+              const url = postgres.requirePostgresUrl(storage, "the run queue's notifications");
+              return postgres.listenPostgres(url, channel, onNotify, ctx.logger);
+            },
+          }),
+        },
+      );
+    }
     // The command belongs to whichever plugin holds the checkpoints.
     if ((storage.checkpointer ?? storage.backend) === "postgres") {
       ctx.commands.add({

@@ -264,3 +264,31 @@ export async function openPostgresCheckpointer(url: string, options: PostgresChe
     },
   };
 }
+
+/**
+ * LISTEN on `channel` over a connection of its own (never a pooled one: a pooled connection is handed to other
+ * statements between uses, and would miss notifications or hold them up). Resolves with the function that stops.
+ */
+export async function listenPostgres(
+  url: string,
+  channel: string,
+  onNotify: () => void,
+  logger?: { warn(obj: object, msg: string): void },
+): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("notification", (message) => {
+    if (message.channel === channel) onNotify();
+  });
+  // A dropped connection loses wake-ups, not work: executors still poll.
+  client.on("error", (error) => logger?.warn({ err: redactText(error.message) }, "the queue's LISTEN connection failed; polling only"));
+  try {
+    await client.connect();
+    await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw postgresUnavailable(url, "the run queue's notifications", error);
+  }
+  return async () => {
+    await client.end().catch(() => undefined);
+  };
+}

@@ -14,8 +14,6 @@ import {
   getCurrentTraceId,
   isAntlerError,
   type Kernel,
-  type Logger,
-  type ModelConfig,
   type ModelInfo,
   requestTraceContext,
   TRACE_METADATA_KEY,
@@ -24,6 +22,7 @@ import {
 import { withRunContext } from "@antler/kernel/authoring";
 import { HumanMessage, RemoveMessage } from "@langchain/core/messages";
 import { type BaseCheckpointSaver, Command, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
+import { sql } from "kysely";
 import type { ReactAgent } from "langchain";
 import { admitRun, admittedModels } from "../admission.js";
 import {
@@ -40,6 +39,7 @@ import {
 } from "../agents.js";
 import { runtimeConfig, subagentsEnabled } from "../config.js";
 import { RuntimeErrorCodes } from "../errors.js";
+import { QUEUE_NOTIFICATIONS_TOKEN, queueChannel } from "../queue-notifications.js";
 import { vetResume } from "../resume-checks.js";
 import { type Principal, sanitizeRunContext } from "../run-context.js";
 import { type Artifact, readArtifact } from "../stores/artifacts.js";
@@ -77,8 +77,12 @@ import {
 } from "./events.js";
 import { buildLeadAgent } from "./lead-agent.js";
 import { type MessagePageRequest, readMessagePage } from "./message-page.js";
+import { QueueExecutor } from "./queue.js";
+import { contextEffort, type ReasoningEffort, runReasoningEffort, runThinking } from "./run-options.js";
 import { type ThreadCheckpoint, type ThreadHistoryOptions, toThreadCheckpoint, type UpdateThreadStateOptions } from "./thread-state.js";
 import { toolFingerprint } from "./tool-fingerprint.js";
+
+export type { ReasoningEffort } from "./run-options.js";
 
 export interface AntlerClientOptions {
   /** A booted kernel. The client starts it if it is not started yet. */
@@ -251,6 +255,8 @@ interface RunStart {
    * and the trace id of the request that resumed it (logged as the link).
    */
   resumed?: { cause: "resume" | "timeout" | "takeover"; interruptId?: string; by: string | null };
+  /** A queued run claimed from the run store (`enqueue`): its first start, under its recorded trace id. */
+  queued?: boolean;
   /** Which attempt of the run this process holds (its record's `attempt`); default 1. */
   attempt?: number;
   /** Since when (epoch ms) the run has waited to execute, when not since this call (a takeover: its lease's expiry). */
@@ -282,7 +288,7 @@ const DEFAULT_HEARTBEAT_MS = 5000;
  */
 export const RUN_QUEUE_CHANNEL = "antler:runs:queue";
 export type RunQueueEvent =
-  | { type: "started"; via: "new" | "takeover"; wait_ms: number }
+  | { type: "started"; via: "new" | "queue" | "takeover"; wait_ms: number }
   | { type: "taken_over"; run_id: string; attempt: number };
 const runQueueChannel = channel(RUN_QUEUE_CHANNEL);
 /** `runs.max_attempts` when not given: a run is taken over at most twice. */
@@ -319,63 +325,6 @@ export interface ThreadDetails extends ThreadRecord {
 // Every open client per kernel, so a plugin that changes what agents are built from (skills, memory, custom
 // agents) can drop their cached agents without holding a client.
 const openClients = new WeakMap<Kernel, Set<AntlerClient>>();
-
-/**
- * A run's thinking switch: the request (`thinking`, else a boolean `context.thinking_enabled`), else the custom
- * agent's default, else on (DeerFlow's default); then off on a model without `supports_thinking`, with a warning
- * when the request or the agent asked for it.
- */
-function runThinking(options: RunCallOptions, custom: CustomAgent | undefined, model: ModelConfig, logger: Logger): boolean {
-  const fromContext = options.context?.thinking_enabled;
-  if (fromContext !== undefined && typeof fromContext !== "boolean") {
-    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `context.thinking_enabled must be true or false, not ${JSON.stringify(fromContext)}`, {
-      where: "context.thinking_enabled",
-      hint: "Send thinking_enabled: true or false (or leave it out for the agent's default).",
-    });
-  }
-  const asked = options.thinking ?? fromContext ?? custom?.thinking;
-  if (asked && !model.supports_thinking) {
-    logger.warn(
-      { model: model.name, agent_name: custom?.name },
-      `thinking is off for this run: model "${model.name}" does not declare supports_thinking`,
-    );
-  }
-  return (asked ?? true) && model.supports_thinking;
-}
-
-export type ReasoningEffort = NonNullable<ModelConfig["reasoning_effort"]>;
-const EFFORTS: readonly ReasoningEffort[] = ["minimal", "low", "medium", "high"];
-
-/** A run context's `reasoning_effort`, as `agentFor` reads it (validated when the run began). */
-function contextEffort(context: Record<string, unknown>): ReasoningEffort | undefined {
-  const effort = context.reasoning_effort;
-  return EFFORTS.includes(effort as ReasoningEffort) ? (effort as ReasoningEffort) : undefined;
-}
-
-/**
- * A run's reasoning effort: the request's (`reasoningEffort`, else `context.reasoning_effort`), checked; undefined
- * (the entry's own applies) when none was asked, when thinking is off, or on a model without `supports_thinking`.
- */
-function runReasoningEffort(options: RunCallOptions, model: ModelConfig, thinking: boolean, logger: Logger): ReasoningEffort | undefined {
-  const fromContext = options.context?.reasoning_effort;
-  const asked = options.reasoningEffort ?? fromContext;
-  if (asked === undefined) return undefined;
-  if (!EFFORTS.includes(asked as ReasoningEffort)) {
-    const where = options.reasoningEffort === undefined ? "context.reasoning_effort" : "reasoning_effort";
-    throw new AntlerError(ErrorCodes.CONFIG_INVALID, `${where} must be one of ${EFFORTS.join(", ")}, not ${JSON.stringify(asked)}`, {
-      where,
-      hint: "Send minimal, low, medium or high (or leave it out for the model's own reasoning_effort).",
-    });
-  }
-  if (!model.supports_thinking) {
-    logger.warn(
-      { model: model.name },
-      `reasoning_effort is ignored for this run: model "${model.name}" does not declare supports_thinking`,
-    );
-    return undefined;
-  }
-  return thinking ? (asked as ReasoningEffort) : undefined;
-}
 
 /** Drops the cached agents of every open client on this kernel; their next run rebuilds. */
 export function resetAgents(kernel: Kernel): void {
@@ -415,6 +364,8 @@ export class AntlerClient {
   private readonly timingOut = new Set<string>();
   /** Runs this client took over from a stopped instance and is continuing, so a round does not take one twice. */
   private readonly takingOver = new Set<string>();
+  /** The executor of queued runs (`executeQueued`), while one runs. */
+  private queue: QueueExecutor | undefined;
   private readonly maxAttempts: number;
   /** Holders of `sweepWhileIdle` (a serving gateway): while any, the heartbeat goes on with no live runs. */
   private idleSweepers = 0;
@@ -591,6 +542,55 @@ export class AntlerClient {
   }
 
   private async *runTurn(message: string, options: RunCallOptions): AsyncGenerator<StreamEvent, void, undefined> {
+    const turn = await this.prepareTurn(options);
+    const { userId, threadId } = turn;
+    const { threads, runs } = await this.openStorage();
+    const human = new HumanMessage({ content: message, id: randomUUID() });
+    yield* this.execute({
+      userId,
+      threadId,
+      modelName: turn.modelName,
+      thinking: turn.thinking,
+      traceId: options.traceId,
+      runId: options.runId,
+      signal: options.signal,
+      input: { messages: [human] },
+      inputMessageId: human.id as string,
+      onAdmitted: options.onAdmitted,
+      record: async ({ traceId, runId, run, admitted }) => {
+        const { context, callerMetadata, kwargs } = turn.recorded(traceId, message, human.id as string);
+        await threads.touch(userId, threadId);
+        const strategy = kwargs.multitask_strategy;
+        const input = {
+          runId,
+          threadId,
+          userId,
+          traceId,
+          model: turn.modelName,
+          kwargs,
+          owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
+        };
+        if (strategy === "reject") {
+          await runs.startExclusive(input);
+          admitted("running");
+          return { context, callerMetadata, custom: turn.custom };
+        }
+        const record = await runs.create({ ...input, status: "pending" });
+        admitted("pending");
+        if (strategy === "interrupt") await this.interruptAhead(runs, record);
+        await this.waitTurn(runs, record, run.cancelled);
+        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
+        return { context, callerMetadata, custom: await turn.loadAgent() };
+      },
+    });
+  }
+
+  /**
+   * What every new run checks and decides before anything of it is recorded (the same for a run started here and one
+   * queued): the user, thread, custom agent, model, thinking and effort, and the admission checks (role, model,
+   * budget), which refuse it. `recorded` builds what its record keeps once its trace and run ids exist.
+   */
+  private async prepareTurn(options: RunCallOptions) {
     const userId = assertSafeId("user", options.userId ?? this.defaultUser);
     const threadId = assertSafeId("thread", options.threadId ?? randomUUID());
     const bootstrap = options.bootstrap === true || options.context?.is_bootstrap === true;
@@ -616,63 +616,74 @@ export class AntlerClient {
       traceId: options.traceId,
       spentSince: async (since) => (await this.openStorage()).runs.costSince(userId, since),
     });
+    const recorded = (traceId: string, message: string, inputMessageId: string) => {
+      const { context } = sanitizeRunContext(options.context, {
+        principal,
+        traceId,
+        server: {
+          thread_id: threadId,
+          user_id: userId,
+          model_name: modelName,
+          thinking_enabled: thinking,
+          ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
+          ...(userRole !== undefined ? { user_role: userRole } : {}),
+          ...(agentName !== undefined ? { agent_name: agentName } : {}),
+          ...(bootstrap ? { is_bootstrap: true } : {}),
+        },
+      });
+      // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
+      // and the logs must agree on one id.
+      const callerMetadata: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
+      const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
+      const multitask_strategy: MultitaskStrategy = options.multitaskStrategy ?? "reject";
+      const kwargs = { input: message, input_message_id: inputMessageId, context, metadata, multitask_strategy };
+      return { context, callerMetadata, kwargs };
+    };
+    return { userId, threadId, modelName, thinking, custom, loadAgent, recorded };
+  }
+
+  /**
+   * Records a run as queued work (`pending`, no owner) and returns its record, without running it: an executor
+   * (`executeQueued`, in this process or another on the database: a gateway, `antler worker`) claims and runs it, and
+   * its events reach the run observers there (the run event log, so any gateway can stream it). The same checks as
+   * `stream` refuse it first (role, model, budget); `multitaskStrategy` `reject` refuses a busy thread with
+   * THREAD_BUSY, `enqueue` queues behind the thread's runs, `interrupt` cancels them first. This client's capacity
+   * does not apply (it does not run it).
+   */
+  async enqueue(message: string, options: Omit<RunCallOptions, "signal" | "onAdmitted"> = {}): Promise<RunRecord> {
+    const turn = await this.prepareTurn(options);
+    const { userId, threadId } = turn;
     const { threads, runs } = await this.openStorage();
-    const human = new HumanMessage({ content: message, id: randomUUID() });
-    yield* this.execute({
-      userId,
+    const traceId = ensureTraceContext(options.traceId, (id) => id);
+    const runId = options.runId ?? randomUUID();
+    const { kwargs } = turn.recorded(traceId, message, randomUUID());
+    if (kwargs.multitask_strategy === "reject") await this.assertThreadIdle(runs, userId, threadId);
+    await threads.touch(userId, threadId);
+    // Timestamps order a thread's queue: this run is created after every run already on the thread, even in the same ms.
+    const ahead = await runs.listActive(userId, threadId);
+    const after = ahead.at(-1)?.created_at;
+    const record = await runs.create({
+      runId,
       threadId,
-      modelName,
-      thinking,
-      traceId: options.traceId,
-      runId: options.runId,
-      signal: options.signal,
-      input: { messages: [human] },
-      inputMessageId: human.id as string,
-      onAdmitted: options.onAdmitted,
-      record: async ({ traceId, runId, run, admitted }) => {
-        const { context } = sanitizeRunContext(options.context, {
-          principal,
-          traceId,
-          server: {
-            thread_id: threadId,
-            user_id: userId,
-            model_name: modelName,
-            thinking_enabled: thinking,
-            ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
-            ...(userRole !== undefined ? { user_role: userRole } : {}),
-            ...(agentName !== undefined ? { agent_name: agentName } : {}),
-            ...(bootstrap ? { is_bootstrap: true } : {}),
-          },
-        });
-        // Caller metadata is copied, never mutated, and the stamp always wins: the persisted run, the header
-        // and the logs must agree on one id.
-        const callerMetadata: Record<string, unknown> = {};
-        for (const [key, value] of Object.entries(options.metadata ?? {})) if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
-        const metadata = { ...callerMetadata, [TRACE_METADATA_KEY]: traceId };
-        await threads.touch(userId, threadId);
-        const strategy = options.multitaskStrategy ?? "reject";
-        const input = {
-          runId,
-          threadId,
-          userId,
-          traceId,
-          model: modelName,
-          kwargs: { input: message, input_message_id: human.id, context, metadata, multitask_strategy: strategy },
-          owner: { id: this.instanceId, leaseMs: this.leases.leaseMs },
-        };
-        if (strategy === "reject") {
-          await runs.startExclusive(input);
-          admitted("running");
-          return { context, callerMetadata, custom };
-        }
-        const record = await runs.create({ ...input, status: "pending" });
-        admitted("pending");
-        if (strategy === "interrupt") await this.interruptAhead(runs, record);
-        await this.waitTurn(runs, record, run.cancelled);
-        // The run ahead may have changed the agent (update_agent); this turn uses what it left.
-        return { context, callerMetadata, custom: await loadAgent() };
-      },
+      userId,
+      traceId,
+      model: turn.modelName,
+      kwargs,
+      status: "pending",
+      ...(after ? { after } : {}),
     });
+    if (kwargs.multitask_strategy === "interrupt") await this.interruptAhead(runs, record);
+    this.queue?.wake();
+    const { database } = await this.openStorage();
+    if (database.dialect === "postgres") {
+      // Executors in other processes LISTEN on it; a lost notification only delays the run to their next poll.
+      const channel = queueChannel(this.kernel.config.storage.postgres_schema);
+      await sql`select pg_notify(${channel}, '')`.execute(database.db).catch((err: unknown) => {
+        this.kernel.logger.warn({ err, run_id: record.run_id }, "could not announce a queued run; executors find it at their next poll");
+      });
+    }
+    return record;
   }
 
   /**
@@ -705,6 +716,12 @@ export class AntlerClient {
   async countPendingRuns(): Promise<number> {
     const { runs } = await this.openStorage();
     return runs.countPending();
+  }
+
+  /** How long the oldest pending run on this database has waited, in ms (0: none waits); the `/metrics` gauge. */
+  async oldestPendingRunWaitMs(): Promise<number> {
+    const { runs } = await this.openStorage();
+    return runs.oldestPendingWaitMs();
   }
 
   /** How many runs are paused on this database, across users (the `/metrics` gauge). */
@@ -807,7 +824,7 @@ export class AntlerClient {
     const { saver, runs } = await this.openStorage();
     if (this.kernel.status === "booted") await this.kernel.start();
     // A resumed run keeps its own trace id whatever scope resumes it (a request's, the heartbeat's).
-    const scoped = start.resumed ? requestTraceContext : ensureTraceContext;
+    const scoped = start.resumed || start.queued ? requestTraceContext : ensureTraceContext;
     const run = await scoped(start.traceId, (scopeId) =>
       this.kernel.beginRun({ threadId, userId, signal: start.signal, traceId: scopeId, runId: start.runId }),
     );
@@ -868,7 +885,8 @@ export class AntlerClient {
       // Running from here on: its record's end, pause, checkpoints and non-idempotent tool calls are fenced.
       live.fence = { ownerId: this.instanceId, attempt: start.attempt ?? 1 };
       if (runQueueChannel.hasSubscribers && start.resumed?.cause !== "resume" && start.resumed?.cause !== "timeout") {
-        const event: RunQueueEvent = { type: "started", via: start.resumed ? "takeover" : "new", wait_ms: Date.now() - acceptedAt };
+        const via = start.resumed ? "takeover" : start.queued ? "queue" : "new";
+        const event: RunQueueEvent = { type: "started", via, wait_ms: Date.now() - acceptedAt };
         runQueueChannel.publish(event);
       }
       context = prepared.context;
@@ -1038,8 +1056,9 @@ export class AntlerClient {
         if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
         if (recorded) this.pruner.request(checkpointThreadId(userId, threadId), traceId);
         settle();
-        // The thread may be free now: queued runs of this client look again at once.
+        // The thread may be free now: queued runs of this client look again at once, and so does its executor.
         for (const wake of [...this.turnWaiters]) wake();
+        this.queue?.wake();
       }
     }
   }
@@ -1349,6 +1368,8 @@ export class AntlerClient {
       return answer(requireRun(await runs.get(userId, runId, { sweep: false }), threadId, runId).status);
     }
     if (record.status !== "running" && record.status !== "pending") throw alreadyEnded(runId, record.status);
+    // Queued and not claimed by any executor: nothing runs it, so ending its record is the whole cancel.
+    if (record.status === "pending" && (await runs.cancelQueued(runId))) return answer("cancelled");
     if ((await runs.sweepExpired({ runIds: [runId], as: "cancelled" })).length > 0) return answer("cancelled");
     if (!(await runs.requestCancel(runId))) {
       // It ended between the read and the request.
@@ -1388,7 +1409,7 @@ export class AntlerClient {
       if (!ahead) continue;
       const live = this.live.get(other.run_id);
       if (live) live.abort("interrupted by a newer run on the thread (multitask_strategy interrupt)");
-      else await runs.requestCancel(other.run_id);
+      else if (!(await runs.cancelQueued(other.run_id))) await runs.requestCancel(other.run_id);
     }
     // A paused run ahead holds the thread too; nothing runs it, so ending its record is the cancel.
     for (const paused of await runs.listPaused({ userId: record.user_id, threadId: record.thread_id })) {
@@ -1686,6 +1707,58 @@ export class AntlerClient {
   }
 
   /**
+   * Executes queued runs (`enqueue`d here or by any process on the database) until the returned function is called:
+   * claims as many as this client has room for (`maxActiveRuns`), oldest first and in each thread's order, and runs
+   * each like a taken-over run but as its first start (attempt 1, under its recorded trace id), its events going to
+   * this client's observers. Woken at once by runs queued or ended in this client, otherwise every `pollMs`
+   * (default `DEFAULT_QUEUE_POLL_MS`). Keeps the heartbeat going (leases, takeovers) while it executes.
+   */
+  async executeQueued(options: { pollMs?: number } = {}): Promise<() => Promise<void>> {
+    if (this.queue) {
+      throw new AntlerError(RuntimeErrorCodes.STATE_CONFLICT, "this client already executes queued runs", {
+        hint: "Call executeQueued() once per client; stop it with the function it returned before calling it again.",
+      });
+    }
+    const { runs, maxActiveRuns, database } = await this.openStorage();
+    const release = await this.sweepWhileIdle();
+    const queue = new QueueExecutor(
+      {
+        room: () => maxActiveRuns - this.admittedRuns,
+        claim: (limit) => runs.claimQueued({ id: this.instanceId, leaseMs: this.leases.leaseMs }, limit),
+        start: (record) => this.startQueued(record),
+        logger: this.kernel.logger,
+      },
+      options.pollMs,
+    );
+    this.queue = queue;
+    // On PostgreSQL, a run queued by another process wakes this executor at once (NOTIFY from `enqueue`).
+    const notifications = database.dialect === "postgres" ? this.kernel.scope.tryResolve(QUEUE_NOTIFICATIONS_TOKEN) : undefined;
+    const unlisten = await notifications
+      ?.listen(queueChannel(this.kernel.config.storage.postgres_schema), () => queue.wake())
+      .catch((err: unknown) => {
+        this.kernel.logger.warn({ err }, "could not LISTEN for queued runs; this executor polls for them");
+        return undefined;
+      });
+    return async () => {
+      if (this.queue === queue) this.queue = undefined;
+      await unlisten?.();
+      await queue.stop();
+      release();
+    };
+  }
+
+  /** A claimed queued run, started in the background; it holds a slot (and its lease is renewed) from here on. */
+  private startQueued(record: RunRecord): void {
+    this.takingOver.add(record.run_id);
+    this.admittedRuns += 1;
+    const claim = { runId: record.run_id, userId: record.user_id, attempt: 1, leaseExpiredAt: record.created_at, queued: true };
+    void this.continueTakenOver(null, claim, record).finally(() => {
+      this.admittedRuns -= 1;
+      this.takingOver.delete(record.run_id);
+    });
+  }
+
+  /**
    * Takes over running runs whose instance stopped (their lease expired), as many as this client has room for, and
    * continues each in the background from its last checkpoint under the same run and trace id. Runs past
    * `maxAttempts` end as errors instead.
@@ -1723,22 +1796,26 @@ export class AntlerClient {
   }
 
   private async continueTakenOver(
-    upkeep: RunStore,
-    claim: { runId: string; userId: string; attempt: number; leaseExpiredAt: string },
+    store: RunStore | null,
+    claim: { runId: string; userId: string; attempt: number; leaseExpiredAt: string; queued?: boolean },
+    claimed?: RunRecord,
   ): Promise<void> {
     const log = this.kernel.logger.child({ run_id: claim.runId, attempt: claim.attempt });
     let started = false;
+    const upkeep = store ?? (await this.openStorage()).runs;
     try {
-      const record = await upkeep.get(claim.userId, claim.runId, { sweep: false });
+      // A queued run's claim returned its record; a takeover's is read here.
+      const record = claimed ?? (await upkeep.get(claim.userId, claim.runId, { sweep: false }));
       if (!record) return;
-      log.warn({ trace_id: record.trace_id }, "took over a run whose process stopped; continuing it from its last checkpoint");
+      if (claim.queued) log.debug({ trace_id: record.trace_id }, "executing a queued run");
+      else log.warn({ trace_id: record.trace_id }, "took over a run whose process stopped; continuing it from its last checkpoint");
       for await (const _ of this.takeoverTurn(record, claim, () => {
         started = true;
       })) {
         // Nobody reads a taken-over run's stream here; its observers (the run event log) carry it to followers.
       }
     } catch (err) {
-      log.warn({ err }, "a taken-over run ended with an error");
+      log.warn({ err }, claim.queued ? "a queued run ended with an error" : "a taken-over run ended with an error");
       // Failed before it ran (its agent could not be built): end it here rather than leave it to expire again.
       if (!started) {
         const error = err instanceof Error ? err.message : String(err);
@@ -1747,10 +1824,13 @@ export class AntlerClient {
     }
   }
 
-  /** A taken-over run's turn: its recorded context and agent, from the thread's last checkpoint (or its input). */
+  /**
+   * A taken-over run's turn: its recorded context and agent, from the thread's last checkpoint (or its input). With
+   * `queued`, a queued run's first start instead: its recorded input, attempt 1, no `run_resumed`.
+   */
   private async *takeoverTurn(
     record: RunRecord,
-    claim: { attempt: number; leaseExpiredAt: string },
+    claim: { attempt: number; leaseExpiredAt: string; queued?: boolean },
     onStart: () => void,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const { user_id: userId, thread_id: threadId, run_id: runId } = record;
@@ -1769,27 +1849,34 @@ export class AntlerClient {
         : await requireCustomAgent(this.kernel, { userId, name: agentName });
     const { saver } = await this.openStorage();
     const thinking = context.thinking_enabled === true;
-    const agent = await requestTraceContext(record.trace_id, () =>
-      this.agentFor({ userId, modelName: record.model, thinking, context, saver, custom }),
-    );
+    // Only a takeover reads the checkpoint (through the agent's graph); `execute` builds the agent for the run itself.
+    const graphState = async () => {
+      const agent = await requestTraceContext(record.trace_id, () =>
+        this.agentFor({ userId, modelName: record.model, thinking, context, saver, custom }),
+      );
+      return agent.graph.getState(config);
+    };
     const config = { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } };
     let seen: TakeoverState | undefined;
-    const { input, inputMessageId } = await takeoverInput(
-      async () => {
-        seen = (await agent.graph.getState(config)) as TakeoverState;
-        return seen;
-      },
-      { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },
-    );
-    this.kernel.logger.debug(
-      {
-        run_id: runId,
-        from: input === null ? "checkpoint" : "recorded input",
-        messages: seen?.values?.messages?.length ?? 0,
-        next: seen?.next ?? [],
-      },
-      "where a taken-over run continues",
-    );
+    const { input, inputMessageId } = claim.queued
+      ? queuedInput(record)
+      : await takeoverInput(
+          async () => {
+            seen = (await graphState()) as TakeoverState;
+            return seen;
+          },
+          { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },
+        );
+    if (!claim.queued)
+      this.kernel.logger.debug(
+        {
+          run_id: runId,
+          from: input === null ? "checkpoint" : "recorded input",
+          messages: seen?.values?.messages?.length ?? 0,
+          next: seen?.next ?? [],
+        },
+        "where a taken-over run continues",
+      );
     const callerMetadata: Record<string, unknown> = {};
     for (const [key, value] of Object.entries((record.kwargs.metadata as Record<string, unknown> | undefined) ?? {})) {
       if (!TRACE_KEYS.has(key)) callerMetadata[key] = value;
@@ -1805,7 +1892,7 @@ export class AntlerClient {
       input,
       inputMessageId,
       onAdmitted: undefined,
-      resumed: { cause: "takeover", by: null },
+      ...(claim.queued ? { queued: true } : { resumed: { cause: "takeover" as const, by: null } }),
       attempt: claim.attempt,
       waitingSince: Date.parse(claim.leaseExpiredAt),
       record: async ({ admitted }) => {
@@ -2045,4 +2132,11 @@ function lastAiText(messages: readonly SerializedMessage[], fallback: string): s
     if (m?.type === "ai") return m.content;
   }
   return fallback;
+}
+
+/** A queued run's graph input: the message its record keeps, under the id recorded with it. */
+function queuedInput(record: RunRecord): { input: unknown; inputMessageId: string | undefined } {
+  const inputMessageId = typeof record.kwargs.input_message_id === "string" ? record.kwargs.input_message_id : randomUUID();
+  const text = typeof record.kwargs.input === "string" ? record.kwargs.input : "";
+  return { input: { messages: [new HumanMessage({ content: text, id: inputMessageId })] }, inputMessageId };
 }

@@ -1,6 +1,7 @@
 import { type AntlerDatabase, AntlerError, type Migration, redactSecrets } from "@antler/kernel";
 import { type Kysely, sql } from "kysely";
 import { RuntimeErrorCodes } from "../errors.js";
+import { cancelQueuedRun, claimQueuedRuns, oldestQueuedWaitMs } from "./run-queue.js";
 import { forgetRunToolCalls, type RunFence, type TakeoverRound, takeOverExpired, takeoverMigration } from "./run-takeover.js";
 import type { RunsTable } from "./runs-table.js";
 
@@ -194,6 +195,8 @@ export interface CreateRunInput {
   owner?: { id: string; leaseMs: number };
   /** `pending`: queued behind the thread's other runs until `promote` starts it. Default `running`. */
   status?: "pending" | "running";
+  /** Created strictly after this time (ISO-8601): the newest run ahead of it on its thread, so the queue keeps order. */
+  after?: string;
 }
 
 /** Why a run could not start on its thread: the run that holds it (or, with none running, the first queued one). */
@@ -298,6 +301,15 @@ export interface RunStore {
   takeOver(owner: { id: string; leaseMs: number }, options: { maxAttempts: number; limit: number }): Promise<TakeoverRound>;
   /** Runs waiting in the queue (pending), across users: the operators' gauge. */
   countPending(): Promise<number>;
+  /** How long the oldest pending run has waited, in ms (0: none waits). */
+  oldestPendingWaitMs(): Promise<number>;
+  /**
+   * Claims up to `limit` queued runs (`enqueue`d: pending with no owner) that may start now, oldest first and in
+   * each thread's order, as running under `owner`'s lease, attempt 1. Of executors claiming at once, one gets each run.
+   */
+  claimQueued(owner: { id: string; leaseMs: number }, limit: number): Promise<RunRecord[]>;
+  /** Ends a queued run that no executor has claimed as `cancelled`; false when it is not (any more) queued. */
+  cancelQueued(runId: string): Promise<boolean>;
   /**
    * Paused → running under `owner`, only if it is still paused (and, with `interruptId`, still waits on that
    * interrupt): of two instances resuming at once, exactly one gets the run. Returns what the pause kept, or null.
@@ -393,7 +405,9 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
     return row ? { run_id: row.run_id, status: row.status as ThreadHolder["status"] } : null;
   };
   const insert = async (input: CreateRunInput): Promise<RunRecord> => {
-    const at = now().toISOString();
+    // Strictly after `after` (the thread's newest run), so runs queued within one millisecond keep their order.
+    const floor = input.after ? Date.parse(input.after) + 1 : Number.NEGATIVE_INFINITY;
+    const at = new Date(Math.max(now().getTime(), floor)).toISOString();
     const row: RunsTable = {
       run_id: input.runId,
       thread_id: input.threadId,
@@ -634,6 +648,11 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         .executeTakeFirst();
       return Number(row?.n ?? 0);
     },
+    oldestPendingWaitMs: () => oldestQueuedWaitMs(database.db as never, now()),
+    async claimQueued(owner, limit) {
+      return (await claimQueuedRuns(database.db as never, database.dialect, owner, { limit, now: now() })).map(toRecord);
+    },
+    cancelQueued: (runId) => cancelQueuedRun(database.db as never, runId, now()),
     async claimPaused(runId, owner, interruptId) {
       const row = await db.selectFrom(RUNS_TABLE).select(["interrupt", "status"]).where("run_id", "=", runId).executeTakeFirst();
       if (row?.status !== "paused" || !row.interrupt) return null;
