@@ -10,6 +10,7 @@ import type { GatewayConfig } from "./config.js";
 import { assertJsonContentType, hostCheck, sameOriginCheck } from "./cross-site.js";
 import type { GatewayEnv } from "./env.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
+import { followedEvents } from "./follow-run.js";
 import { mountMcpRoutes } from "./mcp.js";
 import { methodGuard } from "./method-guard.js";
 import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
@@ -25,7 +26,7 @@ import {
 } from "./request-limits.js";
 import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
-import { followedEvents, mountRunStreamRoutes } from "./run-stream.js";
+import { mountRunStreamRoutes } from "./run-stream.js";
 import { mountThreadActionRoutes } from "./thread-actions.js";
 import { firstUsableTraceId } from "./trace-edge.js";
 

@@ -1,9 +1,9 @@
 import { AntlerError, type ErrorCode } from "@antler/kernel";
 import type { AntlerClient, RunCallOptions, RunResult } from "@antler/plugin-runtime";
 import { GatewayErrorCodes } from "./errors.js";
+import { followedEvents, followRun } from "./follow-run.js";
 import type { RunEventLog } from "./run-events/log.js";
 import type { LoggedEvent } from "./run-events/store.js";
-import { followedEvents, followRun } from "./run-stream.js";
 
 // `runs.execute: false`: this gateway executes no run. A run it accepts is recorded as queued work (`enqueue`) for an
 // executor (`antler worker`, or a gateway with `runs.execute: true`), and the request follows it from the run event
