@@ -51,6 +51,14 @@ export function runOptions(args: string[]): { prompt: string; turn: TurnOptions 
   };
 }
 
+/** What the closing line says for a run that stopped before a normal answer (the run's `stop_reason`). */
+const STOP_REASONS: Record<string, string> = {
+  paused: "paused for approval (antler runs list --status paused)",
+  loop_capped: "loop_capped (the agent repeated the same tool calls)",
+  turn_capped: "turn_capped (the run reached its turn limit)",
+  token_capped: "token_capped (the answer reached its token limit)",
+};
+
 async function streamTurn(client: AntlerClient, prompt: string, { events, ...options }: TurnOptions, io: CliIO) {
   const renderer = new TurnRenderer(io.stdout, { events });
   let summary: TurnSummary;
@@ -66,7 +74,8 @@ async function streamTurn(client: AntlerClient, prompt: string, { events, ...opt
       write(io.stdout, `  ${artifact}${host ? `  →  ${host}` : ""}`);
     }
   }
-  write(io.stderr, `thread ${summary.threadId ?? "?"} · trace ${summary.traceId ?? "?"}`);
+  const stopped = summary.stopReason ? ` · stopped: ${STOP_REASONS[summary.stopReason] ?? summary.stopReason}` : "";
+  write(io.stderr, `thread ${summary.threadId ?? "?"} · trace ${summary.traceId ?? "?"}${stopped}`);
   return summary;
 }
 

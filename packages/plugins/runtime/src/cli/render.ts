@@ -9,6 +9,10 @@ export interface TurnSummary {
   threadId: string | undefined;
   toolCalls: number;
   toolErrors: number;
+  /** Tool calls a policy answered without running them (`Refused: …`), not counted as errors. */
+  toolRefusals: number;
+  /** Why the run stopped early (`loop_capped`, `paused`, …); null when it answered normally. */
+  stopReason: string | null;
 }
 
 /**
@@ -20,7 +24,16 @@ export class TurnRenderer {
   private spinnerTimer: NodeJS.Timeout | undefined;
   private frame = 0;
   private atLineStart = true;
-  private readonly summary: TurnSummary = { text: "", artifacts: [], traceId: undefined, threadId: undefined, toolCalls: 0, toolErrors: 0 };
+  private readonly summary: TurnSummary = {
+    text: "",
+    artifacts: [],
+    traceId: undefined,
+    threadId: undefined,
+    toolCalls: 0,
+    toolErrors: 0,
+    toolRefusals: 0,
+    stopReason: null,
+  };
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
@@ -56,6 +69,7 @@ export class TurnRenderer {
     } else if (event.type === "end") {
       this.summary.traceId = event.data.trace_id;
       this.summary.threadId = event.data.thread_id;
+      this.summary.stopReason = event.data.stop_reason;
     }
   }
 
@@ -93,9 +107,13 @@ export class TurnRenderer {
   private finishTool(id: string, name: string | undefined, status: "success" | "error", content: string): void {
     const call = this.pending.get(id);
     this.pending.delete(id);
-    if (status === "error") this.summary.toolErrors += 1;
-    const mark = status === "error" ? "✗" : "✓";
-    const detail = status === "error" ? `: ${content.split("\n")[0]?.slice(0, 160)}` : "";
+    // A refusal (a guardrail or policy answered the call without running it) is not a failure of the tool.
+    const refused = status === "error" && content.startsWith("Refused:");
+    if (refused) this.summary.toolRefusals += 1;
+    else if (status === "error") this.summary.toolErrors += 1;
+    const mark = refused ? "⊘" : status === "error" ? "✗" : "✓";
+    const firstLine = content.split("\n")[0]?.slice(0, 160);
+    const detail = refused ? ` refused:${firstLine?.slice("Refused:".length)}` : status === "error" ? `: ${firstLine}` : "";
     this.clearSpinnerLine();
     this.out.write(`${mark} ${call?.line ?? name ?? id}${detail}\n`);
     this.atLineStart = true;
