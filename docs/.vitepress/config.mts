@@ -113,6 +113,7 @@ export default defineConfig({
         items: [
           { text: "Create a project", link: "/guides/create-a-project" },
           { text: "Writing a plugin", link: "/guides/writing-a-plugin" },
+          { text: "Plugin author's reference", link: "/guides/plugin-reference" },
           { text: "Composing a distribution", link: "/guides/compose-a-distribution" },
         ],
       },
