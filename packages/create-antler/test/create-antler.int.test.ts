@@ -12,15 +12,12 @@ import { join } from "node:path";
 import { describeUnless } from "@antler/kernel/testing";
 import { afterAll, expect, it } from "vitest";
 import {
-  cleanEnv,
-  commandMissing,
   installWorkspaceSqliteBinding,
   killRunning,
+  packedInstallSkipReason,
   packWorkspacePackages,
-  pnpmCommand,
   REPO_ROOT,
-  type RunResult,
-  run,
+  runAsUser,
 } from "../../kernel/test/install-helpers.js";
 import { AGENT_NAME, TOOL_NAME } from "../src/template.js";
 
@@ -36,16 +33,7 @@ const PACKED = [
 ];
 const STEP_TIMEOUT_MS = 240_000;
 
-/** A command as a user's shell runs it: without pnpm's or vitest's variables (see cleanEnv). */
-function runAsUser(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number }): Promise<RunResult> {
-  return run(command, args, { env: cleanEnv({ packageManagerVars: false }), ...options });
-}
-
-async function skipReason(): Promise<string | undefined> {
-  const unbuilt = PACKED.filter((dir) => !existsSync(join(REPO_ROOT, dir, "dist/index.js")));
-  if (unbuilt.length > 0) return `${unbuilt.join(", ")} ${unbuilt.length === 1 ? "has" : "have"} no dist; run \`pnpm run build\` first`;
-  return (await commandMissing("npm", ["--version"], "npm")) ?? (await commandMissing(...pnpmCommand(["--version"]), "pnpm"));
-}
+const skipReason = () => packedInstallSkipReason(PACKED);
 
 describeUnless("npm create antler, from packed tarballs, outside the workspace", await skipReason(), () => {
   const root = mkdtempSync(join(tmpdir(), "create-antler-"));

@@ -1,7 +1,7 @@
 // Child processes for the install tests (standalone-install, npm-install, create-antler's): a project outside the workspace is packed,
 // installed and tested by real pnpm, npm, tsc and vitest processes.
 import { type ChildProcess, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 
@@ -146,4 +146,16 @@ export function installWorkspaceSqliteBinding(projectDir: string): void {
     mkdirSync(join(sqliteDir, "build/Release"), { recursive: true });
     copyFileSync(join(workspaceSqlite, "build/Release/better_sqlite3.node"), join(sqliteDir, "build/Release/better_sqlite3.node"));
   }
+}
+
+/** A command as a user's shell runs it: without pnpm's `npm_*` settings, which would point npm at pnpm's config. */
+export function runAsUser(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number }): Promise<RunResult> {
+  return run(command, args, { env: cleanEnv({ packageManagerVars: false }), ...options });
+}
+
+/** Why an install test cannot run here: a package to pack has no build, or npm or pnpm is missing; else undefined. */
+export async function packedInstallSkipReason(packed: readonly string[]): Promise<string | undefined> {
+  const unbuilt = packed.filter((dir) => !existsSync(join(REPO_ROOT, dir, "dist/index.js")));
+  if (unbuilt.length > 0) return `${unbuilt.join(", ")} ${unbuilt.length === 1 ? "has" : "have"} no dist; run \`pnpm run build\` first`;
+  return (await commandMissing("npm", ["--version"], "npm")) ?? (await commandMissing(...pnpmCommand(["--version"]), "pnpm"));
 }

@@ -21,14 +21,12 @@ import {
   startOpenAICompatibleServer,
 } from "../src/testing/index.js";
 import {
-  cleanEnv,
-  commandMissing,
   installWorkspaceSqliteBinding,
   killRunning,
+  packedInstallSkipReason,
   pnpmCommand,
   REPO_ROOT,
-  type RunResult,
-  run,
+  runAsUser,
 } from "./install-helpers.js";
 
 /** The packages packed and installed, by folder: what a project that runs a turn on an OpenAI-compatible model needs. */
@@ -44,16 +42,7 @@ const PACKED = [
 ];
 const STEP_TIMEOUT_MS = 180_000;
 
-/** A command as a user's shell runs it: without pnpm's `npm_*` settings, which would point npm at pnpm's config. */
-function runAsUser(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number }): Promise<RunResult> {
-  return run(command, args, { env: cleanEnv({ packageManagerVars: false }), ...options });
-}
-
-async function skipReason(): Promise<string | undefined> {
-  const unbuilt = PACKED.filter((dir) => !existsSync(join(REPO_ROOT, dir, "dist/index.js")));
-  if (unbuilt.length > 0) return `${unbuilt.join(", ")} ${unbuilt.length === 1 ? "has" : "have"} no dist; run \`pnpm run build\` first`;
-  return (await commandMissing("npm", ["--version"], "npm")) ?? (await commandMissing(...pnpmCommand(["--version"]), "pnpm"));
-}
+const skipReason = () => packedInstallSkipReason(PACKED);
 
 /** The directory of every installed copy of `name` in the project's node_modules tree, nested ones included. */
 function installedCopies(projectDir: string, name: string): string[] {
