@@ -23,12 +23,13 @@ async function answerShows(page: Page, threadId: string, text: string): Promise<
   } catch (e) {
     const runs = await runsOf(threadId).catch((err: unknown) => String(err));
     const answers = await page.locator(".msg-ai").allInnerTexts();
+    const problems = await page.getByTestId("approval-problem").allInnerTexts();
     const send = await page
       .getByRole("button", { name: "Send", exact: true })
       .isDisabled()
       .catch(() => "absent");
     throw new Error(
-      `${(e as Error).message}\nruns: ${JSON.stringify(runs)}\nanswers: ${JSON.stringify(answers.slice(-3))}\nsend disabled: ${send}`,
+      `${(e as Error).message}\nruns: ${JSON.stringify(runs)}\nanswers: ${JSON.stringify(answers.slice(-3))}\nsend disabled: ${send}\ncard problems: ${JSON.stringify(problems)}`,
     );
   }
 }

@@ -251,7 +251,10 @@ export async function resumeRun(
     if (record.status !== "paused") break;
   }
   onStarted();
-  await rejoin(threadId, { runId, last, ended: false }, handlers, signal);
+  // From here the decision was taken: a failed join is no refusal of it. The caller reads the thread as saved.
+  await rejoin(threadId, { runId, last, ended: false }, handlers, signal).catch((error: unknown) => {
+    if (signal.aborted || !(error instanceof ApiError) || error.status >= 500) throw error;
+  });
 }
 
 /** The thread's newest run, or null when it has none. */

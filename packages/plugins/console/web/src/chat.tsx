@@ -383,6 +383,8 @@ export function Chat({
       const abort = new AbortController();
       abortRef.current?.abort();
       abortRef.current = abort;
+      let resumed = false;
+      let frames = 0;
       await track(
         (handlers, signal) =>
           resumeRun(
@@ -391,18 +393,31 @@ export function Chat({
             decision,
             () => {
               // The resumed part: new answers stream in after the card; what was saved before stays as drawn.
+              resumed = true;
               state.current = { view: state.current.view, run: { ...IDLE_RUN, running: true, runId } };
               setRun(state.current.run);
               setFollowToken((t) => t + 1);
             },
-            handlers,
+            {
+              onFrame(frame) {
+                frames += 1;
+                handlers.onFrame(frame);
+              },
+            },
             signal,
           ),
         abort,
         true,
       );
+      // The run went on but its stream brought nothing here: show the thread as saved (the answer, the card
+      // answered) rather than a card that still looks pending.
+      if (resumed && frames === 0 && !abort.signal.aborted) {
+        await openThread(abort).catch((e: Error) => {
+          if (!abort.signal.aborted) setLoadError(e.message);
+        });
+      }
     },
-    [track, threadId],
+    [track, threadId, openThread],
   );
 
   const cancel = async () => {
