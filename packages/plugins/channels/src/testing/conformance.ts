@@ -338,6 +338,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
     it(
       "an approval pause is asked with Approve / Reject (or typed), and the answer resumes the same run once",
       async (test) => {
+        // reason: approvals need the guardrails plugin, which a provider's suite passes only when it opts in.
         if (!options.approvalPlugin) return test.skip("no approvalPlugin given: the provider's suite does not test approvals");
         const chatId = chat();
         await host.store.bind(subject.provider.id, "506", USER);
@@ -378,6 +379,7 @@ export function runChannelConformance(options: ChannelConformanceOptions): void 
       "a webhook request with a bad signature or token is refused with 401",
       async (test) => {
         if (!subject.provider.webhook || !subject.platform.forgedWebhookRequest) {
+          // reason: a provider that receives over a socket or long polling has no webhook request to forge.
           return test.skip("the provider receives without webhooks (or the platform forges no request): there is no request to forge");
         }
         const response = await subject.provider.webhook(subject.platform.forgedWebhookRequest(), sink);
