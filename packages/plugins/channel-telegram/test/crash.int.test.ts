@@ -1,97 +1,32 @@
 // kill -9 at the process boundary: a real `antler serve` (compiled CLI, SQLite, an OpenAI-compatible model on
 // loopback) takes a Telegram update by webhook, journals and acknowledges it, and dies (SIGKILL) while the run is
 // in the model. A second `antler serve` on the same data answers the update exactly once.
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import {
-  type AntlerServe,
-  antlerBinPath,
-  antlerCliBuilt,
-  loopbackModelConfig,
-  type OpenAICompatibleServer,
-  startAntlerServe,
-  startOpenAICompatibleServer,
-} from "@antler/kernel/testing";
+import { type AntlerServe, startAntlerServe } from "@antler/kernel/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CrashFixture, crashTestBuilt, providerDist, startCrashFixture, until } from "../../channels/test/crash-fixture.js";
 import { FakeTelegram, textUpdate } from "./bot-api-server.js";
 
-const here = fileURLToPath(new URL(".", import.meta.url));
-const dists = {
-  telegram: resolve(here, "../dist/index.js"),
-  channels: resolve(here, "../../channels/dist/index.js"),
-  gateway: resolve(here, "../../gateway/dist/index.js"),
-  openai: resolve(here, "../../openai/dist/index.js"),
-};
-const built = Object.values(dists).every((p) => existsSync(p)) && antlerCliBuilt();
+const dist = providerDist("channel-telegram");
 const SECRET = "crash-test-secret-0123456789";
-const run = promisify(execFile);
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-describe.skipIf(!built)("Telegram under `antler serve`, killed with SIGKILL mid-answer (needs a build first)", () => {
-  let dir: string;
+describe.skipIf(!crashTestBuilt(dist))("Telegram under `antler serve`, killed with SIGKILL mid-answer (needs a build first)", () => {
   let tg: FakeTelegram;
-  let model: OpenAICompatibleServer;
+  let fixture: CrashFixture;
   let serve: AntlerServe | undefined;
-  let modelCalls = 0;
 
   beforeAll(async () => {
     tg = await new FakeTelegram().start();
-    model = await startOpenAICompatibleServer({
-      handler: (body) => {
-        modelCalls += 1;
-        const last = body.messages.at(-1);
-        const text = typeof last?.content === "string" ? last.content : "";
-        // The first process never gets its answer: it is killed while it waits here.
-        if (modelCalls === 1) return { text: "never delivered", delayMs: 120_000 };
-        return { text: `Recovered answer to: ${text.slice(-20)}` };
-      },
+    fixture = await startCrashFixture({
+      provider: "telegram",
+      dist,
+      providerConfig: ["token: $TELEGRAM_BOT_TOKEN", "mode: webhook", "webhook_secret: $TELEGRAM_WEBHOOK_SECRET", `api_root: ${tg.url}`],
     });
-    dir = mkdtempSync(join(tmpdir(), "antler-telegram-crash-"));
-    writeFileSync(
-      join(dir, "config.yaml"),
-      [
-        ...loopbackModelConfig(model.url),
-        "plugins:",
-        `  - path: ${JSON.stringify(dists.openai)}`,
-        `  - path: ${JSON.stringify(dists.gateway)}`,
-        "    config:",
-        "      auth:",
-        "        api_keys:",
-        "          - { key: alice-key-0123456789abcdef, user: alice }",
-        `  - path: ${JSON.stringify(dists.channels)}`,
-        "    config:",
-        "      lease_seconds: 2",
-        "      recovery_interval_seconds: 0.5",
-        `  - path: ${JSON.stringify(dists.telegram)}`,
-        "    config:",
-        "      token: $TELEGRAM_BOT_TOKEN",
-        "      mode: webhook",
-        "      webhook_secret: $TELEGRAM_WEBHOOK_SECRET",
-        `      api_root: ${tg.url}`,
-        "",
-      ].join("\n"),
-    );
   }, 90_000);
 
   afterAll(async () => {
     if (serve && serve.child.exitCode === null) serve.child.kill("SIGKILL");
-    await model?.close();
+    await fixture?.close();
     await tg?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const env = () => ({ TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_WEBHOOK_SECRET: SECRET });
@@ -103,36 +38,28 @@ describe.skipIf(!built)("Telegram under `antler serve`, killed with SIGKILL mid-
     });
 
   it("binds with `antler channels connect`, then answers an acknowledged update exactly once after kill -9 and a restart", async () => {
-    const connect = await run(
-      process.execPath,
-      [antlerBinPath(), "channels", "connect", "telegram", "--user", "alice", "--config", "config.yaml"],
-      {
-        cwd: dir,
-        env: { ...process.env, ANTLER_CONFIG: "", ...env() },
-      },
-    );
-    const code = /\/connect (\S+)/.exec(connect.stdout)?.[1];
+    const code = await fixture.connectCode(env());
     expect(code).toBeTruthy();
 
-    serve = await startAntlerServe({ cwd: dir, env: env() });
+    serve = await startAntlerServe({ cwd: fixture.dir, env: env() });
     expect((await post(serve.url, textUpdate(tg, { text: `/connect ${code}` }))).status).toBe(200);
     await until("the connect reply", () => tg.chat(42).some((m) => m.text?.includes("Connected")));
 
     const update = textUpdate(tg, { text: "survive the crash" });
     const ack = await post(serve.url, update);
     expect(ack.status).toBe(200); // acknowledged: Telegram would not send it again
-    await until("the run to reach the model", () => modelCalls >= 1);
+    await until("the run to reach the model", () => fixture.modelCalls() >= 1);
     serve.child.kill("SIGKILL");
     await new Promise((done) => serve?.child.once("exit", done));
     expect(tg.chat(42).some((m) => m.text?.includes("Recovered answer"))).toBe(false);
 
-    serve = await startAntlerServe({ cwd: dir, env: env() });
+    serve = await startAntlerServe({ cwd: fixture.dir, env: env() });
     await until("the recovered answer", () => tg.chat(42).some((m) => m.text?.includes("Recovered answer to:")), 90_000);
     // Stop the second process: after it exits nothing more can be sent, so the counts below are final.
     await serve.stop();
     const answers = tg.chat(42).filter((m) => m.text?.includes("Recovered answer to:"));
     expect(answers).toHaveLength(1);
     expect(answers[0]?.text).toContain("survive the crash");
-    expect(modelCalls).toBe(2);
+    expect(fixture.modelCalls()).toBe(2);
   }, 180_000);
 });
