@@ -104,10 +104,11 @@ function scenario(storageFor: () => Promise<{ storage: Storage; drop?: () => Pro
     const done = await waitFor(
       async () => {
         const row = await store.byId(taskId);
-        return row?.notify_state === "done" ? row : undefined;
+        // The lease is handed back after the notification is recorded (work()'s finally), so wait for both.
+        return row?.notify_state === "done" && row.lease_owner === null ? row : undefined;
       },
       20_000,
-      "the survivor to finish the task and notify",
+      "the survivor to finish the task, notify and hand its lease back",
     );
     expect(done).toMatchObject({ status: "completed", lease_owner: null });
     expect(done.result_summary).toContain("rendered crash");
