@@ -116,6 +116,7 @@ export {
   RUNS_TABLE,
   type RunEndFacts,
   type RunRecord,
+  type RunStartInput,
   type RunStatus,
   type RunStore,
   type RunsTable,

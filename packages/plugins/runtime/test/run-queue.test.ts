@@ -47,6 +47,22 @@ describe("queued runs", () => {
     expect(await client.countPendingRuns()).toBe(0);
   });
 
+  it("a queued run starts from its input as given, while its record keeps the redacted copy", async () => {
+    const dir = tempDir();
+    const client = await echoClient(dir, storageOn(dir), 0);
+    const record = await client.enqueue("my password is Tr0ub4dor&3", { threadId: "t1" });
+    expect(JSON.stringify(record.kwargs)).not.toContain("Tr0ub4dor");
+    const stop = await client.executeQueued();
+    try {
+      await until("the queued run to succeed", async () => (await statusOf(client, "t1", record.run_id)) === "success");
+    } finally {
+      await stop();
+    }
+    const thread = await client.getThread("t1");
+    expect(thread.messages.map((m) => m.content)).toEqual(["my password is Tr0ub4dor&3", "reply to my password is Tr0ub4dor&3"]);
+    expect(JSON.stringify((await client.getRun("t1", record.run_id)).kwargs)).not.toContain("Tr0ub4dor");
+  });
+
   it("an executor in another client on the same file runs the queued run, its events reaching that client's observers", async () => {
     const dir = tempDir();
     const accepting = await echoClient(dir, storageOn(dir), 0);

@@ -44,6 +44,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/004-pauses",
       "runs/005-cost",
       "runs/006-takeover",
+      "runs/007-start-input",
     ]);
     // Idempotent: a second open applies nothing.
     expect(await runMigrations(database, runRecordMigrations)).toEqual([]);
@@ -114,6 +115,28 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
     const stored = await runs.get("alice", "r1");
     expect(stored).toMatchObject({ status: "error", error: "failed with Bearer [REDACTED]" });
     expect((stored?.updated_at ?? "") > (stored?.created_at ?? "")).toBe(true);
+  });
+
+  it("keeps the input and context as given apart from the redacted record, until the run ends, pauses or is cancelled queued", async () => {
+    const runs = await store();
+    const given = { input: "my password is Tr0ub4dor&3", context: { api_key: "sk-abcdefghijklmnopqrstuvwx", plan_mode: true } };
+    const base = { threadId: "t1", userId: "alice", traceId: "trace-1", model: "m", kwargs: given };
+    const running = await runs.create({ ...base, runId: "r1" });
+    expect(JSON.stringify(running.kwargs)).not.toMatch(/Tr0ub4dor|sk-abc/);
+    expect(await runs.startInput("r1")).toEqual(given);
+    await runs.finish("r1", "success");
+    expect(await runs.startInput("r1")).toBeNull();
+
+    await runs.create({ ...base, runId: "r2", threadId: "t2" });
+    const pause = { interrupt: { id: "i1", value: { kind: "approval" } }, context: {} };
+    expect(await runs.pause("r2", pause, null)).toBe(true);
+    expect(await runs.startInput("r2")).toBeNull();
+
+    await runs.create({ ...base, runId: "r3", threadId: "t3", status: "pending" });
+    expect(await runs.startInput("r3")).toEqual(given);
+    expect(await runs.cancelQueued("r3")).toBe(true);
+    expect(await runs.startInput("r3")).toBeNull();
+    expect(await runs.startInput("missing")).toBeNull();
   });
 
   it("scopes reads by user: another user's run is missing, and lists are per thread, newest first", async () => {
@@ -373,6 +396,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/004-pauses",
       "runs/005-cost",
       "runs/006-takeover",
+      "runs/007-start-input",
     ]);
     const inAMinute = createRunStore(database, { now: () => new Date(Date.now() + 60_000) });
     expect((await inAMinute.get("alice", "old"))?.status).toBe("running");
@@ -416,6 +440,7 @@ function runStoreContract(place: () => () => Promise<AntlerDatabase>) {
       "runs/004-pauses",
       "runs/005-cost",
       "runs/006-takeover",
+      "runs/007-start-input",
     ]);
     const store = createRunStore(database);
     expect((await store.get("alice", "newer"))?.status).toBe("running");

@@ -1834,9 +1834,16 @@ export class AntlerClient {
     onStart: () => void,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const { user_id: userId, thread_id: threadId, run_id: runId } = record;
-    // The recorded context (redacted like all kwargs), with the server's own keys restated from the record itself.
+    const { saver, runs } = await this.openStorage();
+    // The input and context as given (the record's kwargs are redacted: "my password is …" must reach the model as
+    // written); a row from before runs/007 has only the redacted copy.
+    const given = (await runs.startInput(runId)) ?? {
+      input: record.kwargs.input,
+      context: (record.kwargs.context as Record<string, unknown> | undefined) ?? {},
+    };
+    // The context as given, with the server's own keys restated from the record itself.
     const context: Record<string, unknown> = {
-      ...((record.kwargs.context as Record<string, unknown> | undefined) ?? {}),
+      ...given.context,
       thread_id: threadId,
       user_id: userId,
       model_name: record.model,
@@ -1847,7 +1854,6 @@ export class AntlerClient {
       agentName === undefined || context.is_bootstrap === true
         ? undefined
         : await requireCustomAgent(this.kernel, { userId, name: agentName });
-    const { saver } = await this.openStorage();
     const thinking = context.thinking_enabled === true;
     // Only a takeover reads the checkpoint (through the agent's graph); `execute` builds the agent for the run itself.
     const graphState = async () => {
@@ -1859,13 +1865,13 @@ export class AntlerClient {
     const config = { configurable: { thread_id: checkpointThreadId(userId, threadId), checkpoint_ns: "" } };
     let seen: TakeoverState | undefined;
     const { input, inputMessageId } = claim.queued
-      ? queuedInput(record)
+      ? queuedInput(record, given.input)
       : await takeoverInput(
           async () => {
             seen = (await graphState()) as TakeoverState;
             return seen;
           },
-          { input: record.kwargs.input, inputMessageId: record.kwargs.input_message_id },
+          { input: given.input, inputMessageId: record.kwargs.input_message_id },
         );
     if (!claim.queued)
       this.kernel.logger.debug(
@@ -2134,9 +2140,9 @@ function lastAiText(messages: readonly SerializedMessage[], fallback: string): s
   return fallback;
 }
 
-/** A queued run's graph input: the message its record keeps, under the id recorded with it. */
-function queuedInput(record: RunRecord): { input: unknown; inputMessageId: string | undefined } {
+/** A queued run's graph input: the message as given, under the id recorded with it. */
+function queuedInput(record: RunRecord, given: unknown): { input: unknown; inputMessageId: string | undefined } {
   const inputMessageId = typeof record.kwargs.input_message_id === "string" ? record.kwargs.input_message_id : randomUUID();
-  const text = typeof record.kwargs.input === "string" ? record.kwargs.input : "";
+  const text = typeof given === "string" ? given : "";
   return { input: { messages: [new HumanMessage({ content: text, id: inputMessageId })] }, inputMessageId };
 }

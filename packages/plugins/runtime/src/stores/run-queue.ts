@@ -88,7 +88,7 @@ export async function claimQueuedRuns(
 export async function cancelQueuedRun(db: Db, runId: string, now: Date): Promise<boolean> {
   const result = await db
     .updateTable(RUNS_TABLE)
-    .set({ status: "cancelled", updated_at: now.toISOString() })
+    .set({ status: "cancelled", updated_at: now.toISOString(), start_input: null })
     .where("run_id", "=", runId)
     .where("status", "=", "pending")
     .where("owner_id", "is", null)

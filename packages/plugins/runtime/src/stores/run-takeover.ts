@@ -87,7 +87,14 @@ export async function takeOverExpired(
     if (attempt >= options.maxAttempts) {
       const result = await db
         .updateTable(RUNS_TABLE)
-        .set({ status: "error", error: attemptsExhaustedError(attempt, leaseUntil), updated_at: at, owner_id: null, lease_until: null })
+        .set({
+          status: "error",
+          error: attemptsExhaustedError(attempt, leaseUntil),
+          updated_at: at,
+          owner_id: null,
+          lease_until: null,
+          start_input: null,
+        })
         .where("run_id", "=", row.run_id)
         .where("status", "=", "running")
         .where("lease_until", "=", leaseUntil)

@@ -26,4 +26,10 @@ export interface RunsTable {
   model_attempts: string | null;
   /** Which attempt of the run this is: 1, plus one per takeover after its process stopped. Added by runs/006. */
   attempt: number;
+  /**
+   * The run's input and context as given, unredacted (JSON `{ input, context }`): what a queued run starts from and
+   * what a taken-over run continues with when its input never reached a checkpoint. Never shown (the record's
+   * `kwargs` are the redacted copy); cleared when the run ends or pauses. Added by runs/007 (null before it).
+   */
+  start_input: string | null;
 }

@@ -129,6 +129,12 @@ export const runRecordMigrations: readonly Migration[] = [
     },
   },
   takeoverMigration,
+  {
+    name: "runs/007-start-input",
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable(RUNS_TABLE).addColumn("start_input", "text").execute();
+    },
+  },
 ];
 
 /**
@@ -323,6 +329,17 @@ export interface RunStore {
   listPaused(options?: { userId?: string; threadId?: string; limit?: number }): Promise<RunRecord[]>;
   /** Runs in one status across threads (the user's, or every user's), most recently updated first: operators' lists. */
   listByStatus(status: RunStatus, options?: { userId?: string; limit?: number }): Promise<RunRecord[]>;
+  /**
+   * The run's input and context as they were given, unredacted, while it is pending or running (null after it ended
+   * or paused, or for a row written before runs/007): what a queued or taken-over run starts from. Never for display.
+   */
+  startInput(runId: string): Promise<RunStartInput | null>;
+}
+
+/** A run's input as given (see `RunStore.startInput`). */
+export interface RunStartInput {
+  input: unknown;
+  context: Record<string, unknown>;
 }
 
 // Bound parameters per statement stay far below SQLite's and PostgreSQL's limits.
@@ -366,6 +383,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
               ? sql<string>`cast(${ORPHAN_ERROR_TEXT[0]} as text) || lease_until || cast(${ORPHAN_ERROR_TEXT[1]} as text)`
               : null,
           updated_at: at,
+          start_input: null,
         })
         .where("run_id", "in", found)
         .where("status", "in", statuses)
@@ -427,6 +445,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
       cost_usd: null,
       model_attempts: null,
       attempt: 1,
+      start_input: encodeStartInput(input.kwargs),
     };
     try {
       await db.insertInto(RUNS_TABLE).values(row).execute();
@@ -527,6 +546,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           updated_at: now().toISOString(),
           interrupt: null,
           resume_by: null,
+          start_input: null,
           ...endFactsSet(facts),
         })
         .where("run_id", "=", runId)
@@ -631,6 +651,7 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
           owner_id: null,
           lease_until: null,
           cancel_requested_at: null,
+          start_input: null,
           updated_at: now().toISOString(),
         })
         .where("run_id", "=", runId)
@@ -703,6 +724,10 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         .execute();
       return rows.map(toRecord);
     },
+    async startInput(runId) {
+      const row = await db.selectFrom(RUNS_TABLE).select("start_input").where("run_id", "=", runId).executeTakeFirst();
+      return row?.start_input ? decodeStartInput(row.start_input) : null;
+    },
     async listPaused(listOptions = {}) {
       let query = db.selectFrom(RUNS_TABLE).selectAll().where("status", "=", "paused");
       if (listOptions.userId !== undefined) query = query.where("user_id", "=", listOptions.userId);
@@ -762,6 +787,30 @@ function encodeKwargs(kwargs: Record<string, unknown>): string {
     return JSON.stringify(redactSecrets(kwargs, { prose: true }));
   } catch {
     return JSON.stringify({ unserialisable: true });
+  }
+}
+
+/**
+ * The unredacted copy of what the run starts from. The thread's checkpoint will hold the same message as soon as the
+ * run reaches the model, so this keeps no secret longer than the thread does; it only bridges the gap before that
+ * (a queued run, or a run whose process stopped before its first checkpoint), which the redacted kwargs cannot.
+ */
+function encodeStartInput(kwargs: Record<string, unknown>): string | null {
+  try {
+    const context = kwargs.context && typeof kwargs.context === "object" ? kwargs.context : {};
+    return JSON.stringify({ input: kwargs.input ?? null, context });
+  } catch {
+    return null;
+  }
+}
+
+function decodeStartInput(text: string): RunStartInput | null {
+  try {
+    const parsed = JSON.parse(text) as Partial<RunStartInput>;
+    const context = parsed.context && typeof parsed.context === "object" ? parsed.context : {};
+    return { input: parsed.input ?? null, context };
+  } catch {
+    return null;
   }
 }
 
