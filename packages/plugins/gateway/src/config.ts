@@ -198,12 +198,21 @@ export const gatewayConfigSchema = z
         execute: z
           .boolean({ error: "must be true (this instance executes runs) or false (it queues them for antler worker)" })
           .default(true),
+        /**
+         * What a shutdown (SIGTERM, SIGINT) does to the runs this instance is executing. `hand_over` (default): they
+         * stop here without ending; another instance (or this one after a restart) takes each over at once and
+         * continues it from its last checkpoint, and streams end with ANTLER_ERR_RUN_HANDED_OVER so clients join
+         * again. `cancel`: they end cancelled.
+         */
+        on_shutdown: z
+          .enum(["hand_over", "cancel"], { error: "must be hand_over (runs continue elsewhere) or cancel (runs end cancelled)" })
+          .default("hand_over"),
       })
       .refine((r) => r.lease_seconds === undefined || r.lease_seconds > r.heartbeat_seconds, {
         message: "lease_seconds must be longer than heartbeat_seconds (about three heartbeats)",
         path: ["lease_seconds"],
       })
-      .default({ heartbeat_seconds: 5, max_attempts: 3, execute: true }),
+      .default({ heartbeat_seconds: 5, max_attempts: 3, execute: true, on_shutdown: "hand_over" }),
   })
   .superRefine((config, issues) => {
     // A run queued for a worker reaches its caller only through the log the worker writes its events to.

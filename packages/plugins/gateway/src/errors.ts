@@ -78,7 +78,12 @@ export function statusForAntlerError(error: AntlerError): number {
   if (error.code === RuntimeErrorCodes.UPLOAD_INVALID && error.details.max_bytes !== undefined) return 413;
   if (BAD_REQUEST.has(error.code)) return 400;
   if (CONFLICT.has(error.code)) return 409;
-  if (error.code === ErrorCodes.STORAGE_UNAVAILABLE || error.code === RuntimeErrorCodes.RUNS_AT_CAPACITY) return 503;
+  if (
+    error.code === ErrorCodes.STORAGE_UNAVAILABLE ||
+    error.code === RuntimeErrorCodes.RUNS_AT_CAPACITY ||
+    error.code === RuntimeErrorCodes.RUN_HANDED_OVER
+  )
+    return 503;
   if (error.code === ErrorCodes.MODEL_CALL_FAILED) return 502;
   return 500;
 }

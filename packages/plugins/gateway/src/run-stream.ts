@@ -1,5 +1,5 @@
 import { ErrorCodes, isAntlerError, type Logger } from "@antler/kernel";
-import type { AntlerClient, RunCallOptions, StreamEvent } from "@antler/plugin-runtime";
+import { type AntlerClient, type RunCallOptions, RuntimeErrorCodes, type StreamEvent } from "@antler/plugin-runtime";
 import type { Context, Hono } from "hono";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayEnv } from "./env.js";
@@ -84,7 +84,7 @@ export function mountRunStreamRoutes(app: Hono<GatewayEnv>, options: RunStreamRo
           ? sseFrame("values", { patch: values.encode(event.data).patch }, seq + 1)
           : sseFrame(event.type, event.data, seq + 1),
       onError(error, seq) {
-        if (!isAntlerError(error, ErrorCodes.RUN_CANCELLED))
+        if (!isAntlerError(error, ErrorCodes.RUN_CANCELLED) && !isAntlerError(error, RuntimeErrorCodes.RUN_HANDED_OVER))
           logger.error({ err: error, trace_id: traceId, run_id: runId }, "run failed mid-stream");
         return sseFrame("error", runErrorData(error, runId, traceId), seq + 1);
       },

@@ -210,8 +210,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await stopBackground();
-        // Live runs end with a cancelled error frame, so their streams finish and the sockets can close.
-        await client.cancelAll("gateway shutting down");
+        // Live runs stop (handed over to the next instance, or cancelled), and their streams end with an error frame
+        // that says which, so the sockets can close.
+        if (config.runs.on_shutdown === "hand_over") {
+          const handed = await client.handOverAll();
+          if (handed > 0)
+            edgeLogger.info({ runs: handed }, "handed live runs over: another instance (or this one after a restart) continues them");
+        } else await client.cancelAll("gateway shutting down");
         const grace = new Promise<void>((resolve) => setTimeout(resolve, options.shutdownGraceMs ?? 5000).unref());
         await Promise.race([stopped, grace]);
         server.closeAllConnections();

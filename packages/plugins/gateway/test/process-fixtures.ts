@@ -82,7 +82,7 @@ export function writeConfig(
   storage: string[],
   withWorker: boolean,
   approval = false,
-  runs: { execute?: boolean } = {},
+  runs: { execute?: boolean; lease_seconds?: number; on_shutdown?: "hand_over" | "cancel" } = {},
 ): void {
   writeFileSync(
     join(dir, "config.yaml"),
@@ -108,8 +108,9 @@ export function writeConfig(
       "          - { key: $ALICE_KEY, user: alice }",
       "      runs:",
       "        heartbeat_seconds: 0.5",
-      "        lease_seconds: 3",
+      `        lease_seconds: ${runs.lease_seconds ?? 3}`,
       ...(runs.execute === false ? ["        execute: false"] : []),
+      ...(runs.on_shutdown ? [`        on_shutdown: ${runs.on_shutdown}`] : []),
       `  - path: ${JSON.stringify(dists.metrics)}`,
       ...(approval ? [`  - path: ${JSON.stringify(dists.guardrails)}`] : []),
       // `antler worker` comes with the batch plugin (which needs the subagents plugin).

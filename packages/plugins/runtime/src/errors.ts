@@ -38,4 +38,10 @@ export const RuntimeErrorCodes = Object.freeze({
   RUN_ATTEMPTS_EXHAUSTED: "ANTLER_ERR_RUN_ATTEMPTS_EXHAUSTED",
   /** This instance no longer holds the run (another instance took it over after its lease expired); its writes are refused. */
   RUN_TAKEN_OVER: "ANTLER_ERR_RUN_TAKEN_OVER",
+  /**
+   * The instance running the run is shutting down and handed it over (`handOverAll`): the run is not over, it
+   * continues from its last checkpoint on another instance, or on this one after a restart. A stream that gets it
+   * joins the run again (its event log resumes where it stopped). 503 over HTTP.
+   */
+  RUN_HANDED_OVER: "ANTLER_ERR_RUN_HANDED_OVER",
 });

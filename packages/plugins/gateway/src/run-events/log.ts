@@ -168,6 +168,19 @@ export class RunEventLog implements RunObserver {
     }
   }
 
+  /** The run goes on elsewhere (this instance handed it over): what was pushed is written, with no closing event. */
+  async runHandedOver(runId: string): Promise<void> {
+    const live = this.live.get(runId);
+    if (!live) return;
+    live.done = true;
+    live.wake();
+    try {
+      await this.written(live);
+    } finally {
+      this.live.delete(runId);
+    }
+  }
+
   /** Runs live on this instance (their events in memory); 0 once every run has ended. */
   get liveRuns(): number {
     return this.live.size;

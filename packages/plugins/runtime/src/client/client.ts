@@ -204,6 +204,13 @@ export interface RunObserver {
    * time the record says the run ended. `error` is what the stream throws (undefined when its consumer stopped).
    */
   runEnded(runId: string, outcome: "success" | "error" | "cancelled", error: unknown): void | Promise<void>;
+  /**
+   * Instead of `runEnded`: this instance stopped running the run without ending it (it is shutting down, see
+   * `handOverAll`), and another instance continues it from its last checkpoint, under the same run id. An event log
+   * keeps what it has without a closing event. Awaited like `runEnded`. Optional: an observer without it hears
+   * `runEnded(runId, "cancelled", error)` (`error` coded RUN_HANDED_OVER).
+   */
+  runHandedOver?(runId: string, error: unknown): void | Promise<void>;
 }
 
 /** The custom event a run's stream shows when it pauses: `{ type, run_id, thread_id, trace_id, interrupt, interrupt_id }`. */
@@ -274,6 +281,8 @@ interface LiveRun {
   readonly userId: string;
   readonly threadId: string;
   abort(reason: unknown): void;
+  /** Stops the run here without ending it: its record stays running with an expired lease, for another instance. */
+  handOver(): void;
   readonly done: Promise<void>;
   /** Its record exists, so the heartbeat renews its lease. */
   recorded: boolean;
@@ -369,6 +378,8 @@ export class AntlerClient {
   private readonly maxAttempts: number;
   /** Holders of `sweepWhileIdle` (a serving gateway): while any, the heartbeat goes on with no live runs. */
   private idleSweepers = 0;
+  /** Set by `handOverAll`: this client is shutting down and takes on no queued, orphaned or expired-pause runs. */
+  private handingOver = false;
   private readonly agents = new Map<string, Promise<ReactAgent>>();
   /** The custom-agent file version each user's cached agents were last built from. */
   private readonly agentVersions = new Map<string, string>();
@@ -831,17 +842,22 @@ export class AntlerClient {
     const { traceId, runId } = run.context;
     // Each step runs on the run's own id, never on whatever scope the consumer pulls the stream from.
     const bind = <T>(fn: () => T): T => requestTraceContext(traceId, fn);
-    let outcome: "success" | "error" | "cancelled" | "paused" = "cancelled";
+    let outcome: "success" | "error" | "cancelled" | "paused" | "handed_over" = "cancelled";
     let failure: unknown;
     // What the record keeps of the run's model calls (cost, retried or fallen-back attempts), read when it ends.
     let endFacts: () => RunEndFacts = () => ({});
     let iterator: AsyncIterator<unknown> | undefined;
     let recorded = false;
+    let handingOver = false;
     let settle: () => void = () => {};
     const live: LiveRun = {
       userId,
       threadId,
       abort: (reason) => run.abort(reason),
+      handOver: () => {
+        handingOver = true;
+        run.abort("handed over: this instance is shutting down");
+      },
       done: new Promise<void>((resolve) => {
         settle = resolve;
       }),
@@ -1013,11 +1029,16 @@ export class AntlerClient {
       yield end;
     } catch (err) {
       const cancelled = run.context.signal.aborted;
-      outcome = cancelled ? "cancelled" : "error";
+      outcome = cancelled ? (handingOver && live.fence ? "handed_over" : "cancelled") : "error";
       // Once the run is cancelled, whatever the step in flight threw is part of the cancel: LangChain rejects with
       // the abort reason as a plain Error, and when both had settled before a step's race, that one could win.
-      // The caller always gets RUN_CANCELLED, never an internal error.
-      failure = cancelled ? await run.cancelled.catch((reason: unknown) => reason) : err;
+      // The caller always gets RUN_CANCELLED (or RUN_HANDED_OVER), never an internal error.
+      failure =
+        outcome === "handed_over"
+          ? handedOverError(runId, threadId, traceId)
+          : cancelled
+            ? await run.cancelled.catch((reason: unknown) => reason)
+            : err;
       throw failure;
     } finally {
       // Reached on success, on error, and when the consumer stops iterating early (a cancel).
@@ -1029,19 +1050,37 @@ export class AntlerClient {
         }).catch(() => undefined);
       }
       // Observers hear a pause as a success (the stream ended cleanly, the record says paused); runEnd hears `paused`.
-      const ended = outcome === "paused" ? "success" : outcome;
+      // A run handed over has not ended: its record stays running, and the kernel's run scope ends as cancelled here.
+      const ended = outcome === "paused" ? "success" : outcome === "handed_over" ? "cancelled" : outcome;
       try {
         if (observed) {
           const endings = observers.map((o) =>
             Promise.resolve()
-              .then(() => o.runEnded(runId, ended, failure))
+              .then(() =>
+                outcome === "handed_over" && o.runHandedOver ? o.runHandedOver(runId, failure) : o.runEnded(runId, ended, failure),
+              )
               .catch((err: unknown) =>
                 this.kernel.logger.warn({ err, run_id: runId, trace_id: traceId }, "a run observer failed at runEnded"),
               ),
           );
           await settledWithin(Promise.all(endings), OBSERVER_END_WAIT_MS);
         }
-        if (recorded && outcome !== "paused") {
+        if (recorded && outcome === "handed_over") {
+          live.recorded = false;
+          // Its lease expires now, so the next instance's heartbeat takes it over (attempt + 1) without waiting a lease.
+          const released = await runs.releaseLease(runId, live.fence as RunFence).catch((err: unknown) => {
+            this.kernel.logger.warn(
+              { err, run_id: runId, trace_id: traceId },
+              "could not hand a run over; it is taken over once its lease expires",
+            );
+            return false;
+          });
+          if (released)
+            this.kernel.logger.info(
+              { run_id: runId, trace_id: traceId },
+              "run handed over: another instance continues it from its last checkpoint",
+            );
+        } else if (recorded && outcome !== "paused") {
           // Out of the heartbeat from here on: the record is about to end, and that is no news to this client.
           live.recorded = false;
           const error = failure === undefined ? null : failure instanceof Error ? failure.message : String(failure);
@@ -1050,7 +1089,7 @@ export class AntlerClient {
           });
         }
         // The run scope ends either way; the kernel's runEnd hook hears `paused` (the record keeps the run resumable).
-        await run.end(outcome, failure);
+        await run.end(outcome === "handed_over" ? "cancelled" : outcome, failure);
       } finally {
         this.live.delete(runId);
         if (this.live.size === 0 && this.idleSweepers === 0) this.stopHeartbeat();
@@ -1462,6 +1501,27 @@ export class AntlerClient {
     await settledWithin(Promise.all(waits), waitMs);
   }
 
+  /**
+   * For a server shutting down without losing work: stops every live run that has a durable record here without
+   * ending it (its record stays `running`, its lease expires at once, its event log keeps what it has), so another
+   * instance's heartbeat takes it over and continues it from its last checkpoint, or this one does after a restart.
+   * Their streams end with RUN_HANDED_OVER. Runs not yet admitted are cancelled. Waits up to `waitMs`; returns how
+   * many runs were handed over.
+   */
+  async handOverAll(waitMs = 5000): Promise<number> {
+    this.handingOver = true;
+    let handed = 0;
+    const waits = [...this.live.values()].map((live) => {
+      if (live.recorded && live.fence) {
+        handed += 1;
+        live.handOver();
+      } else live.abort("shutting down");
+      return live.done;
+    });
+    await settledWithin(Promise.all(waits), waitMs);
+    return handed;
+  }
+
   private async agentFor(input: {
     userId: string;
     modelName: string;
@@ -1723,7 +1783,7 @@ export class AntlerClient {
     const release = await this.sweepWhileIdle();
     const queue = new QueueExecutor(
       {
-        room: () => maxActiveRuns - this.admittedRuns,
+        room: () => (this.handingOver ? 0 : maxActiveRuns - this.admittedRuns),
         claim: (limit) => runs.claimQueued({ id: this.instanceId, leaseMs: this.leases.leaseMs }, limit),
         start: (record) => this.startQueued(record),
         logger: this.kernel.logger,
@@ -1988,6 +2048,8 @@ export class AntlerClient {
         log.warn({ run_id, status, instance_id: this.instanceId }, "a live run is no longer running in its record; stopping it");
         live.abort(`the run record ended elsewhere (${status})`);
       }
+      // A client handing its runs over takes on no new work (it would take back what it just handed over).
+      if (this.handingOver) return;
       await this.resumeExpiredPauses(storage.upkeep);
       await this.takeOverOrphans(storage.upkeep, storage.maxActiveRuns);
       const swept = await storage.upkeep.sweepExpired();
@@ -2138,6 +2200,18 @@ function lastAiText(messages: readonly SerializedMessage[], fallback: string): s
     if (m?.type === "ai") return m.content;
   }
   return fallback;
+}
+
+/** What the stream of a run handed over at shutdown throws: it goes on elsewhere, under the same ids. */
+function handedOverError(runId: string, threadId: string, traceId: string): AntlerError {
+  return new AntlerError(
+    RuntimeErrorCodes.RUN_HANDED_OVER,
+    `run ${runId} stopped here because this instance is shutting down; another instance continues it from its last checkpoint`,
+    {
+      hint: `Join it again (GET /api/threads/${threadId}/runs/${runId}/stream with Last-Event-ID, or joinRun) to read on; its events continue where they stopped.`,
+      details: { runId, threadId, traceId },
+    },
+  );
 }
 
 /** A queued run's graph input: the message as given, under the id recorded with it. */

@@ -284,6 +284,11 @@ export interface RunStore {
    * request and which are no longer running in the record.
    */
   renewLeases(ownerId: string, runIds: readonly string[], leaseMs: number): Promise<LeaseRenewal>;
+  /**
+   * The owner stops running the run without ending it (shutting down): its lease expires now, so another instance
+   * takes it over at its next heartbeat. Fenced: false when the run is no longer the owner's running run.
+   */
+  releaseLease(runId: string, fence: RunFence): Promise<boolean>;
   /** Records a cancel request on a pending or running run (the first request's time is kept); false if it has ended. */
   requestCancel(runId: string): Promise<boolean>;
   /**
@@ -723,6 +728,18 @@ export function createRunStore(database: AntlerDatabase, options: { now?: () => 
         .limit(Math.min(1000, Math.max(1, Math.trunc(listOptions.limit ?? 100))))
         .execute();
       return rows.map(toRecord);
+    },
+    async releaseLease(runId, fence) {
+      const result = await db
+        .updateTable(RUNS_TABLE)
+        // A millisecond in the past: takeover looks for leases strictly before its own now.
+        .set({ lease_until: new Date(now().getTime() - 1).toISOString(), updated_at: now().toISOString() })
+        .where("run_id", "=", runId)
+        .where("status", "=", "running")
+        .where("owner_id", "=", fence.ownerId)
+        .where("attempt", "=", fence.attempt)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
     },
     async startInput(runId) {
       const row = await db.selectFrom(RUNS_TABLE).select("start_input").where("run_id", "=", runId).executeTakeFirst();
