@@ -38,7 +38,30 @@ try {
 } catch (error) {
   early = { code: error.code, hint: error.hint };
 }
+let handedToLangChain;
+try {
+  void echo.lc_namespace;
+} catch (error) {
+  handedToLangChain = error.code;
+}
 mark("defined");
+// A plugin whose setup calls defineTool: booting it (what \`antler config check\` does) builds no tool either.
+const { createKernel } = await import("@antler/kernel");
+const plugin = {
+  name: "setup-tools",
+  version: "1.0.0",
+  kernel: "^0.1.0",
+  setup(ctx) {
+    ctx.tools.add(authoring.defineTool({ name: "shout", description: "Shout a text.", schema: z.object({ text: z.string() }), run: ({ text }) => text.toUpperCase() }));
+  },
+};
+const kernel = await createKernel({ discover: false, builtins: false, cwd: process.cwd(), config: { logging: { level: "error" } }, plugins: [plugin] });
+const listed = kernel.plugins.find((p) => p.name === "setup-tools").contributions.tools;
+mark("booted");
+await kernel.start();
+const [assembled] = await kernel.getAvailableTools();
+const shouted = await assembled.invoke({ text: "hi" });
+await kernel.close();
 const invoked = await echo.invoke({ text: "hi" });
 const { StructuredTool } = await import("@langchain/core/tools");
 const refused = authoring.refuseToolCall({ toolCall: { name: "echo", id: "c1" } }, "no echoes today.");
@@ -48,6 +71,10 @@ mark("done");
 process.stdout.write(JSON.stringify({
   name: echo.name,
   invoked,
+  handedToLangChain,
+  listed,
+  shouted,
+  assembledIsTool: assembled instanceof StructuredTool,
   early,
   standInIsTool: echo instanceof StructuredTool,
   laterIsTool: defined instanceof StructuredTool,
@@ -82,7 +109,7 @@ function runChild(): { loadedBefore: (mark: string) => string[]; out: Record<str
 }
 
 describe("@antler/kernel/authoring, built", () => {
-  it("loads no LangChain module when imported or when defineTool is called, and its helpers work once LangChain loads", () => {
+  it("loads no LangChain module when imported, when defineTool is called or when a setup that calls it boots, and its helpers work once LangChain loads", () => {
     expect(existsSync(join(KERNEL_DIR, "dist/bundle/authoring.js")), "packages/kernel has no dist; run `pnpm run build`").toBe(true);
     const { loadedBefore, out } = runChild();
     const imported = loadedBefore("imported");
@@ -91,12 +118,16 @@ describe("@antler/kernel/authoring, built", () => {
       "the hook saw the built entry load",
     ).toBe(true);
     expect(imported.filter((u) => /\/node_modules\/(@langchain\/|langchain\/)/.test(u))).toEqual([]);
-    expect(loadedBefore("defined").filter((u) => u.includes("/node_modules/@langchain/"))).toEqual([]);
+    expect(loadedBefore("booted").filter((u) => u.includes("/node_modules/@langchain/"))).toEqual([]);
     // The same hook sees LangChain load once a helper needs it.
     expect(loadedBefore("done").some((u) => u.includes("/node_modules/@langchain/core/"))).toBe(true);
     expect(out).toEqual({
       name: "echo",
       invoked: "echo: hi",
+      handedToLangChain: "ANTLER_ERR_KERNEL_STATE",
+      listed: ["shout"],
+      shouted: "HI",
+      assembledIsTool: true,
       early: { code: "ANTLER_ERR_KERNEL_STATE", hint: expect.stringContaining("loadAuthoring") },
       standInIsTool: true,
       laterIsTool: true,
