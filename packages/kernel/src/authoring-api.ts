@@ -67,7 +67,7 @@ function deferredTool<S extends z.ZodObject>(def: ToolDefinition<S>): AntlerTool
       const tool = key === BUILD ? undefined : real();
       if (tool) {
         const value: unknown = Reflect.get(tool, key, tool);
-        return typeof value === "function" ? value.bind(tool) : value;
+        return typeof value === "function" && key !== "constructor" ? value.bind(tool) : value;
       }
       // LangChain recognises its objects by their lc_* fields: handed to LangChain unbuilt, the stand-in says so.
       if (typeof key === "string" && key.startsWith("lc_")) throw unbuilt(def.name);
