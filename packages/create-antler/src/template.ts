@@ -114,8 +114,8 @@ const UNITS_PLUGIN = (
   kernelVersion: string,
 ) => `// A local plugin, loaded by path from config.yaml. The entry stays light: it imports the kernel's
 // definePlugin and zod only. The tool comes from an async factory, so \`antler config check\` and
-// \`antler plugins list\` (which never build tools) do not load LangChain's tool classes through
-// @antler/kernel/authoring; \`name\` lets them list the tool anyway.
+// \`antler plugins list\` (which never build tools) load neither the tool's module nor LangChain's tool
+// classes; \`name\` lets them list the tool anyway.
 import { definePlugin } from "@antler/kernel";
 import { z } from "zod";
 

@@ -1,5 +1,4 @@
-// `@antler/kernel/authoring`: what plugin code uses to build tools and answer from middleware. A subpath of its
-// own because it loads LangChain's tool and message classes, which importing the kernel itself must not.
-
-export { type PluginAuthoringApi, pluginAuthoringApi } from "./authoring-api.js";
-export * from "./authoring-core.js";
+// `@antler/kernel/authoring`: what plugin code uses to build tools and answer from middleware. A subpath of its own
+// so the kernel's main entry stays small; importing it loads no LangChain module either (see authoring-api.ts).
+export * from "./authoring-api.js";
+export type { ToolDefinition } from "./tools.js";

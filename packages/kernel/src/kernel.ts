@@ -65,7 +65,14 @@ import type { SandboxProvider } from "./sandbox/types.js";
 import { type RunScopeHandle, ServiceRegistry } from "./services.js";
 import type { AntlerDatabase, Checkpointer, OpenCheckpointerOptions, OpenDatabaseOptions, StorageBackend } from "./storage/contract.js";
 import { StorageRegistry } from "./storage/service.js";
-import { type AntlerTool, finalizeToolEntries, type GetAvailableToolsOptions, type ToolEntry, toolAssemblyContext } from "./tools.js";
+import {
+  type AntlerTool,
+  builtTool,
+  finalizeToolEntries,
+  type GetAvailableToolsOptions,
+  type ToolEntry,
+  toolAssemblyContext,
+} from "./tools.js";
 import { ensureTraceContext } from "./trace.js";
 
 /** A plugin object passed in code, optionally with its config. */
@@ -281,7 +288,7 @@ export class KernelHost implements Kernel {
     const declared = options.name ?? (provider as { toolName?: string }).toolName;
     contributions.tools.push(typeof provider === "function" ? (declared ?? `${provider.name || "(factory)"}()`) : provider.name);
     this.hooks.assembleTools.tapPromise({ name: plugin, stage }, async (entries, context) => {
-      const tool = typeof provider === "function" ? await provider(context) : provider;
+      const tool = typeof provider === "function" ? await provider(context) : await builtTool(provider);
       if (!tool) return entries;
       return [...entries, { tool, plugin, source, group: options.group, ...(options.idempotent ? { idempotent: true } : {}) }];
     });
@@ -438,7 +445,7 @@ export class KernelHost implements Kernel {
       throw new AntlerError(ErrorCodes.KERNEL_STATE, `cannot start a kernel that is ${this.state}`, { hint: "Create a new kernel." });
     }
     this.state = "starting";
-    await loadAuthoring(); // plugins' run-time helpers (refuseToolCall, endTurn, hookContext) answer from here on
+    await loadAuthoring(); // plugins' run-time helpers (refuseToolCall, endTurn) answer from here on
     for (const tap of this.hooks.start.taps) {
       try {
         await (tap.fn as () => Promise<void>)();
@@ -544,6 +551,7 @@ export class KernelHost implements Kernel {
     const model = options.modelName === undefined ? undefined : this.config.models.find((m) => m.name === options.modelName);
     if (model?.supports_tools === false) return [];
     const context = toolAssemblyContext(options, this.scope);
+    await loadAuthoring(); // so a tool factory's defineTool builds at once
     const assembled = await this.hooks.assembleTools.promise([], context);
     const { entries, conflicts } = finalizeToolEntries(assembled, context);
     for (const c of conflicts) {

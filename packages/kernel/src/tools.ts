@@ -1,8 +1,25 @@
-import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { StructuredToolInterface, ToolRuntime } from "@langchain/core/tools";
+import type { z } from "zod";
 import type { Scope } from "./di.js";
 import { AntlerError, ErrorCodes } from "./errors.js";
 
 export type AntlerTool = StructuredToolInterface;
+
+/** What `defineTool` (`@antler/kernel/authoring`) takes. */
+export interface ToolDefinition<S extends z.ZodObject> {
+  name: string;
+  description: string;
+  schema: S;
+  /** End the agent turn with this tool's result (LangChain `returnDirect`). */
+  returnDirect?: boolean;
+  run(args: z.output<S>, runtime: ToolRuntime): unknown;
+}
+
+/** Builds a `defineTool` stand-in (authoring-api.ts). */
+export const BUILD = Symbol.for("antler.tool.build");
+/** The tool a `tools.add` entry stands for: a `defineTool` stand-in built, any other tool as it is. */
+export const builtTool = async (tool: AntlerTool): Promise<AntlerTool> =>
+  (await (tool as { [BUILD]?: () => Promise<AntlerTool> })[BUILD]?.()) ?? tool;
 
 /** Where a tool came from. */
 export type ToolSource = "config" | "builtin" | "mcp" | "acp" | "subagent" | "plugin";

@@ -1,11 +1,15 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { ToolRuntime } from "@langchain/core/tools";
 import { isCommand } from "@langchain/langgraph";
-import { afterEach, describe, expect, it } from "vitest";
-import { endTurn, hookContext, pluginAuthoringApi, refuseToolCall, withRunContext } from "../src/authoring.js";
+import { afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { endTurn, hookContext, loadAuthoring, pluginAuthoringApi, refuseToolCall, withRunContext } from "../src/authoring.js";
 import { type AntlerError, createToken, type Kernel, type RunContext } from "../src/index.js";
 import { createTestKernel } from "../src/testing/index.js";
 
 const call = (name: string, id = "call_1") => ({ toolCall: { name, id, args: {} } });
+
+// A started kernel loads LangChain for these helpers; these tests call them with none.
+beforeAll(() => loadAuthoring());
 
 describe("refuseToolCall", () => {
   it("answers with an error tool message rendered as refused, naming the tool once", () => {
@@ -97,6 +101,21 @@ describe("hookContext", () => {
   it("keeps the run out of anything serialized: only run_id shows in JSON", async () => {
     const json = await withRun((run) => JSON.stringify(withRunContext({ thread_id: "t" }, run)));
     expect(JSON.parse(json)).toEqual({ thread_id: "t", run_id: "run-42" });
+  });
+
+  it("takes a tool's runtime as { state: runtime.state, runtime }, which type-checks with no cast", async () => {
+    // Checked by tsc (tsconfig.tests.json): ToolRuntime's state is `unknown`, which hookContext accepts.
+    expectTypeOf(hookContext).toBeCallableWith({ state: {} as ToolRuntime["state"], runtime: {} as ToolRuntime });
+    const seen = await withRun((run) => {
+      const runtime = { state, context: withRunContext({ thread_id: "t" }, run), toolCallId: "c1" } as unknown as ToolRuntime;
+      const hook = hookContext({ state: runtime.state, runtime });
+      return { runId: hook.runId, turn: hook.turnNumber, scratch: hook.resolve(Scratch) };
+    });
+    expect(seen).toEqual({ runId: "run-42", turn: 2, scratch: { runId: "run-42" } });
+  });
+
+  it("says what to pass when the state it was given has no messages", () => {
+    expect(() => hookContext({ state: undefined, runtime: {} }).turnNumber).toThrow(/without messages/);
   });
 
   it("takes a node hook's (state, runtime) the same way, and puts run_id in the context", async () => {

@@ -12,7 +12,10 @@ import { describe, expect, it } from "vitest";
 // model fallbacks, limits and pricing (their `models:` keys, the fallback cross-check, the call-planner token), and to
 // 5,263 for a run's own reasoning effort (`CreateModelOptions.reasoningEffort`, which only the kernel can apply), and
 // to 5,271 for `idempotent` on tool contributions and `tools:` entries (a run taken over after a crash retries only
-// those tools' in-flight calls; the tool contract is the kernel's). Over
+// those tools' in-flight calls; the tool contract is the kernel's), and to 5,390 for a light `@antler/kernel/authoring`
+// (the helpers apart from LangChain's classes, which load on first need, and defineTool's stand-in until they do),
+// `runIds` and a defineTool tool's own stream writer for `emitCustomEvent`: importing authoring loaded ~340 LangChain
+// modules, which every plugin entry that imported it paid. Over
 // budget for what the kernel should be: next, the SQL migration runner goes to @antler/storage-kit and the model-call
 // keys' checks to @antler/model-kit, to come back under 5,000.
 const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
@@ -28,7 +31,7 @@ function lines(dir: string): number {
 }
 
 describe("kernel size", () => {
-  it("src without testing/ stays within 5,271 lines", () => {
-    expect(lines(src)).toBeLessThanOrEqual(5_271);
+  it("src without testing/ stays within 5,390 lines", () => {
+    expect(lines(src)).toBeLessThanOrEqual(5_390);
   });
 });

@@ -1,9 +1,13 @@
 import { requestTraceContext } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { captureLogs } from "@antler/kernel/testing";
 import { ToolMessage } from "@langchain/core/messages";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { GuardrailRequest } from "../src/index.js";
 import { guardrailMiddleware } from "../src/middleware.js";
+
+// No kernel runs here to load LangChain for the authoring helpers (refusals, tools handed to LangChain).
+beforeAll(() => loadAuthoring());
 
 type WrapToolCall = NonNullable<ReturnType<typeof guardrailMiddleware>["wrapToolCall"]>;
 

@@ -1,10 +1,12 @@
-import { refuseToolCall } from "@antler/kernel/authoring";
+import { loadAuthoring, refuseToolCall } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MetricsCollector } from "../src/collector.js";
 import { metricsConfigSchema, TOOL_LABEL_MAX_CHARS } from "../src/index.js";
 
 describe("MetricsCollector tool outcomes", () => {
+  // No kernel runs here to load LangChain for refuseToolCall.
+  beforeAll(() => loadAuthoring());
   it("counts a refusal (refuseToolCall, a guardrail denial) as refused, a failed tool as error, and a result as success", async () => {
     const collector = new MetricsCollector(metricsConfigSchema.parse({ process_metrics: false }));
     const call = (name: string) =>

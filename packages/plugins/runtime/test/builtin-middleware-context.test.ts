@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AntlerTool, composeChain, type Logger, type MiddlewareSpec, threadPaths } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { defineTool, loadAuthoring } from "@antler/kernel/authoring";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent, fakeModel } from "langchain";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { RunContextValues } from "../src/context.js";
 import {
@@ -23,6 +23,9 @@ import { viewImageMiddleware } from "../src/middleware/view-image.js";
 import { compileThreadPipeline } from "../src/state.js";
 import { createViewImageTool } from "../src/tools/index.js";
 import { tempDir } from "./fixtures.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 type Model = ReturnType<typeof fakeModel>;
 type State = { messages: BaseMessage[] } & Record<string, unknown>;

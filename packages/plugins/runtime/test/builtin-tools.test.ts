@@ -3,10 +3,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AntlerTool, threadPaths } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createAgent, createMiddleware, fakeModel } from "langchain";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
 import { mergeArtifacts } from "../src/state.js";
@@ -17,6 +18,9 @@ import {
   createViewImageTool,
   sniffImageType,
 } from "../src/tools/index.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 const OUTPUTS_ONLY = "only files under /mnt/user-data/outputs can be presented; write the file there first";
 

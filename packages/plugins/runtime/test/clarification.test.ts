@@ -1,8 +1,8 @@
 import { tmpdir } from "node:os";
-import { defineTool } from "@antler/kernel/authoring";
+import { defineTool, loadAuthoring } from "@antler/kernel/authoring";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { createAgent, fakeModel } from "langchain";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAntlerAgent } from "../src/agent.js";
 import { clarificationMiddleware, isClarificationAllowed } from "../src/middleware/clarification.js";
@@ -13,6 +13,9 @@ import {
   type HumanInputRequest,
   normalizeClarificationRequest,
 } from "../src/tools/index.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 function normalized(args: unknown): { request: HumanInputRequest; text: string } {
   const result = normalizeClarificationRequest(args);

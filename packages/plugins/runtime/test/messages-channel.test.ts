@@ -1,3 +1,4 @@
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { ScriptedChatModel } from "@antler/kernel/testing";
 import {
   AIMessage,
@@ -10,10 +11,13 @@ import {
 } from "@langchain/core/messages";
 import { MemorySaver, messagesStateReducer, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { BinaryOperatorAggregate } from "@langchain/langgraph/channels";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createAntlerAgent } from "../src/index.js";
 import { createAppendingMessagesReducer } from "../src/messages-channel.js";
 import { tempDir } from "./fixtures.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
 function rng(seed: number): () => number {

@@ -2,13 +2,14 @@ import diagnosticsChannel from "node:diagnostics_channel";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { composeChain, DEFAULT_CHAIN, ensureTraceContext, type MiddlewareEntry, type MiddlewareSpec, threadPaths } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { MIDDLEWARE_SPAN_CHANNEL, type MiddlewareSpan } from "@antler/kernel/pipeline";
 import { ScriptedChatModel } from "@antler/kernel/testing";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, fakeModel } from "langchain";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAntlerAgent } from "../src/index.js";
 import { patchDanglingToolCalls } from "../src/middleware/dangling-tool-call.js";
@@ -16,6 +17,9 @@ import { llmErrorHandlingMiddleware, toolErrorHandlingMiddleware } from "../src/
 import { loopDetectionMiddleware } from "../src/middleware/loop-detection.js";
 import { compileThreadPipeline } from "../src/state.js";
 import { tempDir } from "./fixtures.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 const builtin = (name: string, spec: Partial<MiddlewareSpec> = {}): MiddlewareEntry => ({
   name,

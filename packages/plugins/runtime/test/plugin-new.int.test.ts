@@ -27,6 +27,22 @@ afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
+// Boots a kernel with the generated package's built entry, recording every module loaded (on the hooks' thread,
+// so written synchronously), and prints the tools the plugin contributed.
+const LOAD_HOOK = `import { writeSync } from "node:fs";
+export async function load(url, context, next) {
+  const result = await next(url, context);
+  writeSync(2, "LOADED " + url + "\\n");
+  return result;
+}`;
+const BOOT_PROBE = `import { register } from "node:module";
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(LOAD_HOOK)}`)});
+const { default: plugin } = await import("./dist/index.js");
+const { createKernel } = await import("@antler/kernel");
+const kernel = await createKernel({ discover: false, builtins: false, config: { logging: { level: "error" } }, plugins: [plugin] });
+process.stdout.write(JSON.stringify(kernel.plugins.find((p) => p.name === plugin.name).contributions.tools));
+`;
+
 describe("antler plugin new", () => {
   it("prints its usage for --help", async () => {
     const { code, out } = await runCli(["plugin", "new", "--help"], { cwd: scratchDir() });
@@ -84,7 +100,7 @@ describe("antler plugin new", () => {
     expect(antlerClone()).toBe(REPO);
     expect(out).toContain("the @antler packages are not on the npm registry yet");
     expect(out).toContain(
-      `cd ${REPO} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && pnpm pack --pack-destination `,
+      `cd ${REPO} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && npx -y pnpm@${TEMPLATE_VERSIONS.pnpm} pack --pack-destination `,
     );
     // Each tarball named as `pnpm pack` names it, for every package the plugin's tests load.
     const install = out.split("\n").find((line) => line.includes("npm install --save-dev")) ?? "";
@@ -106,10 +122,17 @@ describe("antler plugin new", () => {
     expect(lines.at(-1)).toMatch(/^ {2}cd acme && npm install --save-dev .*antler-kernel-\d+\.\d+\.\d+\.tgz .* && npm test$/);
   });
 
+  it("prints the pack step with the workspace's pinned pnpm through npx, so it works where pnpm is not installed", () => {
+    const steps = nextSteps({ dir: "/work/acme", cwd: "/work", inWorkspace: false, clone: "/src/antler" }).join("\n");
+    expect(steps).toContain(`npx -y pnpm@${TEMPLATE_VERSIONS.pnpm} pack --pack-destination`);
+    expect(steps).not.toMatch(/\(cd packages\/\$p && pnpm pack/);
+  });
+
   it("pins the versions this repository uses", () => {
     const root = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8"));
     const kernel = JSON.parse(readFileSync(join(REPO, "packages/kernel/package.json"), "utf8"));
     expect(TEMPLATE_VERSIONS).toEqual({
+      pnpm: root.packageManager.replace(/^pnpm@/, ""),
       kernel: kernel.version,
       zod: kernel.devDependencies.zod,
       typescript: root.devDependencies.typescript,
@@ -149,6 +172,16 @@ describe("antler plugin new", () => {
         (error: { stdout?: string }) => ({ stdout: String(error.stdout), failed: true }),
       );
       expect(typecheck).toEqual({ stdout: "", stderr: "" });
+
+      // The built entry is light: importing it and running its setup through a kernel loads no LangChain module,
+      // and the kernel lists the tool without building it.
+      await exec(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir });
+      writeFileSync(join(dir, "boot-probe.mjs"), BOOT_PROBE);
+      const boot = await exec(process.execPath, ["boot-probe.mjs"], { cwd: dir });
+      const loaded = boot.stderr.split("\n").filter((line) => line.startsWith("LOADED "));
+      expect(loaded.some((line) => line.endsWith("/notes/dist/index.js"))).toBe(true);
+      expect(loaded.filter((line) => line.includes("/node_modules/@langchain/"))).toEqual([]);
+      expect(JSON.parse(boot.stdout)).toEqual([`${toolPrefix("@acme/antler-notes")}_greet`]);
     },
     180_000,
   );

@@ -2,16 +2,20 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AntlerTool, composeChain, type MiddlewareSpec, threadPaths } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { captureLogs } from "@antler/kernel/testing";
 import { createFolderRemote, E2BSandboxProvider, e2bConfigSchema, SANDBOX_SYNC_LEDGER_FILE } from "@antler/sandbox-e2b";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, fakeModel } from "langchain";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { viewImageMiddleware } from "../src/middleware/view-image.js";
 import { compileThreadPipeline } from "../src/state.js";
 import { createPresentFilesTool, createViewImageTool } from "../src/tools/index.js";
 import { tempDir } from "./fixtures.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 /**
  * `view_image`, the ViewImage middleware and `present_files` against a real E2B provider whose remote is a host

@@ -2,17 +2,21 @@ import { existsSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { threadPaths } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { ScriptedChatModel, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AntlerClient, createAntlerAgent } from "../src/index.js";
 import { saveUpload } from "../src/stores/uploads.js";
 import { createPresentFilesTool } from "../src/tools/present-files.js";
 import { tempDir } from "./fixtures.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 const add = tool(({ a, b }) => String(a + b), {
   name: "add",

@@ -2,11 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isAntlerError } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { ScriptedChatModel } from "@antler/kernel/testing";
 import { createAntlerAgent } from "@antler/plugin-runtime";
 import { type AIMessage, HumanMessage, type ToolMessage } from "@langchain/core/messages";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bindSubagents, type SubagentOutcome, type SubagentRequest, type SubagentRunner, sha256 } from "../src/index.js";
+
+// These tests hand tools to LangChain with no kernel started, so they load LangChain for the authoring helpers first.
+beforeAll(() => loadAuthoring());
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -1,4 +1,5 @@
 import { silentLogger } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GuardrailDecision, GuardrailProvider, GuardrailRequest } from "../contract.js";
@@ -100,6 +101,8 @@ export function runGuardrailProviderConformance(options: GuardrailConformanceOpt
   describe(`guardrail provider conformance: ${options.name}`, () => {
     let subject: GuardrailConformanceSubject;
     beforeAll(async () => {
+      // The middleware's refusals are LangChain messages, and no kernel runs here to load LangChain for them.
+      await loadAuthoring();
       subject = await options.subject();
     });
     afterAll(async () => {

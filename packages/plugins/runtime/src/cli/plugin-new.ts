@@ -118,7 +118,7 @@ export function nextSteps(options: { dir: string; cwd: string; inWorkspace: bool
     "",
     "Next: the @antler packages are not on the npm registry yet, so pack them in an Antler clone (after `pnpm run build`)",
     "and install the tarballs:",
-    `  cd ${options.clone ?? "<your Antler clone>"} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && pnpm pack --pack-destination ${packs}); done`,
+    `  cd ${options.clone ?? "<your Antler clone>"} && for p in ${PLUGIN_TARBALL_PACKAGES.join(" ")}; do (cd packages/$p && npx -y pnpm@${TEMPLATE_VERSIONS.pnpm} pack --pack-destination ${packs}); done`,
     `  ${cd} && npm install --save-dev ${tarballs.join(" ")} && npm test`,
   ];
 }

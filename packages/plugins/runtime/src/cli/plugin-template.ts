@@ -1,6 +1,7 @@
 // The files `antler plugin new` writes: a plugin package whose test passes as generated. The versions are the
 // ones this repository pins (a test keeps them in step with the root and kernel package.json files).
-export const TEMPLATE_VERSIONS = { kernel: "0.1.0", zod: "4.6.7", typescript: "5.9.3", vitest: "4.1.12" } as const;
+// `pnpm` is the root package.json's "packageManager" version: the printed pack steps run that pnpm through npx.
+export const TEMPLATE_VERSIONS = { kernel: "0.1.0", zod: "4.6.7", typescript: "5.9.3", vitest: "4.1.12", pnpm: "10.34.9" } as const;
 
 export interface TemplateOptions {
   /** The npm package name, e.g. `acme-notes` or `@acme/antler-notes`. */
@@ -63,8 +64,10 @@ export function pluginFiles(options: TemplateOptions): Record<string, string> {
 
 export default defineConfig({ test: { include: ["test/**/*.test.ts"], testTimeout: 30_000 } });
 `,
+    // The entry stays light: `antler config check` and `antler plugins list` load it and run setup, and neither
+    // builds tools, so the tool's module (and LangChain's tool classes) loads from an async factory on first use.
     "src/index.ts": `import { createToken, definePlugin } from "@antler/kernel";
-import { defineTool, hookContext, refuseToolCall } from "@antler/kernel/authoring";
+import { hookContext, refuseToolCall } from "@antler/kernel/authoring";
 import { z } from "zod";
 
 /** Greetings so far in one run (one turn): a run-scoped service, made on first use and dropped when the run ends. */
@@ -82,14 +85,9 @@ export default definePlugin({
   setup(ctx) {
     const { greeting, max_greetings } = ctx.config;
     ctx.provide(Greetings, { lifetime: "run", useFactory: () => ({ count: 0 }) });
-    ctx.tools.add(
-      defineTool({
-        name: ${JSON.stringify(tool)},
-        description: "Greet someone by name.",
-        schema: z.object({ name: z.string().describe("Who to greet.") }),
-        run: ({ name }) => \`\${greeting}, \${name}!\`,
-      }),
-    );
+    // An async factory: the tool's module loads when tools are first assembled, not when the plugin loads.
+    // \`name\` lets \`antler plugins list\` show the tool without building it.
+    ctx.tools.add(async () => (await import("./tool.js")).createGreetTool(greeting), { name: ${JSON.stringify(tool)} });
     ctx.middleware.add({
       name: "greeting-limit",
       async wrapToolCall(request, handler) {
@@ -102,6 +100,19 @@ export default definePlugin({
     });
   },
 });
+`,
+    "src/tool.ts": `import { defineTool } from "@antler/kernel/authoring";
+import { z } from "zod";
+
+/** The \`${tool}\` tool, greeting with the plugin's configured greeting. */
+export function createGreetTool(greeting: string) {
+  return defineTool({
+    name: ${JSON.stringify(tool)},
+    description: "Greet someone by name.",
+    schema: z.object({ name: z.string().describe("Who to greet.") }),
+    run: ({ name }) => \`\${greeting}, \${name}!\`,
+  });
+}
 `,
     "test/plugin.test.ts": `import { runPluginConformance, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { AntlerClient } from "@antler/plugin-runtime";
