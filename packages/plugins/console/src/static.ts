@@ -22,8 +22,9 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "no-cache";
 // What the page itself may do: only its own origin; images, PDFs and downloads of artifacts come in as blob: URLs,
 // and HTML artifacts are framed from the console's own sandboxed route.
-const PAGE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; frame-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+// Inline scripts of the shell (the theme set before the first paint) are allowed by their hashes, nothing else inline.
+const pageCsp = (scriptHashes: readonly string[]) =>
+  `default-src 'self'; script-src 'self'${scriptHashes.map((h) => ` '${h}'`).join("")}; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; frame-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
 interface StaticFile {
@@ -35,6 +36,8 @@ interface StaticFile {
 
 interface Build {
   readonly shell: StaticFile;
+  /** The shell's Content-Security-Policy, with the hash of each inline script it has. */
+  readonly csp: string;
   /** The names in `assets/` when the shell was found: the only keys the asset cache ever holds. */
   readonly assets: ReadonlySet<string>;
 }
@@ -66,7 +69,7 @@ export class StaticSite {
         { status: 503, headers: { "content-type": "application/json", "cache-control": "no-store" } },
       );
     }
-    return respond(request, build.shell, REVALIDATE, true);
+    return respond(request, build.shell, REVALIDATE, build.csp);
   }
 
   /** One built asset; anything but a file name the build has is a 404, so no path can leave the assets folder. */
@@ -82,7 +85,7 @@ export class StaticSite {
     const build = await this.loadBuild();
     if (!build?.assets.has(name)) return notFound(pathname);
     const file = await this.loadAsset(name);
-    return file ? respond(request, file, IMMUTABLE, false) : notFound(pathname);
+    return file ? respond(request, file, IMMUTABLE, null) : notFound(pathname);
   }
 
   /** How many asset files are held in memory (at most the build's count). */
@@ -93,7 +96,7 @@ export class StaticSite {
   private loadBuild(): Promise<Build | null> {
     if (!this.build) {
       const loading = Promise.all([readStatic(join(this.dir, "index.html")), listAssets(join(this.dir, "assets"))]).then(
-        ([shell, assets]) => (shell ? { shell, assets } : null),
+        ([shell, assets]) => (shell ? { shell, assets, csp: pageCsp(inlineScriptHashes(shell.bytes.toString("utf8"))) } : null),
       );
       // A missing shell is looked for again next time (the build may land while the server runs).
       void loading.then((build) => {
@@ -119,7 +122,18 @@ export class StaticSite {
   }
 }
 
-function respond(request: Request, file: StaticFile, cacheControl: string, isShell: boolean): Response {
+/** `sha256-…` of each inline `<script>` (no src) in the HTML, as CSP hash sources. */
+export function inlineScriptHashes(html: string): string[] {
+  return [...html.matchAll(/<script\b(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
+    (m) =>
+      `sha256-${createHash("sha256")
+        .update(m[1] ?? "")
+        .digest("base64")}`,
+  );
+}
+
+/** `csp` is the shell's policy (null for an asset). */
+function respond(request: Request, file: StaticFile, cacheControl: string, csp: string | null): Response {
   const headers: Record<string, string> = {
     "content-type": file.type,
     "cache-control": cacheControl,
@@ -127,8 +141,8 @@ function respond(request: Request, file: StaticFile, cacheControl: string, isShe
     "x-content-type-options": "nosniff",
     vary: "accept-encoding",
   };
-  if (isShell) {
-    headers["content-security-policy"] = PAGE_CSP;
+  if (csp !== null) {
+    headers["content-security-policy"] = csp;
     headers["referrer-policy"] = "no-referrer";
   }
   const match = request.headers.get("if-none-match");

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,7 +61,15 @@ describe("the console's static files on the gateway", () => {
       expect(response.headers.get("cache-control")).toBe("no-cache");
       expect(response.headers.get("content-security-policy")).toContain("default-src 'self'");
       expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
-      expect(await response.text()).toContain('<div id="root"></div>');
+      // The shell's one inline script (the theme, before the first paint) is allowed by its hash, nothing else inline.
+      const html = await response.text();
+      const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? "");
+      expect(inline).toHaveLength(1);
+      const hash = createHash("sha256")
+        .update(inline[0] ?? "")
+        .digest("base64");
+      expect(response.headers.get("content-security-policy")).toContain(`script-src 'self' 'sha256-${hash}';`);
+      expect(html).toContain('<div id="root"></div>');
     }
   });
 

@@ -5,6 +5,7 @@ import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
 import { useDrawer } from "./drawer";
 import { Schedules } from "./schedules";
 import { Status } from "./status";
+import { type ThemeChoice, useTheme } from "./theme";
 
 type Route = { page: "threads"; threadId: string | null } | { page: "batches" } | { page: "schedules" } | { page: "status" };
 
@@ -39,6 +40,21 @@ function KeyForm({ onKey, problem }: { onKey(key: string): void; problem: string
         </button>
       </form>
     </main>
+  );
+}
+
+/** The theme switch in the top bar: follow the system, or pin light or dark (kept for the next visit). */
+function ThemePicker(): ReactNode {
+  const [theme, setTheme] = useTheme();
+  return (
+    <label className="theme-picker">
+      <span className="sr-only">Theme</span>
+      <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+        <option value="system">System theme</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+    </label>
   );
 }
 
@@ -145,6 +161,7 @@ export function App(): ReactNode {
           {link("/schedules", "Schedules", route.page === "schedules")}
           {link("/status", "Status", route.page === "status")}
         </nav>
+        <ThemePicker />
         {inSession ? (
           <button
             type="button"
