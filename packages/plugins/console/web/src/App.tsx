@@ -1,11 +1,12 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { type ApiError, api, sessionInfo, signIn, signOut } from "./api";
 import { Batches } from "./batches";
-import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
+import { Chat, type Limits } from "./chat";
 import { useDrawer } from "./drawer";
 import { Schedules } from "./schedules";
 import { Status } from "./status";
 import { type ThemeChoice, useTheme } from "./theme";
+import { ThreadList, type ThreadRecord, useThreadPages } from "./thread-list";
 
 type Route = { page: "threads"; threadId: string | null } | { page: "batches" } | { page: "schedules" } | { page: "status" };
 
@@ -65,7 +66,6 @@ export function App(): ReactNode {
   const [inSession, setInSession] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [limits, setLimits] = useState<Limits | null>(null);
-  const [threads, setThreads] = useState<ThreadRecord[]>([]);
   // The message to send in a branch once it opens (edit and resend, regenerate).
   const [pendingMessage, setPendingMessage] = useState<{ threadId: string; text: string } | null>(null);
   const clearPending = useCallback(() => setPendingMessage(null), []);
@@ -104,14 +104,8 @@ export function App(): ReactNode {
   }, []);
   useEffect(() => check(), [check]);
 
-  const loadThreads = useCallback(() => {
-    api<{ threads: ThreadRecord[] }>("/threads?limit=200")
-      .then(({ threads }) => setThreads(threads))
-      .catch(() => undefined);
-  }, []);
-  useEffect(() => {
-    if (auth === "ok") loadThreads();
-  }, [auth, loadThreads]);
+  const threadPages = useThreadPages(auth === "ok");
+  const loadThreads = threadPages.refresh;
 
   if (auth === "checking") return <p className="loading">Loading…</p>;
   if (auth === "needed")
@@ -135,6 +129,7 @@ export function App(): ReactNode {
   const deleteThread = async (id: string) => {
     if (!confirm("Delete this thread, its messages and its files?")) return;
     await api(`/threads/${encodeURIComponent(id)}`, { method: "DELETE" });
+    threadPages.forget(id);
     loadThreads();
     if (route.page === "threads" && route.threadId === id) navigate("/threads");
   };
@@ -184,7 +179,7 @@ export function App(): ReactNode {
             <button type="button" className="scrim" aria-label="Close the thread list" onClick={() => setThreadsOpen(false)} />
           ) : null}
           <ThreadList
-            threads={threads}
+            pages={threadPages}
             current={route.threadId}
             onOpen={(id) => {
               setThreadsOpen(false);

@@ -18,6 +18,7 @@ import { useDrawer } from "./drawer";
 import { Markdown, MarkdownPlaceContext } from "./markdown";
 import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
 import { SideResizer } from "./side-resizer";
+import type { ThreadRecord } from "./thread-list";
 import { Timeline } from "./timeline";
 import {
   applyFrame,
@@ -30,12 +31,6 @@ import {
   type ThreadView,
 } from "./transcript";
 import { VirtualList } from "./virtual-list";
-
-export interface ThreadRecord {
-  thread_id: string;
-  title: string | null;
-  updated_at: string;
-}
 
 export interface Limits {
   max_files: number;
@@ -69,61 +64,6 @@ interface Loaded {
 
 const statePath = (threadId: string, before?: number) =>
   `/threads/${encodeURIComponent(threadId)}/state?messages_limit=${MESSAGES_PAGE}${before === undefined ? "" : `&before=${before}`}`;
-
-export function ThreadList({
-  threads,
-  current,
-  onOpen,
-  onNew,
-  onDelete,
-}: {
-  threads: ThreadRecord[];
-  current: string | null;
-  onOpen(id: string): void;
-  onNew(): void;
-  onDelete(id: string): void;
-}): ReactNode {
-  const [query, setQuery] = useState("");
-  // Matches what the list shows (the title, or "Untitled thread") and the thread id.
-  const shown = threads.filter((t) => `${t.title ?? "Untitled thread"} ${t.thread_id}`.toLowerCase().includes(query.trim().toLowerCase()));
-  return (
-    <nav className="threads" aria-label="Threads">
-      <button type="button" className="primary" onClick={onNew}>
-        New thread
-      </button>
-      <label className="search">
-        <span className="sr-only">Search threads</span>
-        <input type="search" placeholder="Search threads" value={query} onChange={(e) => setQuery(e.target.value)} />
-      </label>
-      <ul>
-        {shown.map((t) => (
-          <li key={t.thread_id} className={t.thread_id === current ? "current" : undefined}>
-            <a
-              href={`/threads/${encodeURIComponent(t.thread_id)}`}
-              aria-current={t.thread_id === current ? "page" : undefined}
-              onClick={(e) => {
-                e.preventDefault();
-                onOpen(t.thread_id);
-              }}
-            >
-              <span className="thread-title">{t.title ?? "Untitled thread"}</span>
-              <span className="thread-time">{new Date(t.updated_at).toLocaleString()}</span>
-            </a>
-            <button
-              type="button"
-              className="icon"
-              aria-label={`Delete thread ${t.title ?? t.thread_id}`}
-              onClick={() => onDelete(t.thread_id)}
-            >
-              ✕
-            </button>
-          </li>
-        ))}
-        {shown.length === 0 ? <li className="muted">No threads{query ? " match" : " yet"}.</li> : null}
-      </ul>
-    </nav>
-  );
-}
 
 function Todos({ todos }: { todos: ThreadView["todos"] }): ReactNode {
   if (todos.length === 0) return null;
