@@ -3,6 +3,7 @@ import { type ApiError, api, sessionInfo, signIn, signOut } from "./api";
 import { Batches } from "./batches";
 import { Chat, type Limits } from "./chat";
 import { useDrawer } from "./drawer";
+import { skipToContent } from "./keyboard";
 import { Schedules } from "./schedules";
 import { Status } from "./status";
 import { type ThemeChoice, useTheme } from "./theme";
@@ -149,6 +150,16 @@ export function App(): ReactNode {
   return (
     <div className="app">
       <header className="top">
+        <a
+          className="skip-link"
+          href="#main"
+          onClick={(e) => {
+            e.preventDefault();
+            skipToContent();
+          }}
+        >
+          Skip to main content
+        </a>
         <span className="brand">Antler Console</span>
         <nav aria-label="Sections">
           {link("/threads", "Threads", route.page === "threads")}

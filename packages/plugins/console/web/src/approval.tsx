@@ -1,5 +1,6 @@
 import { type ReactNode, useId, useState } from "react";
 import type { ApprovalDecision } from "./api";
+import { closeOnEscape, useReturnFocus } from "./keyboard";
 import type { Item, PendingCall } from "./transcript";
 
 type ApprovalItem = Extract<Item, { kind: "approval" }>;
@@ -50,6 +51,12 @@ export function ApprovalCard({
   const [reason, setReason] = useState("");
   const [serverProblem, setServerProblem] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
+  // Escape leaves the argument editor or the reason box for the three choices, focus back on the one that opened it.
+  const editButton = useReturnFocus<HTMLButtonElement>(mode === "edit");
+  const rejectButton = useReturnFocus<HTMLButtonElement>(mode === "reject");
+  const back = closeOnEscape(() => {
+    if (!sending) setMode("choose");
+  });
   const parsed = parseArgs(draft);
   const localProblem = "problem" in parsed ? parsed.problem : null;
   const live = pending && !item.decided;
@@ -83,6 +90,7 @@ export function ApprovalCard({
       {live && mode === "edit" ? (
         <form
           className="approval-edit"
+          onKeyDown={back}
           onSubmit={(e) => {
             e.preventDefault();
             if ("args" in parsed) void decide({ decision: "edit", args: parsed.args });
@@ -118,6 +126,7 @@ export function ApprovalCard({
       {live && mode === "reject" ? (
         <form
           className="approval-edit"
+          onKeyDown={back}
           onSubmit={(e) => {
             e.preventDefault();
             void decide(reason.trim() ? { decision: "reject", reason: reason.trim() } : { decision: "reject" });
@@ -146,11 +155,11 @@ export function ApprovalCard({
             Approve
           </button>
           {single ? (
-            <button type="button" disabled={sending} onClick={() => setMode("edit")}>
+            <button ref={editButton} type="button" disabled={sending} onClick={() => setMode("edit")}>
               Edit arguments
             </button>
           ) : null}
-          <button type="button" disabled={sending} onClick={() => setMode("reject")}>
+          <button ref={rejectButton} type="button" disabled={sending} onClick={() => setMode("reject")}>
             Reject…
           </button>
           {serverProblem ? (

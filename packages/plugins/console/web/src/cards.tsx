@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useId, useState } from "react";
 import { type FormField, type FormValues, formReplyText, validateFormValues } from "../../src/human-input";
+import { closeOnEscape } from "./keyboard";
 import { Markdown } from "./markdown";
 import type { HumanInputRequest, Item } from "./transcript";
 
@@ -31,7 +32,19 @@ function looksLikeData(result: string): boolean {
 export function ToolCard({ item, awaiting = false }: { item: Extract<Item, { kind: "tool" }>; awaiting?: boolean }): ReactNode {
   const state = item.status === undefined ? (awaiting ? "awaiting" : "running") : item.status;
   return (
-    <details className={`tool tool-${state}`} data-tool={item.name} data-tool-call={item.key}>
+    <details
+      className={`tool tool-${state}`}
+      data-tool={item.name}
+      data-tool-call={item.key}
+      onKeyDown={(e) => {
+        const card = e.currentTarget;
+        if (!card.open) return;
+        closeOnEscape(() => {
+          card.open = false;
+          card.querySelector("summary")?.focus();
+        })(e);
+      }}
+    >
       <summary>
         <span className="tool-name">{item.name}</span>
         <span className={`badge badge-${state}`}>

@@ -1,4 +1,4 @@
-import { type CSSProperties, type DragEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type CSSProperties, type DragEvent, type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react";
 import {
   ApiError,
   type ApprovalDecision,
@@ -15,6 +15,7 @@ import { ApprovalCard } from "./approval";
 import { type ArtifactSettings, Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
 import { useDrawer } from "./drawer";
+import { tabListKeys } from "./keyboard";
 import { Markdown, MarkdownPlaceContext } from "./markdown";
 import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
 import { SideResizer } from "./side-resizer";
@@ -40,6 +41,10 @@ export interface Limits {
 }
 
 const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
+
+/** The side panel's tabs, in order. */
+const PANELS = ["artifacts", "timeline"] as const;
+type Panel = (typeof PANELS)[number];
 
 /** Messages per read of a thread: opening it reads the last page, scrolling up reads the one before. */
 export const MESSAGES_PAGE = 100;
@@ -109,7 +114,8 @@ export function Chat({
   const [run, setRun] = useState<RunStatus>(IDLE_RUN);
   const [draft, setDraft] = useState("");
   const [loadError, setLoadError] = useState<string | null>(null);
-  const [panel, setPanel] = useState<"artifacts" | "timeline">("artifacts");
+  const [panel, setPanel] = useState<Panel>("artifacts");
+  const tabsId = useId();
   const layoutRef = useRef<HTMLDivElement>(null);
   const [sideWidth, setSideWidth] = useState<number | null>(null);
   const [uploads, setUploads] = useState<string[]>([]);
@@ -680,24 +686,35 @@ export function Chat({
           <button type="button" className="narrow-only close-drawer" onClick={() => setDetailsOpen(false)}>
             Close
           </button>
-          <div className="tabs" role="tablist" aria-label="Panels">
-            <button type="button" role="tab" aria-selected={panel === "artifacts"} onClick={() => setPanel("artifacts")}>
-              Artifacts ({view.artifacts.length})
-            </button>
-            <button type="button" role="tab" aria-selected={panel === "timeline"} onClick={() => setPanel("timeline")}>
-              Timeline
-            </button>
+          <div className="tabs" role="tablist" aria-label="Panels" onKeyDown={tabListKeys(PANELS, panel, setPanel)}>
+            {PANELS.map((tab) => (
+              <button
+                key={tab}
+                type="button"
+                role="tab"
+                id={`${tabsId}-${tab}`}
+                data-tab={tab}
+                aria-selected={panel === tab}
+                aria-controls={`${tabsId}-panel`}
+                tabIndex={panel === tab ? 0 : -1}
+                onClick={() => setPanel(tab)}
+              >
+                {tab === "artifacts" ? `Artifacts (${view.artifacts.length})` : "Timeline"}
+              </button>
+            ))}
           </div>
           <Todos todos={view.todos} />
-          {panel === "artifacts" ? (
-            <Artifacts threadId={threadId} paths={view.artifacts} settings={limits?.artifacts} />
-          ) : (
-            <Timeline
-              key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
-              threadId={threadId}
-              runId={run.running ? null : run.runId}
-            />
-          )}
+          <div className="tab-panel" role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${panel}`}>
+            {panel === "artifacts" ? (
+              <Artifacts threadId={threadId} paths={view.artifacts} settings={limits?.artifacts} />
+            ) : (
+              <Timeline
+                key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
+                threadId={threadId}
+                runId={run.running ? null : run.runId}
+              />
+            )}
+          </div>
         </aside>
       </div>
     </MarkdownPlaceContext.Provider>

@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useId, useState } from "react";
 import { api } from "./api";
+import { closeOnEscape, useFocusOnOpen, useReturnFocus } from "./keyboard";
 
 /** Copies `text` to the clipboard; says so for a moment. */
 export function CopyButton({ text, label }: { text: string; label: string }): ReactNode {
@@ -45,10 +46,15 @@ export function HumanMessage({
   const [draft, setDraft] = useState(text);
   const [problem, setProblem] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
+  const editButton = useReturnFocus<HTMLButtonElement>(editing);
+  const editField = useFocusOnOpen<HTMLTextAreaElement>(editing);
   if (editing) {
     return (
       <form
         className="msg msg-human msg-editing"
+        onKeyDown={closeOnEscape(() => {
+          if (!sending) setEditing(false);
+        })}
         onSubmit={(e) => {
           e.preventDefault();
           if (!draft.trim()) return;
@@ -62,7 +68,7 @@ export function HumanMessage({
         <label htmlFor={`${id}-edit`} className="who">
           Edit your message
         </label>
-        <textarea id={`${id}-edit`} rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
+        <textarea id={`${id}-edit`} ref={editField} rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
         {problem ? <p role="alert">{problem}</p> : null}
         <div className="msg-actions">
           <button type="submit" className="primary" disabled={sending || !draft.trim()}>
@@ -83,6 +89,7 @@ export function HumanMessage({
         <CopyButton text={text} label="Copy your message" />
         {canBranch ? (
           <button
+            ref={editButton}
             type="button"
             className="link"
             aria-label="Edit your message and resend"
@@ -113,11 +120,14 @@ export function ThreadTitle({
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
+  const renameButton = useReturnFocus<HTMLButtonElement>(editing);
+  const titleField = useFocusOnOpen<HTMLInputElement>(editing);
   if (!editing) {
     return (
       <>
         <h1>{title ?? "Untitled thread"}</h1>
         <button
+          ref={renameButton}
           type="button"
           className="link"
           onClick={() => {
@@ -134,6 +144,7 @@ export function ThreadTitle({
   return (
     <form
       className="rename"
+      onKeyDown={closeOnEscape(() => setEditing(false))}
       onSubmit={(e) => {
         e.preventDefault();
         api<{ title: string }>(`/threads/${encodeURIComponent(threadId)}`, { method: "PATCH", json: { title: draft } })
@@ -147,7 +158,7 @@ export function ThreadTitle({
       <label htmlFor={`${id}-title`} className="sr-only">
         Thread title
       </label>
-      <input id={`${id}-title`} value={draft} maxLength={200} onChange={(e) => setDraft(e.target.value)} />
+      <input id={`${id}-title`} ref={titleField} value={draft} maxLength={200} onChange={(e) => setDraft(e.target.value)} />
       <button type="submit" className="primary" disabled={!draft.trim()}>
         Save
       </button>
