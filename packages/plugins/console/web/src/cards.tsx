@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useId, useState } from "react";
 import { type FormField, type FormValues, formReplyText, validateFormValues } from "../../src/human-input";
+import { useT } from "./i18n";
 import { closeOnEscape } from "./keyboard";
 import { Markdown } from "./markdown";
 import type { HumanInputRequest, Item } from "./transcript";
@@ -30,6 +31,7 @@ function looksLikeData(result: string): boolean {
 
 /** One tool call: name, outcome and duration in the summary; arguments and result (or error) when opened. */
 export function ToolCard({ item, awaiting = false }: { item: Extract<Item, { kind: "tool" }>; awaiting?: boolean }): ReactNode {
+  const t = useT();
   const state = item.status === undefined ? (awaiting ? "awaiting" : "running") : item.status;
   return (
     <details
@@ -47,17 +49,15 @@ export function ToolCard({ item, awaiting = false }: { item: Extract<Item, { kin
     >
       <summary>
         <span className="tool-name">{item.name}</span>
-        <span className={`badge badge-${state}`}>
-          {state === "running" ? "running…" : state === "awaiting" ? "awaiting approval" : state}
-        </span>
+        <span className={`badge badge-${state}`}>{t(`tool.${state}`)}</span>
         {item.durationMs !== undefined ? <span className="duration">{formatMs(item.durationMs)}</span> : null}
       </summary>
       <div className="tool-body">
-        <h4>Arguments</h4>
+        <h4>{t("tool.arguments")}</h4>
         <pre className="code">{pretty(item.args)}</pre>
         {item.result !== undefined ? (
           <>
-            <h4>{item.status === "error" ? "Error" : "Result"}</h4>
+            <h4>{t(item.status === "error" ? "tool.errorTitle" : "tool.result")}</h4>
             {item.status !== "error" && !looksLikeData(item.result) ? (
               <div className="tool-result">
                 <Markdown text={item.result} />
@@ -89,6 +89,7 @@ function FieldInput({
   onChange(v: FormValues[string]): void;
   disabled: boolean;
 }): ReactNode {
+  const t = useT();
   const id = useId();
   const label = `${field.label ?? field.name}${field.required ? " *" : ""}`;
   const described = error ? `${id}-err` : undefined;
@@ -109,7 +110,7 @@ function FieldInput({
     case "select":
       input = (
         <select {...common} value={String(value ?? "")} onChange={(e) => onChange(e.target.value)}>
-          <option value="">Choose…</option>
+          <option value="">{t("form.choose")}</option>
           {(field.options ?? []).map((o) => (
             <option key={o} value={o}>
               {o}
@@ -189,6 +190,7 @@ export function AskCard({
   pending: boolean;
   onReply(text: string): void;
 }): ReactNode {
+  const t = useT();
   const [text, setText] = useState("");
   const [values, setValues] = useState<FormValues>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -202,7 +204,7 @@ export function AskCard({
     if (Object.keys(found).length === 0) onReply(formReplyText(fields, values));
   };
   return (
-    <section className="ask" aria-label="Question from the agent" data-kind={request.kind}>
+    <section className="ask" aria-label={t("ask.label")} data-kind={request.kind}>
       <p className="ask-kind">{request.clarification_type.replaceAll("_", " ")}</p>
       <p className="ask-question">{request.question}</p>
       {request.context ? <p className="ask-context">{request.context}</p> : null}
@@ -225,11 +227,11 @@ export function AskCard({
           ))}
           {Object.keys(errors).length > 0 ? (
             <p role="alert" className="field-error">
-              Fix the marked fields.
+              {t("ask.fixFields")}
             </p>
           ) : null}
           <button type="submit" disabled={disabled}>
-            Send answers
+            {t("ask.sendAnswers")}
           </button>
         </form>
       ) : (
@@ -249,10 +251,10 @@ export function AskCard({
               if (text.trim()) onReply(text.trim());
             }}
           >
-            <label htmlFor={textId}>{request.kind === "choice" ? "Or answer in your own words" : "Your answer"}</label>
+            <label htmlFor={textId}>{t(request.kind === "choice" ? "ask.ownWords" : "ask.yourAnswer")}</label>
             <textarea id={textId} rows={2} value={text} disabled={disabled} onChange={(e) => setText(e.target.value)} />
             <button type="submit" disabled={disabled || !text.trim()}>
-              Reply
+              {t("ask.reply")}
             </button>
           </form>
         </>

@@ -3,6 +3,7 @@
 import { type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 import { groupThreadsByDate, type ThreadGroup } from "../../src/thread-groups";
 import { api } from "./api";
+import { type Translate, useI18n } from "./i18n";
 
 export interface ThreadRecord {
   thread_id: string;
@@ -79,19 +80,9 @@ export function useThreadPages(enabled: boolean): ThreadPages {
   return { threads, hasMore, refresh, loadMore, forget };
 }
 
-function groupLabel(group: ThreadGroup<ThreadRecord>): string {
-  switch (group.kind) {
-    case "today":
-      return "Today";
-    case "yesterday":
-      return "Yesterday";
-    case "week":
-      return "Previous 7 days";
-    case "month30":
-      return "Previous 30 days";
-    case "month":
-      return (group.month ?? new Date()).toLocaleDateString(undefined, { month: "long", year: "numeric" });
-  }
+function groupLabel(group: ThreadGroup<ThreadRecord>, t: Translate, locale: string): string {
+  if (group.kind === "month") return (group.month ?? new Date()).toLocaleDateString(locale, { month: "long", year: "numeric" });
+  return t(`threads.group.${group.kind}`);
 }
 
 /** Calls `onSeen` when `target` scrolls into its scrolling ancestor's view (the end of the list). */
@@ -124,47 +115,49 @@ export function ThreadList({
   onNew(): void;
   onDelete(id: string): void;
 }): ReactNode {
+  const { t, locale } = useI18n();
   const [query, setQuery] = useState("");
+  const untitled = t("threads.untitled");
   // Matches what the list shows (the title, or "Untitled thread") and the thread id, among the loaded threads.
   const needle = query.trim().toLowerCase();
-  const shown = pages.threads.filter((t) => `${t.title ?? "Untitled thread"} ${t.thread_id}`.toLowerCase().includes(needle));
+  const shown = pages.threads.filter((th) => `${th.title ?? untitled} ${th.thread_id}`.toLowerCase().includes(needle));
   const groups = groupThreadsByDate(shown, new Date());
   const endRef = useSeen(pages.hasMore ? pages.loadMore : null);
   return (
-    <nav className="threads" aria-label="Threads">
+    <nav className="threads" aria-label={t("nav.threads")}>
       <button type="button" className="primary" onClick={onNew}>
-        New thread
+        {t("threads.new")}
       </button>
       <label className="search">
-        <span className="sr-only">Search threads</span>
-        <input type="search" placeholder="Search threads" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <span className="sr-only">{t("threads.search")}</span>
+        <input type="search" placeholder={t("threads.search")} value={query} onChange={(e) => setQuery(e.target.value)} />
       </label>
       {groups.map((group) => (
         <section key={group.key} className="thread-group" aria-labelledby={`thread-group-${group.key}`}>
-          <h2 id={`thread-group-${group.key}`}>{groupLabel(group)}</h2>
+          <h2 id={`thread-group-${group.key}`}>{groupLabel(group, t, locale)}</h2>
           <ul>
-            {group.threads.map((t) => (
-              <li key={t.thread_id} className={t.thread_id === current ? "current" : undefined}>
+            {group.threads.map((th) => (
+              <li key={th.thread_id} className={th.thread_id === current ? "current" : undefined}>
                 <a
-                  href={`/threads/${encodeURIComponent(t.thread_id)}`}
-                  aria-current={t.thread_id === current ? "page" : undefined}
+                  href={`/threads/${encodeURIComponent(th.thread_id)}`}
+                  aria-current={th.thread_id === current ? "page" : undefined}
                   onClick={(e) => {
                     e.preventDefault();
-                    onOpen(t.thread_id);
+                    onOpen(th.thread_id);
                   }}
                 >
-                  <span className="thread-title">{t.title ?? "Untitled thread"}</span>
+                  <span className="thread-title">{th.title ?? untitled}</span>
                   <span className="thread-time">
                     {group.kind === "today" || group.kind === "yesterday"
-                      ? new Date(t.updated_at).toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" })
-                      : new Date(t.updated_at).toLocaleDateString()}
+                      ? new Date(th.updated_at).toLocaleTimeString(locale, { hour: "numeric", minute: "2-digit" })
+                      : new Date(th.updated_at).toLocaleDateString(locale)}
                   </span>
                 </a>
                 <button
                   type="button"
                   className="icon"
-                  aria-label={`Delete thread ${t.title ?? t.thread_id}`}
-                  onClick={() => onDelete(t.thread_id)}
+                  aria-label={t("threads.delete", { name: th.title ?? th.thread_id })}
+                  onClick={() => onDelete(th.thread_id)}
                 >
                   ✕
                 </button>
@@ -173,10 +166,10 @@ export function ThreadList({
           </ul>
         </section>
       ))}
-      {shown.length === 0 ? <p className="muted">No threads{query ? " match" : " yet"}.</p> : null}
+      {shown.length === 0 ? <p className="muted">{t(query ? "threads.noneMatch" : "threads.none")}</p> : null}
       {pages.hasMore ? (
         <button ref={endRef} type="button" className="load-more" onClick={pages.loadMore}>
-          Load more threads
+          {t("threads.loadMore")}
         </button>
       ) : null}
     </nav>
