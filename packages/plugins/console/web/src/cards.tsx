@@ -1,6 +1,13 @@
-import { type FormEvent, type ReactNode, useId, useState } from "react";
-import { type FormField, type FormValues, formReplyText, validateFormValues } from "../../src/human-input";
-import { useT } from "./i18n";
+import { type FormEvent, type ReactNode, useId, useMemo, useState } from "react";
+import {
+  type FormField,
+  type FormMessages,
+  type FormProblem,
+  type FormValues,
+  formReplyText,
+  validateFormValues,
+} from "../../src/human-input";
+import { type Translate, useT } from "./i18n";
 import { closeOnEscape } from "./keyboard";
 import { Markdown } from "./markdown";
 import type { HumanInputRequest, Item } from "./transcript";
@@ -177,6 +184,26 @@ function FieldInput({
   );
 }
 
+const FORM_PROBLEMS: readonly FormProblem[] = [
+  "not_yes_no",
+  "not_a_list",
+  "choose_some",
+  "choice_not_offered",
+  "not_text",
+  "choose_one",
+  "required",
+  "not_a_number",
+  "not_a_date",
+  "not_an_option",
+];
+
+/** The form checks' sentences in the reader's language. */
+function formMessages(t: Translate): FormMessages {
+  const messages = {} as Record<FormProblem, (label: string) => string>;
+  for (const problem of FORM_PROBLEMS) messages[problem] = (label) => t(`form.${problem}`, { label });
+  return messages;
+}
+
 /**
  * The Human Input Card of `ask_clarification`: free text, a choice among options (v1), or a form (v2) checked
  * with the same rules as `validateFormValues` before it is sent as the readable "name: value" reply.
@@ -196,10 +223,11 @@ export function AskCard({
   const [errors, setErrors] = useState<Record<string, string>>({});
   const textId = useId();
   const disabled = !pending;
+  const messages = useMemo(() => formMessages(t), [t]);
   const submitForm = (e: FormEvent) => {
     e.preventDefault();
     const fields = request.fields ?? [];
-    const found = validateFormValues(fields, values);
+    const found = validateFormValues(fields, values, messages);
     setErrors(found);
     if (Object.keys(found).length === 0) onReply(formReplyText(fields, values));
   };
@@ -221,7 +249,7 @@ export function AskCard({
                 const next = { ...values, [f.name]: v };
                 setValues(next);
                 // Once the form was refused, each change re-checks it, so a fixed field loses its message at once.
-                if (Object.keys(errors).length > 0) setErrors(validateFormValues(request.fields ?? [], next));
+                if (Object.keys(errors).length > 0) setErrors(validateFormValues(request.fields ?? [], next, messages));
               }}
             />
           ))}

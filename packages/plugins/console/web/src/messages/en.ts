@@ -218,6 +218,16 @@ export const en = {
   "md.image": "[image: {label}]",
   "md.copyCode": "Copy the {lang} code",
   "md.text": "text",
+  "form.not_yes_no": "{label} must be yes or no",
+  "form.not_a_list": "{label} must be a list of choices",
+  "form.choose_some": "Choose at least one option for {label}",
+  "form.choice_not_offered": "{label} has a choice that is not offered",
+  "form.not_text": "{label} must be text",
+  "form.choose_one": "Choose an option for {label}",
+  "form.required": "{label} is required",
+  "form.not_a_number": "{label} must be a number",
+  "form.not_a_date": "{label} must be a date as YYYY-MM-DD",
+  "form.not_an_option": "{label} must be one of the options",
 } as const;
 
 export type MessageKey = keyof typeof en;
