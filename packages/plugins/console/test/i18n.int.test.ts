@@ -74,6 +74,22 @@ describeWithChromium("the console in English and Chinese", (executablePath) => {
     });
   }
 
+  it("checks a human input form in Chinese: its refusals are in the page's language, the field labels as the agent wrote them", async () => {
+    const page = await openIn("zh-CN", DESKTOP, "/threads");
+    await page.getByRole("button", { name: "新建对话" }).click();
+    await page.waitForURL(/\/threads\/[^/]+$/);
+    await page.getByLabel("消息", { exact: true }).fill("plan a trip");
+    await page.getByRole("button", { name: "发送", exact: true }).click();
+    const card = page.locator("section.ask");
+    await card.getByLabel("Travellers *").fill("two");
+    await card.getByRole("button", { name: "发送答案" }).click();
+    await card.getByText("Destination 为必填项").waitFor();
+    await card.getByText("Travellers 必须是数字").waitFor();
+    await card.getByText("请为 Pace 选择一项").waitFor();
+    await card.getByText("请修正标记的字段。").waitFor();
+    await expectAccessible(page, "zh human input form");
+  });
+
   it("switches language from the top bar, keeps the choice over the browser's, and an English browser gets English", async () => {
     const page = await openIn("en-US", DESKTOP, "/threads");
     const picker = page.getByRole("combobox", { name: "Language" });
