@@ -31,40 +31,67 @@ function isRealDate(text: string): boolean {
 
 const labelOf = (field: FormField) => field.label ?? field.name;
 
+/** Why a form field's value was refused (one per field): the key of its message. */
+export type FormProblem =
+  | "not_yes_no"
+  | "not_a_list"
+  | "choose_some"
+  | "choice_not_offered"
+  | "not_text"
+  | "choose_one"
+  | "required"
+  | "not_a_number"
+  | "not_a_date"
+  | "not_an_option";
+
+/** The sentence for each problem, given the field's label (the console passes its reader's language). */
+export type FormMessages = Readonly<Record<FormProblem, (label: string) => string>>;
+
+const ENGLISH: FormMessages = {
+  not_yes_no: (label) => `${label} must be yes or no`,
+  not_a_list: (label) => `${label} must be a list of choices`,
+  choose_some: (label) => `Choose at least one option for ${label}`,
+  choice_not_offered: (label) => `${label} has a choice that is not offered`,
+  not_text: (label) => `${label} must be text`,
+  choose_one: (label) => `Choose an option for ${label}`,
+  required: (label) => `${label} is required`,
+  not_a_number: (label) => `${label} must be a number`,
+  not_a_date: (label) => `${label} must be a date as YYYY-MM-DD`,
+  not_an_option: (label) => `${label} must be one of the options`,
+};
+
+function problemOf(field: FormField, value: FormValues[string]): FormProblem | null {
+  if (field.type === "checkbox") return value !== undefined && typeof value !== "boolean" ? "not_yes_no" : null;
+  if (field.type === "multi_select") {
+    const picked = Array.isArray(value) ? value : [];
+    if (value !== undefined && !Array.isArray(value)) return "not_a_list";
+    if (field.required && picked.length === 0) return "choose_some";
+    return picked.some((p) => !(field.options ?? []).includes(p)) ? "choice_not_offered" : null;
+  }
+  if (value !== undefined && typeof value !== "string") return "not_text";
+  const text = (value ?? "").trim();
+  if (text === "") return field.required ? (field.type === "select" ? "choose_one" : "required") : null;
+  if (field.type === "number" && (!NUMBER.test(text) || !Number.isFinite(Number(text)))) return "not_a_number";
+  if (field.type === "date" && !isRealDate(text)) return "not_a_date";
+  if (field.type === "select" && !(field.options ?? []).includes(text)) return "not_an_option";
+  return null;
+}
+
 /**
  * Checks a form's values against its fields; returns one message per field that is wrong, keyed by field name
  * (empty: the form may be sent). Required means non-blank text, a chosen option, at least one of several; a
  * checkbox is always an answer (unchecked is "no"). Numbers must be finite decimals, dates real YYYY-MM-DD days,
- * choices one of the offered options.
+ * choices one of the offered options. `messages` words them (English by default).
  */
-export function validateFormValues(fields: readonly FormField[], values: FormValues): Record<string, string> {
+export function validateFormValues(
+  fields: readonly FormField[],
+  values: FormValues,
+  messages: FormMessages = ENGLISH,
+): Record<string, string> {
   const errors: Record<string, string> = {};
   for (const field of fields) {
-    const value = values[field.name];
-    const label = labelOf(field);
-    if (field.type === "checkbox") {
-      if (value !== undefined && typeof value !== "boolean") errors[field.name] = `${label} must be yes or no`;
-      continue;
-    }
-    if (field.type === "multi_select") {
-      const picked = Array.isArray(value) ? value : [];
-      if (value !== undefined && !Array.isArray(value)) errors[field.name] = `${label} must be a list of choices`;
-      else if (field.required && picked.length === 0) errors[field.name] = `Choose at least one option for ${label}`;
-      else if (picked.some((p) => !(field.options ?? []).includes(p))) errors[field.name] = `${label} has a choice that is not offered`;
-      continue;
-    }
-    if (value !== undefined && typeof value !== "string") {
-      errors[field.name] = `${label} must be text`;
-      continue;
-    }
-    const text = (value ?? "").trim();
-    if (text === "") {
-      if (field.required) errors[field.name] = field.type === "select" ? `Choose an option for ${label}` : `${label} is required`;
-      continue;
-    }
-    if (field.type === "number" && (!NUMBER.test(text) || !Number.isFinite(Number(text)))) errors[field.name] = `${label} must be a number`;
-    else if (field.type === "date" && !isRealDate(text)) errors[field.name] = `${label} must be a date as YYYY-MM-DD`;
-    else if (field.type === "select" && !(field.options ?? []).includes(text)) errors[field.name] = `${label} must be one of the options`;
+    const problem = problemOf(field, values[field.name]);
+    if (problem) errors[field.name] = messages[problem](labelOf(field));
   }
   return errors;
 }

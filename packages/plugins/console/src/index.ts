@@ -7,6 +7,8 @@ export {
   PLUGIN_NAME,
 } from "./config.js";
 export {
+  type FormMessages,
+  type FormProblem,
   type FormValue,
   type FormValues,
   formReplyText,

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { extname, join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { promisify } from "node:util";
+import { brotliCompress, gzipSync, constants as zlib } from "node:zlib";
 import { ConsoleErrorCodes } from "./config.js";
 
 const TYPES: Record<string, string> = {
@@ -22,19 +23,26 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "no-cache";
 // What the page itself may do: only its own origin; images, PDFs and downloads of artifacts come in as blob: URLs,
 // and HTML artifacts are framed from the console's own sandboxed route.
-const PAGE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; frame-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+// Inline scripts of the shell (the theme set before the first paint) are allowed by their hashes, nothing else inline.
+const pageCsp = (scriptHashes: readonly string[]) =>
+  `default-src 'self'; script-src 'self'${scriptHashes.map((h) => ` '${h}'`).join("")}; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; frame-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+
+const brotli = promisify(brotliCompress);
 
 interface StaticFile {
   readonly bytes: Buffer;
   readonly gzip: Buffer | null;
+  /** Brotli at its best quality, made once when the file is first read (off the event loop), like the gzip copy. */
+  readonly br: Buffer | null;
   readonly type: string;
   readonly etag: string;
 }
 
 interface Build {
   readonly shell: StaticFile;
+  /** The shell's Content-Security-Policy, with the hash of each inline script it has. */
+  readonly csp: string;
   /** The names in `assets/` when the shell was found: the only keys the asset cache ever holds. */
   readonly assets: ReadonlySet<string>;
 }
@@ -66,7 +74,7 @@ export class StaticSite {
         { status: 503, headers: { "content-type": "application/json", "cache-control": "no-store" } },
       );
     }
-    return respond(request, build.shell, REVALIDATE, true);
+    return respond(request, build.shell, REVALIDATE, build.csp);
   }
 
   /** One built asset; anything but a file name the build has is a 404, so no path can leave the assets folder. */
@@ -82,7 +90,7 @@ export class StaticSite {
     const build = await this.loadBuild();
     if (!build?.assets.has(name)) return notFound(pathname);
     const file = await this.loadAsset(name);
-    return file ? respond(request, file, IMMUTABLE, false) : notFound(pathname);
+    return file ? respond(request, file, IMMUTABLE, null) : notFound(pathname);
   }
 
   /** How many asset files are held in memory (at most the build's count). */
@@ -93,7 +101,7 @@ export class StaticSite {
   private loadBuild(): Promise<Build | null> {
     if (!this.build) {
       const loading = Promise.all([readStatic(join(this.dir, "index.html")), listAssets(join(this.dir, "assets"))]).then(
-        ([shell, assets]) => (shell ? { shell, assets } : null),
+        ([shell, assets]) => (shell ? { shell, assets, csp: pageCsp(inlineScriptHashes(shell.bytes.toString("utf8"))) } : null),
       );
       // A missing shell is looked for again next time (the build may land while the server runs).
       void loading.then((build) => {
@@ -119,7 +127,18 @@ export class StaticSite {
   }
 }
 
-function respond(request: Request, file: StaticFile, cacheControl: string, isShell: boolean): Response {
+/** `sha256-…` of each inline `<script>` (no src) in the HTML, as CSP hash sources. */
+export function inlineScriptHashes(html: string): string[] {
+  return [...html.matchAll(/<script\b(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
+    (m) =>
+      `sha256-${createHash("sha256")
+        .update(m[1] ?? "")
+        .digest("base64")}`,
+  );
+}
+
+/** `csp` is the shell's policy (null for an asset). */
+function respond(request: Request, file: StaticFile, cacheControl: string, csp: string | null): Response {
   const headers: Record<string, string> = {
     "content-type": file.type,
     "cache-control": cacheControl,
@@ -127,15 +146,21 @@ function respond(request: Request, file: StaticFile, cacheControl: string, isShe
     "x-content-type-options": "nosniff",
     vary: "accept-encoding",
   };
-  if (isShell) {
-    headers["content-security-policy"] = PAGE_CSP;
+  if (csp !== null) {
+    headers["content-security-policy"] = csp;
     headers["referrer-policy"] = "no-referrer";
   }
   const match = request.headers.get("if-none-match");
   if (match?.split(",").some((tag) => tag.trim() === file.etag)) return new Response(null, { status: 304, headers });
-  const gzip = file.gzip !== null && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
-  const body = gzip ? (file.gzip as Buffer) : file.bytes;
-  if (gzip) headers["content-encoding"] = "gzip";
+  const accepted = acceptedEncodings(request.headers.get("accept-encoding"));
+  let body = file.bytes;
+  if (file.br !== null && accepted.has("br")) {
+    body = file.br;
+    headers["content-encoding"] = "br";
+  } else if (file.gzip !== null && accepted.has("gzip")) {
+    body = file.gzip;
+    headers["content-encoding"] = "gzip";
+  }
   headers["content-length"] = String(body.length);
   return new Response(request.method === "HEAD" ? null : new Uint8Array(body), { status: 200, headers });
 }
@@ -148,12 +173,34 @@ async function readStatic(path: string): Promise<StaticFile | null> {
     return null;
   }
   const ext = extname(path);
+  const compress = COMPRESSIBLE.has(ext) && bytes.length > 512;
+  const br = compress
+    ? await brotli(bytes, {
+        params: {
+          [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY,
+          [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+          [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+        },
+      })
+    : null;
   return {
     bytes,
-    gzip: COMPRESSIBLE.has(ext) && bytes.length > 512 ? gzipSync(bytes) : null,
+    gzip: compress ? gzipSync(bytes) : null,
+    br,
     type: TYPES[ext] ?? "application/octet-stream",
     etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`,
   };
+}
+
+/** The content codings `Accept-Encoding` allows (`q=0` refuses one). */
+function acceptedEncodings(header: string | null): Set<string> {
+  const accepted = new Set<string>();
+  for (const part of (header ?? "").split(",")) {
+    const [coding = "", ...params] = part.trim().toLowerCase().split(";");
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    if (coding && (q === undefined || Number(q) > 0)) accepted.add(coding.trim());
+  }
+  return accepted;
 }
 
 /** The plain files directly in the build's assets folder whose names the route accepts (none when it is missing). */

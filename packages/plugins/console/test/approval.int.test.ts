@@ -106,7 +106,13 @@ describeWithChromium("tool approvals: the Approve / Edit arguments / Reject card
   it("Reject with a reason: the agent reads the reason, and the call never runs; Approve runs the next one as asked", async () => {
     const page = await open("/threads", DESKTOP);
     const threadId = await pausedTurn(page);
+    // Escape in the reason box goes back to the three choices, with the focus on Reject… again.
     await page.getByRole("button", { name: "Reject…" }).click();
+    await page.getByLabel("Reason (the agent reads it)").focus();
+    await page.keyboard.press("Escape");
+    await page.getByRole("button", { name: "Approve", exact: true }).waitFor();
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Reject…");
+    await page.keyboard.press("Enter");
     await page.getByLabel("Reason (the agent reads it)").fill("not on a Friday");
     await expectAccessible(page, "approval reject form");
     await page.getByRole("button", { name: "Reject", exact: true }).click();

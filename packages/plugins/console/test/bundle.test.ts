@@ -48,6 +48,15 @@ describe("the console's bundle", () => {
     expect(all.some((f) => f.startsWith("artifact-viewers"))).toBe(true);
   });
 
+  it("loads the Chinese catalog on demand: it is built, and not on an English reader's first screen", () => {
+    const first = firstScreenFiles().filter((f) => f.endsWith(".js"));
+    const all = readdirSync(join(webDist, "assets")).filter((f) => f.endsWith(".js"));
+    const zhIn = (file: string) =>
+      readFileSync(join(webDist, file.startsWith("assets/") ? file : `assets/${file}`), "utf8").includes("跳到主要内容");
+    expect(first.filter(zhIn)).toEqual([]);
+    expect(all.filter(zhIn)).toHaveLength(1);
+  });
+
   it("works offline: the page loads nothing from another origin (no CDN scripts, no web fonts)", () => {
     const html = readFileSync(join(webDist, "index.html"), "utf8");
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);

@@ -78,4 +78,26 @@ describe("v2 form values checked in the page", () => {
       ].join("\n"),
     );
   });
+
+  it("words its messages with the messages given (the console's reader's language), the same checks either way", () => {
+    const fields: FormField[] = [
+      { name: "n", type: "number", required: true },
+      { name: "pick", type: "select", options: ["a", "b"], required: true },
+    ];
+    const messages = {
+      not_yes_no: (l: string) => `${l}: oui ou non`,
+      not_a_list: (l: string) => `${l}: une liste`,
+      choose_some: (l: string) => `${l}: au moins un`,
+      choice_not_offered: (l: string) => `${l}: hors liste`,
+      not_text: (l: string) => `${l}: du texte`,
+      choose_one: (l: string) => `${l}: choisir`,
+      required: (l: string) => `${l}: requis`,
+      not_a_number: (l: string) => `${l}: un nombre`,
+      not_a_date: (l: string) => `${l}: une date`,
+      not_an_option: (l: string) => `${l}: une des options`,
+    };
+    expect(validateFormValues(fields, {}, messages)).toEqual({ n: "n: requis", pick: "pick: choisir" });
+    expect(validateFormValues(fields, { n: "x", pick: "c" }, messages)).toEqual({ n: "n: un nombre", pick: "pick: une des options" });
+    expect(validateFormValues(fields, { n: "x", pick: "c" })).toEqual({ n: "n must be a number", pick: "pick must be one of the options" });
+  });
 });

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { AntlerError, type CodePlugin, definePlugin } from "@antler/kernel";
 import { captureLogs, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { type RunningGateway, startGateway } from "@antler/plugin-gateway";
@@ -60,7 +61,15 @@ describe("the console's static files on the gateway", () => {
       expect(response.headers.get("cache-control")).toBe("no-cache");
       expect(response.headers.get("content-security-policy")).toContain("default-src 'self'");
       expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
-      expect(await response.text()).toContain('<div id="root"></div>');
+      // The shell's one inline script (the theme, before the first paint) is allowed by its hash, nothing else inline.
+      const html = await response.text();
+      const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? "");
+      expect(inline).toHaveLength(1);
+      const hash = createHash("sha256")
+        .update(inline[0] ?? "")
+        .digest("base64");
+      expect(response.headers.get("content-security-policy")).toContain(`script-src 'self' 'sha256-${hash}';`);
+      expect(html).toContain('<div id="root"></div>');
     }
   });
 
@@ -86,6 +95,45 @@ describe("the console's static files on the gateway", () => {
     expect(gunzipSync(gz.bytes).equals(body)).toBe(true);
     const again = await fetch(url, { headers: { "if-none-match": plain.headers.get("etag") ?? "" } });
     expect(again.status).toBe(304);
+  });
+
+  it("serves brotli when the client accepts br (preferred over gzip), gzip when only that, and neither when br and gzip are refused", async () => {
+    const gateway = await serve();
+    const { request } = await import("node:http");
+    // node:http, not fetch: fetch would decode the body and hide the content coding.
+    const get = (path: string, acceptEncoding: string) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; length: number; bytes: Buffer }>((resolve, reject) => {
+        request(`${gateway.url}${path}`, { headers: { "accept-encoding": acceptEncoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () =>
+            resolve({
+              encoding: res.headers["content-encoding"],
+              vary: res.headers.vary,
+              length: Number(res.headers["content-length"]),
+              bytes: Buffer.concat(chunks),
+            }),
+          );
+        })
+          .on("error", reject)
+          .end();
+      });
+    const script = entryScript();
+    const css = /<link rel="stylesheet" crossorigin href="([^"]+)"/.exec(readFileSync(join(webDist, "index.html"), "utf8"))?.[1] ?? "";
+    for (const path of [script, css, "/", "/threads/t-1"]) {
+      const plain = await get(path, "identity");
+      expect(plain.encoding, path).toBeUndefined();
+      const br = await get(path, "gzip, deflate, br, zstd");
+      expect(br.encoding, path).toBe("br");
+      expect(br.vary).toBe("accept-encoding");
+      expect(br.length).toBe(br.bytes.length);
+      expect(brotliDecompressSync(br.bytes).equals(plain.bytes), path).toBe(true);
+      expect(br.bytes.length).toBeLessThan(plain.bytes.length);
+      expect((await get(path, "br;q=0, gzip")).encoding, path).toBe("gzip");
+      expect((await get(path, "br;q=0, gzip;q=0")).encoding, path).toBeUndefined();
+    }
+    // Brotli at its best quality beats gzip on the entry script.
+    expect((await get(script, "br")).length).toBeLessThan((await get(script, "gzip")).length);
   });
 
   it("keeps /api, /health and unknown paths as they were: JSON 401/404, never the shell", async () => {

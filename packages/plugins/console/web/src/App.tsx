@@ -1,10 +1,14 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { type ApiError, api, sessionInfo, signIn, signOut } from "./api";
 import { Batches } from "./batches";
-import { Chat, type Limits, ThreadList, type ThreadRecord } from "./chat";
+import { Chat, type Limits } from "./chat";
 import { useDrawer } from "./drawer";
+import { LANGS, type Lang, LOCALES, useI18n, useT } from "./i18n";
+import { skipToContent } from "./keyboard";
 import { Schedules } from "./schedules";
 import { Status } from "./status";
+import { type ThemeChoice, useTheme } from "./theme";
+import { ThreadList, type ThreadRecord, useThreadPages } from "./thread-list";
 
 type Route = { page: "threads"; threadId: string | null } | { page: "batches" } | { page: "schedules" } | { page: "status" };
 
@@ -18,6 +22,7 @@ function parseRoute(pathname: string): Route {
 }
 
 function KeyForm({ onKey, problem }: { onKey(key: string): void; problem: string | null }): ReactNode {
+  const t = useT();
   const [key, setKey] = useState("");
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -26,30 +31,60 @@ function KeyForm({ onKey, problem }: { onKey(key: string): void; problem: string
   return (
     <main className="signin">
       <form className="card" onSubmit={submit}>
-        <h1>Antler Console</h1>
-        <p>
-          This gateway needs an API key (one of its auth.api_keys). It starts a browser session (a cookie this page cannot read); the key
-          itself is not kept.
-        </p>
-        <label htmlFor="api-key">API key</label>
+        <h1>{t("app.name")}</h1>
+        <p>{t("signin.intro")}</p>
+        <label htmlFor="api-key">{t("signin.key")}</label>
         <input id="api-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} />
         {problem ? <p role="alert">{problem}</p> : null}
         <button type="submit" className="primary" disabled={!key.trim()}>
-          Sign in
+          {t("signin.submit")}
         </button>
       </form>
     </main>
   );
 }
 
+/** The theme switch in the top bar: follow the system, or pin light or dark (kept for the next visit). */
+function ThemePicker(): ReactNode {
+  const t = useT();
+  const [theme, setTheme] = useTheme();
+  return (
+    <label className="theme-picker">
+      <span className="sr-only">{t("theme.label")}</span>
+      <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+        <option value="system">{t("theme.system")}</option>
+        <option value="light">{t("theme.light")}</option>
+        <option value="dark">{t("theme.dark")}</option>
+      </select>
+    </label>
+  );
+}
+
+/** The language switch in the top bar (kept for the next visit; the browser's language until then). */
+function LanguagePicker(): ReactNode {
+  const { t, lang, setLang } = useI18n();
+  return (
+    <label className="theme-picker">
+      <span className="sr-only">{t("lang.label")}</span>
+      <select value={lang} onChange={(e) => setLang(e.target.value as Lang)}>
+        {LANGS.map((l) => (
+          <option key={l} value={l} lang={LOCALES[l]}>
+            {t(`lang.${l}` as const)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 export function App(): ReactNode {
+  const t = useT();
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
   const [auth, setAuth] = useState<"checking" | "needed" | "ok">("checking");
   // Signed in by a session cookie (so Sign out has something to end), rather than by `auth.mode: none`.
   const [inSession, setInSession] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [limits, setLimits] = useState<Limits | null>(null);
-  const [threads, setThreads] = useState<ThreadRecord[]>([]);
   // The message to send in a branch once it opens (edit and resend, regenerate).
   const [pendingMessage, setPendingMessage] = useState<{ threadId: string; text: string } | null>(null);
   const clearPending = useCallback(() => setPendingMessage(null), []);
@@ -88,16 +123,10 @@ export function App(): ReactNode {
   }, []);
   useEffect(() => check(), [check]);
 
-  const loadThreads = useCallback(() => {
-    api<{ threads: ThreadRecord[] }>("/threads?limit=200")
-      .then(({ threads }) => setThreads(threads))
-      .catch(() => undefined);
-  }, []);
-  useEffect(() => {
-    if (auth === "ok") loadThreads();
-  }, [auth, loadThreads]);
+  const threadPages = useThreadPages(auth === "ok");
+  const loadThreads = threadPages.refresh;
 
-  if (auth === "checking") return <p className="loading">Loading…</p>;
+  if (auth === "checking") return <p className="loading">{t("loading")}</p>;
   if (auth === "needed")
     return (
       <KeyForm
@@ -117,8 +146,9 @@ export function App(): ReactNode {
     navigate(`/threads/${encodeURIComponent(record.thread_id)}`);
   };
   const deleteThread = async (id: string) => {
-    if (!confirm("Delete this thread, its messages and its files?")) return;
+    if (!confirm(t("threads.confirmDelete"))) return;
     await api(`/threads/${encodeURIComponent(id)}`, { method: "DELETE" });
+    threadPages.forget(id);
     loadThreads();
     if (route.page === "threads" && route.threadId === id) navigate("/threads");
   };
@@ -138,13 +168,26 @@ export function App(): ReactNode {
   return (
     <div className="app">
       <header className="top">
-        <span className="brand">Antler Console</span>
-        <nav aria-label="Sections">
-          {link("/threads", "Threads", route.page === "threads")}
-          {link("/batches", "Batches", route.page === "batches")}
-          {link("/schedules", "Schedules", route.page === "schedules")}
-          {link("/status", "Status", route.page === "status")}
+        {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link by convention (announced as one); its target is picked when it is used */}
+        <a
+          className="skip-link"
+          href="#main"
+          onClick={(e) => {
+            e.preventDefault();
+            skipToContent();
+          }}
+        >
+          {t("skip")}
+        </a>
+        <span className="brand">{t("app.name")}</span>
+        <nav aria-label={t("nav.sections")}>
+          {link("/threads", t("nav.threads"), route.page === "threads")}
+          {link("/batches", t("nav.batches"), route.page === "batches")}
+          {link("/schedules", t("nav.schedules"), route.page === "schedules")}
+          {link("/status", t("nav.status"), route.page === "status")}
         </nav>
+        <LanguagePicker />
+        <ThemePicker />
         {inSession ? (
           <button
             type="button"
@@ -156,7 +199,7 @@ export function App(): ReactNode {
               });
             }}
           >
-            Sign out
+            {t("signout")}
           </button>
         ) : null}
       </header>
@@ -164,10 +207,10 @@ export function App(): ReactNode {
       {route.page === "threads" ? (
         <div className={`threads-page${route.threadId ? "" : " no-thread"}${threadsOpen ? " threads-open" : ""}`}>
           {threadsOpen ? (
-            <button type="button" className="scrim" aria-label="Close the thread list" onClick={() => setThreadsOpen(false)} />
+            <button type="button" className="scrim" aria-label={t("threads.closeList")} onClick={() => setThreadsOpen(false)} />
           ) : null}
           <ThreadList
-            threads={threads}
+            pages={threadPages}
             current={route.threadId}
             onOpen={(id) => {
               setThreadsOpen(false);
@@ -197,8 +240,8 @@ export function App(): ReactNode {
               />
             ) : (
               <div className="empty">
-                <h1>Threads</h1>
-                <p>Open a thread on the left, or start a new one.</p>
+                <h1>{t("threads.emptyTitle")}</h1>
+                <p>{t("threads.emptyHint")}</p>
               </div>
             )}
           </main>

@@ -1,19 +1,20 @@
 import { type ReactNode, useId, useState } from "react";
 import type { ApprovalDecision } from "./api";
+import { type Translate, useI18n } from "./i18n";
+import { closeOnEscape, useReturnFocus } from "./keyboard";
 import type { Item, PendingCall } from "./transcript";
 
 type ApprovalItem = Extract<Item, { kind: "approval" }>;
 
 /** The edited arguments as an object, or why they are not one (checked as the person types). */
-export function parseArgs(text: string): { args: Record<string, unknown> } | { problem: string } {
+export function parseArgs(text: string, t: Translate): { args: Record<string, unknown> } | { problem: string } {
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (e) {
-    return { problem: `Not valid JSON: ${(e as Error).message}` };
+    return { problem: t("approval.notJson", { detail: (e as Error).message }) };
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value))
-    return { problem: "The arguments must be a JSON object ({ … })." };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return { problem: t("approval.notObject") };
   return { args: value as Record<string, unknown> };
 }
 
@@ -44,13 +45,20 @@ export function ApprovalCard({
   pending: boolean;
   onDecide(decision: ApprovalDecision): Promise<void>;
 }): ReactNode {
+  const { t, locale } = useI18n();
   const id = useId();
   const [mode, setMode] = useState<"choose" | "edit" | "reject">("choose");
   const [draft, setDraft] = useState(() => JSON.stringify(item.calls[0]?.args ?? {}, null, 2));
   const [reason, setReason] = useState("");
   const [serverProblem, setServerProblem] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
-  const parsed = parseArgs(draft);
+  // Escape leaves the argument editor or the reason box for the three choices, focus back on the one that opened it.
+  const editButton = useReturnFocus<HTMLButtonElement>(mode === "edit");
+  const rejectButton = useReturnFocus<HTMLButtonElement>(mode === "reject");
+  const back = closeOnEscape(() => {
+    if (!sending) setMode("choose");
+  });
+  const parsed = parseArgs(draft, t);
   const localProblem = "problem" in parsed ? parsed.problem : null;
   const live = pending && !item.decided;
 
@@ -61,7 +69,8 @@ export function ApprovalCard({
       await onDecide(decision);
     } catch (e) {
       const where = (e as { where?: string }).where;
-      setServerProblem(`${(e as Error).message}${where && !(e as Error).message.includes(where) ? ` (at ${where})` : ""}`);
+      const message = (e as Error).message;
+      setServerProblem(where && !message.includes(where) ? t("approval.at", { message, where }) : message);
     } finally {
       setSending(false);
     }
@@ -71,24 +80,27 @@ export function ApprovalCard({
   return (
     <section className="approval-card" aria-labelledby={`${id}-title`} data-testid="approval-card">
       <p className="approval-title" id={`${id}-title`}>
-        <strong>{single ? "Approve this tool call?" : `Approve these ${item.calls.length} tool calls?`}</strong>
-        {item.decided ? <span className="badge badge-success">answered</span> : null}
+        <strong>{single ? t("approval.one") : t("approval.many", { count: item.calls.length })}</strong>
+        {item.decided ? <span className="badge badge-success">{t("approval.answered")}</span> : null}
       </p>
       <ul className="approval-calls">
         {item.calls.map((call) => (
           <CallSummary key={call.tool_call_id} call={call} />
         ))}
       </ul>
-      {live && item.expiresAt ? <p className="muted">Waits until {new Date(item.expiresAt).toLocaleString()}.</p> : null}
+      {live && item.expiresAt ? (
+        <p className="muted">{t("approval.waitsUntil", { time: new Date(item.expiresAt).toLocaleString(locale) })}</p>
+      ) : null}
       {live && mode === "edit" ? (
         <form
           className="approval-edit"
+          onKeyDown={back}
           onSubmit={(e) => {
             e.preventDefault();
             if ("args" in parsed) void decide({ decision: "edit", args: parsed.args });
           }}
         >
-          <label htmlFor={`${id}-args`}>Arguments (JSON)</label>
+          <label htmlFor={`${id}-args`}>{t("approval.argsLabel")}</label>
           <textarea
             id={`${id}-args`}
             className="code"
@@ -107,10 +119,10 @@ export function ApprovalCard({
           </p>
           <div className="approval-actions">
             <button type="submit" className="primary" disabled={sending || localProblem !== null}>
-              Run with these arguments
+              {t("approval.runWithArgs")}
             </button>
             <button type="button" onClick={() => setMode("choose")} disabled={sending}>
-              Back
+              {t("approval.back")}
             </button>
           </div>
         </form>
@@ -118,12 +130,13 @@ export function ApprovalCard({
       {live && mode === "reject" ? (
         <form
           className="approval-edit"
+          onKeyDown={back}
           onSubmit={(e) => {
             e.preventDefault();
             void decide(reason.trim() ? { decision: "reject", reason: reason.trim() } : { decision: "reject" });
           }}
         >
-          <label htmlFor={`${id}-reason`}>Reason (the agent reads it)</label>
+          <label htmlFor={`${id}-reason`}>{t("approval.reasonLabel")}</label>
           <textarea id={`${id}-reason`} rows={2} value={reason} onChange={(e) => setReason(e.target.value)} />
           {serverProblem ? (
             <p className="field-error" role="alert">
@@ -132,10 +145,10 @@ export function ApprovalCard({
           ) : null}
           <div className="approval-actions">
             <button type="submit" className="danger" disabled={sending}>
-              Reject
+              {t("approval.reject")}
             </button>
             <button type="button" onClick={() => setMode("choose")} disabled={sending}>
-              Back
+              {t("approval.back")}
             </button>
           </div>
         </form>
@@ -143,15 +156,15 @@ export function ApprovalCard({
       {live && mode === "choose" ? (
         <div className="approval-actions">
           <button type="button" className="primary" disabled={sending} onClick={() => void decide({ decision: "approve" })}>
-            Approve
+            {t("approval.approve")}
           </button>
           {single ? (
-            <button type="button" disabled={sending} onClick={() => setMode("edit")}>
-              Edit arguments
+            <button ref={editButton} type="button" disabled={sending} onClick={() => setMode("edit")}>
+              {t("approval.editArgs")}
             </button>
           ) : null}
-          <button type="button" disabled={sending} onClick={() => setMode("reject")}>
-            Reject…
+          <button ref={rejectButton} type="button" disabled={sending} onClick={() => setMode("reject")}>
+            {t("approval.rejectOpen")}
           </button>
           {serverProblem ? (
             <p className="field-error" role="alert">

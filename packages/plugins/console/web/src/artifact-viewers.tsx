@@ -5,6 +5,7 @@ import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { apiRaw } from "./api";
 import type { ArtifactSettings } from "./artifacts";
 import { highlight, languageOf } from "./highlight";
+import { useI18n, useT } from "./i18n";
 import { Markdown } from "./markdown";
 import { artifactUrl } from "./markdown-inline";
 
@@ -39,6 +40,7 @@ export function ArtifactViewer({
 }): ReactNode {
   const name = path.split("/").pop() ?? "artifact";
   const html = HTML.test(path);
+  const { t, locale } = useI18n();
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -73,10 +75,10 @@ export function ArtifactViewer({
         <strong className="artifact-name">{path}</strong>
         <span className="artifact-actions">
           <button type="button" className="link" aria-pressed={full} onClick={() => onFull(!full)}>
-            {full ? "Exit full screen" : "Full screen"}
+            {full ? t("artifacts.exitFull") : t("artifacts.full")}
           </button>
           <a href={download} download={name}>
-            Download
+            {t("artifacts.download")}
           </a>
         </span>
       </header>
@@ -87,13 +89,15 @@ export function ArtifactViewer({
       ) : null}
       {loaded?.kind === "csv" ? <CsvTable text={loaded.text} tabs={/\.tsv$/i.test(path)} maxRows={settings.csv_max_rows} /> : null}
       {loaded?.kind === "image" ? <img src={loaded.url} alt={name} /> : null}
-      {loaded?.kind === "pdf" ? <iframe className="artifact-frame artifact-pdf" src={loaded.url} title={`PDF ${name}`} /> : null}
+      {loaded?.kind === "pdf" ? (
+        <iframe className="artifact-frame artifact-pdf" src={loaded.url} title={t("artifacts.pdf", { name })} />
+      ) : null}
       {loaded?.kind === "text" ? (
         <pre className="code">
           <code data-lang={languageOf(path)}>{highlight(loaded.text, languageOf(path))}</code>
         </pre>
       ) : null}
-      {loaded?.kind === "binary" ? <p>A binary file ({loaded.size.toLocaleString("en")} bytes): download it to open.</p> : null}
+      {loaded?.kind === "binary" ? <p>{t("artifacts.binary", { size: loaded.size.toLocaleString(locale) })}</p> : null}
     </>
   );
 }
@@ -104,13 +108,17 @@ export function ArtifactViewer({
  * the route's own CSP. Scripts run only when the operator set `artifacts.html_scripts: true`.
  */
 function HtmlFrame({ threadId, path, scripts }: { threadId: string; path: string; scripts: boolean }): ReactNode {
+  const t = useT();
   const src = `/api/console/artifact-html/${encodeURIComponent(threadId)}${path.split("/").map(encodeURIComponent).join("/")}`;
   return (
     <>
-      <p className="muted artifact-note">
-        {scripts ? "Sandboxed page: scripts run, with no access to the console." : "Sandboxed page: scripts are off."}
-      </p>
-      <iframe className="artifact-frame" src={src} sandbox={scripts ? "allow-scripts" : ""} title={`HTML ${path.split("/").pop()}`} />
+      <p className="muted artifact-note">{t(scripts ? "artifacts.scriptsOn" : "artifacts.scriptsOff")}</p>
+      <iframe
+        className="artifact-frame"
+        src={src}
+        sandbox={scripts ? "allow-scripts" : ""}
+        title={t("artifacts.html", { name: path.split("/").pop() ?? path })}
+      />
     </>
   );
 }
@@ -159,6 +167,7 @@ function compareCells(a: string, b: string): number {
 
 /** The CSV's first `maxRows` rows as a table; each column header sorts by that column (numbers as numbers). */
 function CsvTable({ text, tabs, maxRows }: { text: string; tabs: boolean; maxRows: number }): ReactNode {
+  const { t, locale } = useI18n();
   const all = useMemo(() => parseDelimited(text, tabs ? "\t" : ","), [text, tabs]);
   const [sort, setSort] = useState<Sort>(null);
   const head = all[0] ?? [];
@@ -169,14 +178,14 @@ function CsvTable({ text, tabs, maxRows }: { text: string; tabs: boolean; maxRow
     const sign = sort.direction === "ascending" ? 1 : -1;
     return [...rows].sort((x, y) => sign * compareCells(x[sort.column] ?? "", y[sort.column] ?? ""));
   }, [body, maxRows, sort]);
-  if (head.length === 0) return <p className="muted">The file is empty.</p>;
+  if (head.length === 0) return <p className="muted">{t("csv.empty")}</p>;
   return (
     <>
       <p className="muted csv-count" data-testid="csv-count">
         {body.length > maxRows
-          ? `Showing the first ${maxRows.toLocaleString("en")} of ${body.length.toLocaleString("en")} rows; download the file for all of them.`
-          : `${body.length.toLocaleString("en")} ${body.length === 1 ? "row" : "rows"}.`}
-        {sort ? ` Sorted by ${head[sort.column]}, ${sort.direction}.` : " Select a column header to sort."}
+          ? t("csv.firstRows", { shown: maxRows.toLocaleString(locale), total: body.length.toLocaleString(locale) })
+          : t(body.length === 1 ? "csv.rowOne" : "csv.rows", { count: body.length.toLocaleString(locale) })}
+        {sort ? t("csv.sortedBy", { column: head[sort.column] ?? "", direction: t(`csv.${sort.direction}`) }) : t("csv.sortHint")}
       </p>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (axe scrollable-region-focusable) */}
       <div className="table-wrap csv-table" tabIndex={0}>
@@ -201,7 +210,7 @@ function CsvTable({ text, tabs, maxRows }: { text: string; tabs: boolean; maxRow
                       )
                     }
                   >
-                    {h || `Column ${j + 1}`}
+                    {h || t("csv.column", { n: j + 1 })}
                     <span aria-hidden="true">{sort?.column === j ? (sort.direction === "ascending" ? " ▲" : " ▼") : ""}</span>
                   </button>
                 </th>

@@ -1,4 +1,5 @@
 import { lazy, type ReactNode, Suspense, useEffect, useState } from "react";
+import { useT } from "./i18n";
 
 /** How the artifacts panel shows files: `artifacts` of the console's config, from `/api/console/status`. */
 export interface ArtifactSettings {
@@ -26,6 +27,7 @@ export function Artifacts({
   paths: readonly string[];
   settings?: ArtifactSettings | undefined;
 }): ReactNode {
+  const t = useT();
   const [open, setOpen] = useState<string | null>(null);
   const [full, setFull] = useState(false);
 
@@ -42,9 +44,9 @@ export function Artifacts({
   }, [full]);
 
   return (
-    <section className="artifacts" aria-label="Artifacts">
-      <h2>Artifacts</h2>
-      {paths.length === 0 ? <p className="muted">The agent has not presented any files yet.</p> : null}
+    <section className="artifacts" aria-label={t("artifacts.title")}>
+      <h2>{t("artifacts.title")}</h2>
+      {paths.length === 0 ? <p className="muted">{t("artifacts.none")}</p> : null}
       <ul>
         {paths.map((p) => (
           <li key={p}>
@@ -63,8 +65,8 @@ export function Artifacts({
         ))}
       </ul>
       {open ? (
-        <article className={`artifact-view${full ? " artifact-full" : ""}`} aria-label={`Artifact ${open}`}>
-          <Suspense fallback={<p className="muted">Loading the viewer…</p>}>
+        <article className={`artifact-view${full ? " artifact-full" : ""}`} aria-label={t("artifacts.item", { path: open })}>
+          <Suspense fallback={<p className="muted">{t("artifacts.loadingViewer")}</p>}>
             <ArtifactViewer
               key={`${threadId}:${open}`}
               threadId={threadId}

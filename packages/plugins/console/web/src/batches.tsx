@@ -1,5 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useState } from "react";
 import { type ApiError, api, apiRaw } from "./api";
+import { useT } from "./i18n";
 
 interface Batch {
   id: string;
@@ -25,6 +26,7 @@ interface BatchItem {
 const POLL_MS = 1000;
 
 function BatchDetail({ id, onState }: { id: string; onState(state: string): void }): ReactNode {
+  const t = useT();
   const [status, setStatus] = useState<BatchStatus | null>(null);
   const [items, setItems] = useState<BatchItem[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -47,7 +49,7 @@ function BatchDetail({ id, onState }: { id: string; onState(state: string): void
             .filter(Boolean)
             .map((l) => JSON.parse(l) as BatchItem),
         );
-        if (s.state === "active") timer = setTimeout(() => setTick((t) => t + 1), POLL_MS);
+        if (s.state === "active") timer = setTimeout(() => setTick((n) => n + 1), POLL_MS);
       } catch (e) {
         if (live) setError((e as Error).message);
       }
@@ -59,18 +61,19 @@ function BatchDetail({ id, onState }: { id: string; onState(state: string): void
   }, [id, tick]);
 
   if (error) return <p role="alert">{error}</p>;
-  if (!status) return <p>Loading…</p>;
+  if (!status) return <p>{t("loading")}</p>;
   const percent = status.total_items === 0 ? 100 : Math.round((status.done / status.total_items) * 100);
   return (
-    <section className="batch" aria-label={`Batch ${status.title}`} data-state={status.state}>
+    <section className="batch" aria-label={t("batch.label", { title: status.title })} data-state={status.state}>
       <h2>{status.title}</h2>
       <p>
         <span data-testid="batch-state" className={`badge badge-${status.state}`}>
           {status.state}
         </span>{" "}
-        {status.done} of {status.total_items} items done · trace <code>{status.trace_id}</code>
+        {t("batch.progressText", { done: status.done, total: status.total_items })}
+        <code>{status.trace_id}</code>
       </p>
-      <progress max={status.total_items} value={status.done} aria-label="Batch progress">
+      <progress max={status.total_items} value={status.done} aria-label={t("batch.progress")}>
         {percent}%
       </progress>
       <p className="counts">
@@ -78,11 +81,11 @@ function BatchDetail({ id, onState }: { id: string; onState(state: string): void
           .filter(([, n]) => n > 0)
           .map(([k, n]) => `${k}: ${n}`)
           .join(" · ")}
-        {" — verdicts: "}
+        {t("batch.verdicts")}
         {Object.entries(status.verdicts)
           .filter(([k, n]) => n > 0 && k !== "none")
           .map(([k, n]) => `${k} ${n}`)
-          .join(" · ") || "none yet"}
+          .join(" · ") || t("batch.noVerdicts")}
       </p>
       {status.state === "active" ? (
         <button
@@ -90,22 +93,22 @@ function BatchDetail({ id, onState }: { id: string; onState(state: string): void
           className="danger"
           onClick={() =>
             void api(`/batches/${encodeURIComponent(id)}/cancel`, { method: "POST" })
-              .then(() => setTick((t) => t + 1))
+              .then(() => setTick((n) => n + 1))
               .catch((e: ApiError) => setError(e.message))
           }
         >
-          Cancel batch
+          {t("batch.cancel")}
         </button>
       ) : null}
       <table className="items">
-        <caption className="sr-only">Items</caption>
+        <caption className="sr-only">{t("batch.items")}</caption>
         <thead>
           <tr>
-            <th scope="col">Item</th>
-            <th scope="col">State</th>
-            <th scope="col">Verdict</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Error</th>
+            <th scope="col">{t("batch.col.item")}</th>
+            <th scope="col">{t("batch.col.state")}</th>
+            <th scope="col">{t("batch.col.verdict")}</th>
+            <th scope="col">{t("batch.col.attempts")}</th>
+            <th scope="col">{t("batch.col.error")}</th>
           </tr>
         </thead>
         <tbody>
@@ -125,6 +128,7 @@ function BatchDetail({ id, onState }: { id: string; onState(state: string): void
 }
 
 export function Batches(): ReactNode {
+  const t = useT();
   const [batches, setBatches] = useState<Batch[] | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -136,7 +140,7 @@ export function Batches(): ReactNode {
         setBatches(batches);
         setOpen((o) => o ?? batches[0]?.id ?? null);
       })
-      .catch((e: ApiError) => setError(e.status === 404 ? "Batches are not enabled (add @antler/plugin-batch to plugins:)." : e.message));
+      .catch((e: ApiError) => setError(e.status === 404 ? t("batches.disabled") : e.message));
   }, [reload]);
   const onState = useCallback(
     (state: string) => {
@@ -146,18 +150,15 @@ export function Batches(): ReactNode {
   );
   return (
     <div className="page two-col">
-      <nav aria-label="Batches">
-        <h1>Batches</h1>
+      <nav aria-label={t("batches.title")}>
+        <h1>{t("batches.title")}</h1>
         {error ? <p role="alert">{error}</p> : null}
-        {batches?.length === 0 ? <p className="muted">No batches yet. Agents submit them with batch_task.</p> : null}
+        {batches?.length === 0 ? <p className="muted">{t("batches.none")}</p> : null}
         <ul>
           {(batches ?? []).map((b) => (
             <li key={b.id}>
               <button type="button" className="link" aria-pressed={open === b.id} onClick={() => setOpen(b.id)}>
-                {b.title}{" "}
-                <span className="muted">
-                  ({b.state}, {b.total_items} items)
-                </span>
+                {b.title} <span className="muted">{t("batches.summary", { state: b.state, count: b.total_items })}</span>
               </button>
             </li>
           ))}

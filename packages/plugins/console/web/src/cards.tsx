@@ -1,5 +1,14 @@
-import { type FormEvent, type ReactNode, useId, useState } from "react";
-import { type FormField, type FormValues, formReplyText, validateFormValues } from "../../src/human-input";
+import { type FormEvent, type ReactNode, useId, useMemo, useState } from "react";
+import {
+  type FormField,
+  type FormMessages,
+  type FormProblem,
+  type FormValues,
+  formReplyText,
+  validateFormValues,
+} from "../../src/human-input";
+import { type Translate, useT } from "./i18n";
+import { closeOnEscape } from "./keyboard";
 import { Markdown } from "./markdown";
 import type { HumanInputRequest, Item } from "./transcript";
 
@@ -29,22 +38,33 @@ function looksLikeData(result: string): boolean {
 
 /** One tool call: name, outcome and duration in the summary; arguments and result (or error) when opened. */
 export function ToolCard({ item, awaiting = false }: { item: Extract<Item, { kind: "tool" }>; awaiting?: boolean }): ReactNode {
+  const t = useT();
   const state = item.status === undefined ? (awaiting ? "awaiting" : "running") : item.status;
   return (
-    <details className={`tool tool-${state}`} data-tool={item.name} data-tool-call={item.key}>
+    <details
+      className={`tool tool-${state}`}
+      data-tool={item.name}
+      data-tool-call={item.key}
+      onKeyDown={(e) => {
+        const card = e.currentTarget;
+        if (!card.open) return;
+        closeOnEscape(() => {
+          card.open = false;
+          card.querySelector("summary")?.focus();
+        })(e);
+      }}
+    >
       <summary>
         <span className="tool-name">{item.name}</span>
-        <span className={`badge badge-${state}`}>
-          {state === "running" ? "running…" : state === "awaiting" ? "awaiting approval" : state}
-        </span>
+        <span className={`badge badge-${state}`}>{t(`tool.${state}`)}</span>
         {item.durationMs !== undefined ? <span className="duration">{formatMs(item.durationMs)}</span> : null}
       </summary>
       <div className="tool-body">
-        <h4>Arguments</h4>
+        <h4>{t("tool.arguments")}</h4>
         <pre className="code">{pretty(item.args)}</pre>
         {item.result !== undefined ? (
           <>
-            <h4>{item.status === "error" ? "Error" : "Result"}</h4>
+            <h4>{t(item.status === "error" ? "tool.errorTitle" : "tool.result")}</h4>
             {item.status !== "error" && !looksLikeData(item.result) ? (
               <div className="tool-result">
                 <Markdown text={item.result} />
@@ -76,6 +96,7 @@ function FieldInput({
   onChange(v: FormValues[string]): void;
   disabled: boolean;
 }): ReactNode {
+  const t = useT();
   const id = useId();
   const label = `${field.label ?? field.name}${field.required ? " *" : ""}`;
   const described = error ? `${id}-err` : undefined;
@@ -96,7 +117,7 @@ function FieldInput({
     case "select":
       input = (
         <select {...common} value={String(value ?? "")} onChange={(e) => onChange(e.target.value)}>
-          <option value="">Choose…</option>
+          <option value="">{t("form.choose")}</option>
           {(field.options ?? []).map((o) => (
             <option key={o} value={o}>
               {o}
@@ -163,6 +184,26 @@ function FieldInput({
   );
 }
 
+const FORM_PROBLEMS: readonly FormProblem[] = [
+  "not_yes_no",
+  "not_a_list",
+  "choose_some",
+  "choice_not_offered",
+  "not_text",
+  "choose_one",
+  "required",
+  "not_a_number",
+  "not_a_date",
+  "not_an_option",
+];
+
+/** The form checks' sentences in the reader's language. */
+function formMessages(t: Translate): FormMessages {
+  const messages = {} as Record<FormProblem, (label: string) => string>;
+  for (const problem of FORM_PROBLEMS) messages[problem] = (label) => t(`form.${problem}`, { label });
+  return messages;
+}
+
 /**
  * The Human Input Card of `ask_clarification`: free text, a choice among options (v1), or a form (v2) checked
  * with the same rules as `validateFormValues` before it is sent as the readable "name: value" reply.
@@ -176,20 +217,22 @@ export function AskCard({
   pending: boolean;
   onReply(text: string): void;
 }): ReactNode {
+  const t = useT();
   const [text, setText] = useState("");
   const [values, setValues] = useState<FormValues>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
   const textId = useId();
   const disabled = !pending;
+  const messages = useMemo(() => formMessages(t), [t]);
   const submitForm = (e: FormEvent) => {
     e.preventDefault();
     const fields = request.fields ?? [];
-    const found = validateFormValues(fields, values);
+    const found = validateFormValues(fields, values, messages);
     setErrors(found);
     if (Object.keys(found).length === 0) onReply(formReplyText(fields, values));
   };
   return (
-    <section className="ask" aria-label="Question from the agent" data-kind={request.kind}>
+    <section className="ask" aria-label={t("ask.label")} data-kind={request.kind}>
       <p className="ask-kind">{request.clarification_type.replaceAll("_", " ")}</p>
       <p className="ask-question">{request.question}</p>
       {request.context ? <p className="ask-context">{request.context}</p> : null}
@@ -206,17 +249,17 @@ export function AskCard({
                 const next = { ...values, [f.name]: v };
                 setValues(next);
                 // Once the form was refused, each change re-checks it, so a fixed field loses its message at once.
-                if (Object.keys(errors).length > 0) setErrors(validateFormValues(request.fields ?? [], next));
+                if (Object.keys(errors).length > 0) setErrors(validateFormValues(request.fields ?? [], next, messages));
               }}
             />
           ))}
           {Object.keys(errors).length > 0 ? (
             <p role="alert" className="field-error">
-              Fix the marked fields.
+              {t("ask.fixFields")}
             </p>
           ) : null}
           <button type="submit" disabled={disabled}>
-            Send answers
+            {t("ask.sendAnswers")}
           </button>
         </form>
       ) : (
@@ -236,10 +279,10 @@ export function AskCard({
               if (text.trim()) onReply(text.trim());
             }}
           >
-            <label htmlFor={textId}>{request.kind === "choice" ? "Or answer in your own words" : "Your answer"}</label>
+            <label htmlFor={textId}>{t(request.kind === "choice" ? "ask.ownWords" : "ask.yourAnswer")}</label>
             <textarea id={textId} rows={2} value={text} disabled={disabled} onChange={(e) => setText(e.target.value)} />
             <button type="submit" disabled={disabled || !text.trim()}>
-              Reply
+              {t("ask.reply")}
             </button>
           </form>
         </>

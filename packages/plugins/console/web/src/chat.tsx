@@ -1,4 +1,4 @@
-import { type CSSProperties, type DragEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type CSSProperties, type DragEvent, type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react";
 import {
   ApiError,
   type ApprovalDecision,
@@ -15,9 +15,12 @@ import { ApprovalCard } from "./approval";
 import { type ArtifactSettings, Artifacts } from "./artifacts";
 import { AskCard, ToolCard } from "./cards";
 import { useDrawer } from "./drawer";
+import { useI18n, useT } from "./i18n";
+import { tabListKeys } from "./keyboard";
 import { Markdown, MarkdownPlaceContext } from "./markdown";
 import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
 import { SideResizer } from "./side-resizer";
+import type { ThreadRecord } from "./thread-list";
 import { Timeline } from "./timeline";
 import {
   applyFrame,
@@ -31,12 +34,6 @@ import {
 } from "./transcript";
 import { VirtualList } from "./virtual-list";
 
-export interface ThreadRecord {
-  thread_id: string;
-  title: string | null;
-  updated_at: string;
-}
-
 export interface Limits {
   max_files: number;
   max_file_bytes: number;
@@ -45,6 +42,10 @@ export interface Limits {
 }
 
 const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
+
+/** The side panel's tabs, in order. */
+const PANELS = ["artifacts", "timeline"] as const;
+type Panel = (typeof PANELS)[number];
 
 /** Messages per read of a thread: opening it reads the last page, scrolling up reads the one before. */
 export const MESSAGES_PAGE = 100;
@@ -70,72 +71,21 @@ interface Loaded {
 const statePath = (threadId: string, before?: number) =>
   `/threads/${encodeURIComponent(threadId)}/state?messages_limit=${MESSAGES_PAGE}${before === undefined ? "" : `&before=${before}`}`;
 
-export function ThreadList({
-  threads,
-  current,
-  onOpen,
-  onNew,
-  onDelete,
-}: {
-  threads: ThreadRecord[];
-  current: string | null;
-  onOpen(id: string): void;
-  onNew(): void;
-  onDelete(id: string): void;
-}): ReactNode {
-  const [query, setQuery] = useState("");
-  // Matches what the list shows (the title, or "Untitled thread") and the thread id.
-  const shown = threads.filter((t) => `${t.title ?? "Untitled thread"} ${t.thread_id}`.toLowerCase().includes(query.trim().toLowerCase()));
-  return (
-    <nav className="threads" aria-label="Threads">
-      <button type="button" className="primary" onClick={onNew}>
-        New thread
-      </button>
-      <label className="search">
-        <span className="sr-only">Search threads</span>
-        <input type="search" placeholder="Search threads" value={query} onChange={(e) => setQuery(e.target.value)} />
-      </label>
-      <ul>
-        {shown.map((t) => (
-          <li key={t.thread_id} className={t.thread_id === current ? "current" : undefined}>
-            <a
-              href={`/threads/${encodeURIComponent(t.thread_id)}`}
-              aria-current={t.thread_id === current ? "page" : undefined}
-              onClick={(e) => {
-                e.preventDefault();
-                onOpen(t.thread_id);
-              }}
-            >
-              <span className="thread-title">{t.title ?? "Untitled thread"}</span>
-              <span className="thread-time">{new Date(t.updated_at).toLocaleString()}</span>
-            </a>
-            <button
-              type="button"
-              className="icon"
-              aria-label={`Delete thread ${t.title ?? t.thread_id}`}
-              onClick={() => onDelete(t.thread_id)}
-            >
-              ✕
-            </button>
-          </li>
-        ))}
-        {shown.length === 0 ? <li className="muted">No threads{query ? " match" : " yet"}.</li> : null}
-      </ul>
-    </nav>
-  );
-}
+const TODO_STATES = ["pending", "in_progress", "completed"] as const;
 
 function Todos({ todos }: { todos: ThreadView["todos"] }): ReactNode {
+  const t = useT();
   if (todos.length === 0) return null;
+  const stateOf = (status: string | undefined) => TODO_STATES.find((s) => s === status) ?? "pending";
   return (
-    <section className="todos" aria-label="Todo list">
-      <h2>Todo list</h2>
+    <section className="todos" aria-label={t("todos.title")}>
+      <h2>{t("todos.title")}</h2>
       <ul>
-        {todos.map((t, i) => (
+        {todos.map((todo, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: the todo list is replaced whole; two todos may have the same text
-          <li key={`${i}-${t.content ?? ""}`} data-status={t.status}>
-            <span aria-hidden="true">{t.status === "completed" ? "☑" : t.status === "in_progress" ? "▶" : "☐"}</span> {t.content}
-            <span className="sr-only"> ({t.status ?? "pending"})</span>
+          <li key={`${i}-${todo.content ?? ""}`} data-status={todo.status}>
+            <span aria-hidden="true">{todo.status === "completed" ? "☑" : todo.status === "in_progress" ? "▶" : "☐"}</span> {todo.content}
+            <span className="sr-only"> ({t(`todos.status.${stateOf(todo.status)}`)})</span>
           </li>
         ))}
       </ul>
@@ -165,11 +115,13 @@ export function Chat({
   /** Opens the thread list (a drawer on a phone; the button is hidden where the list is always shown). */
   onShowThreads(): void;
 }): ReactNode {
+  const { t, locale } = useI18n();
   const [view, setView] = useState<ThreadView>(EMPTY);
   const [run, setRun] = useState<RunStatus>(IDLE_RUN);
   const [draft, setDraft] = useState("");
   const [loadError, setLoadError] = useState<string | null>(null);
-  const [panel, setPanel] = useState<"artifacts" | "timeline">("artifacts");
+  const [panel, setPanel] = useState<Panel>("artifacts");
+  const tabsId = useId();
   const layoutRef = useRef<HTMLDivElement>(null);
   const [sideWidth, setSideWidth] = useState<number | null>(null);
   const [uploads, setUploads] = useState<string[]>([]);
@@ -457,9 +409,14 @@ export function Chat({
       const big = list.find((f) => f.size > limits.max_file_bytes);
       if (big)
         return setUploadError(
-          `${big.name} is ${big.size.toLocaleString("en")} bytes, over the limit of ${formatBytes(limits.max_file_bytes)} (${limits.max_file_bytes.toLocaleString("en")} bytes).`,
+          t("upload.tooBig", {
+            name: big.name,
+            size: big.size.toLocaleString(locale),
+            limit: formatBytes(limits.max_file_bytes),
+            limitBytes: limits.max_file_bytes.toLocaleString(locale),
+          }),
         );
-      if (list.length > limits.max_files) return setUploadError(`At most ${limits.max_files} files per upload.`);
+      if (list.length > limits.max_files) return setUploadError(t("upload.tooMany", { count: limits.max_files }));
     }
     const form = new FormData();
     for (const f of list) form.append("files", f, f.name);
@@ -502,26 +459,26 @@ export function Chat({
         case "ai":
           return (
             <div className={`msg msg-ai${item.partial ? " msg-partial" : ""}`} data-message={item.key}>
-              <span className="who">Agent</span>
+              <span className="who">{t("msg.agent")}</span>
               <Markdown text={item.text} />
               <div className="msg-actions">
-                <CopyButton text={item.text} label="Copy the answer" />
+                <CopyButton text={item.text} label={t("msg.copyAnswer")} />
                 {regenerate && item.key === regenerate.answerKey ? (
                   <button
                     type="button"
                     className="link"
-                    aria-label="Regenerate the answer as a new branch"
+                    aria-label={t("msg.regenerateLabel")}
                     onClick={() =>
                       void branchAndSend(regenerate.questionKey, regenerate.question).catch((e: Error) => setLoadError(e.message))
                     }
                   >
-                    Regenerate
+                    {t("msg.regenerate")}
                   </button>
                 ) : null}
               </div>
               {item.partial ? (
                 <p className="partial-note" data-testid="partial-note">
-                  {item.partial === "cancelled" ? "Partial answer: the run was cancelled here." : "Partial answer: the run failed here."}
+                  {t(item.partial === "cancelled" ? "msg.partialCancelled" : "msg.partialFailed")}
                 </p>
               ) : null}
             </div>
@@ -531,7 +488,7 @@ export function Chat({
         case "ask":
           return <AskCard request={item.request} pending={!run.running && last?.key === item.key} onReply={(t) => void send(t)} />;
         case "notice":
-          return <p className={`notice notice-${item.tone}`}>{item.text}</p>;
+          return <p className={`notice notice-${item.tone}`}>{t(item.message)}</p>;
         case "approval":
           return (
             <ApprovalCard
@@ -549,7 +506,7 @@ export function Chat({
           );
       }
     },
-    [run.running, last?.key, send, lastAsked, decide, awaitingCalls, branchAndSend, regenerate],
+    [run.running, last?.key, send, lastAsked, decide, awaitingCalls, branchAndSend, regenerate, t],
   );
 
   return (
@@ -561,7 +518,7 @@ export function Chat({
       >
         <section
           className={`chat${dragging ? " dragging" : ""}`}
-          aria-label="Chat"
+          aria-label={t("chat.label")}
           onDragOver={(e) => {
             e.preventDefault();
             setDragging(true);
@@ -570,7 +527,7 @@ export function Chat({
           onDrop={onDrop}
         >
           <header className="chat-head">
-            <button type="button" className="narrow-only" aria-label="Show threads" onClick={onShowThreads}>
+            <button type="button" className="narrow-only" aria-label={t("chat.showThreads")} onClick={onShowThreads}>
               ☰
             </button>
             <ThreadTitle
@@ -582,22 +539,20 @@ export function Chat({
               }}
             />
             <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
-              Details
+              {t("chat.details")}
             </button>
             <div className="run-status" aria-live="polite">
-              {run.running ? <span className="badge badge-running">running…</span> : null}
-              {!run.running && run.stopReason ? <span data-testid="stop-reason">stop: {run.stopReason}</span> : null}
+              {run.running ? <span className="badge badge-running">{t("run.running")}</span> : null}
+              {!run.running && run.stopReason ? <span data-testid="stop-reason">{t("run.stop", { reason: run.stopReason })}</span> : null}
               {run.usage ? (
-                <span data-testid="usage">
-                  tokens: {run.usage.input_tokens} in / {run.usage.output_tokens} out
-                </span>
+                <span data-testid="usage">{t("run.tokens", { input: run.usage.input_tokens, output: run.usage.output_tokens })}</span>
               ) : null}
             </div>
           </header>
           {loadError ? <p role="alert">{loadError}</p> : null}
           {branchOf ? (
             <p className="muted branch-note" data-testid="branch-note">
-              A branch of{" "}
+              {t("branch.before")}
               <a
                 href={`/threads/${encodeURIComponent(branchOf)}`}
                 onClick={(e) => {
@@ -605,21 +560,21 @@ export function Chat({
                   onOpenThread(branchOf);
                 }}
               >
-                the original thread
+                {t("branch.link")}
               </a>
-              , which keeps its own messages.
+              {t("branch.after")}
             </p>
           ) : null}
           {hasOlder ? (
             <p className="muted older-note" aria-live="polite">
-              Earlier messages load as you scroll up.
+              {t("chat.olderNote")}
             </p>
           ) : null}
           <VirtualList
             items={view.items}
             itemKey={itemKey}
             render={render}
-            label="Messages"
+            label={t("chat.messages")}
             onReachTop={hasOlder ? loadOlder : undefined}
             followToken={followToken}
           />
@@ -631,12 +586,12 @@ export function Chat({
             }}
           >
             <label htmlFor="composer-input" className="sr-only">
-              Message
+              {t("composer.label")}
             </label>
             <textarea
               id="composer-input"
               rows={2}
-              placeholder="Message the agent (Enter sends, Shift+Enter for a new line)"
+              placeholder={t("composer.placeholder")}
               value={draft}
               onChange={(e) => setDraft(e.target.value)}
               onKeyDown={(e) => {
@@ -650,19 +605,19 @@ export function Chat({
               {run.running ? (
                 <>
                   <button type="button" className="danger" onClick={() => void cancel()} disabled={!run.runId}>
-                    Cancel run
+                    {t("run.cancel")}
                   </button>
                   <button type="button" onClick={queue} disabled={!draft.trim() || queued !== null}>
-                    Send when done
+                    {t("composer.sendWhenDone")}
                   </button>
                   <button type="button" onClick={interrupt} disabled={!draft.trim() || queued !== null || !run.runId}>
-                    Interrupt and send
+                    {t("composer.interrupt")}
                   </button>
                 </>
               ) : awaitingApproval ? (
                 <>
                   <button type="submit" className="primary" disabled aria-describedby="awaiting-approval">
-                    Send
+                    {t("composer.send")}
                   </button>
                   <button
                     type="button"
@@ -676,39 +631,38 @@ export function Chat({
                             ...v,
                             items: [
                               ...v.items,
-                              { kind: "notice", key: `cancel-${awaitingApproval.runId}`, text: "Run cancelled.", tone: "info" },
+                              { kind: "notice", key: `cancel-${awaitingApproval.runId}`, message: "run.cancelled", tone: "info" },
                             ],
                           })),
                         )
                         .catch((e: Error) => setLoadError(e.message))
                     }
                   >
-                    Cancel run
+                    {t("run.cancel")}
                   </button>
                   <span id="awaiting-approval" className="muted">
-                    The run waits for your decision above.
+                    {t("composer.awaitingApproval")}
                   </span>
                 </>
               ) : (
                 <button type="submit" className="primary" disabled={!draft.trim()}>
-                  Send
+                  {t("composer.send")}
                 </button>
               )}
               <ModelPicker models={models} value={model} onChange={setModel} />
               <label className="upload-button">
-                Upload files
+                {t("upload.button")}
                 <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />
               </label>
               <span className="muted limits">
-                {limits
-                  ? `Drop files here · up to ${limits.max_files} files, ${formatBytes(limits.max_file_bytes)} each`
-                  : "Drop files here"}
+                {limits ? t("upload.limits", { count: limits.max_files, size: formatBytes(limits.max_file_bytes) }) : t("upload.drop")}
               </span>
             </div>
             {queued !== null ? (
               <p className="queued" data-testid="queued">
                 <span>
-                  Waiting to send: <q>{queued}</q>
+                  {t("composer.waiting")}
+                  <q>{queued}</q>
                 </span>{" "}
                 <button
                   type="button"
@@ -718,13 +672,13 @@ export function Chat({
                     setQueued(null);
                   }}
                 >
-                  Edit
+                  {t("composer.edit")}
                 </button>
               </p>
             ) : null}
             {uploadError ? <p role="alert">{uploadError}</p> : null}
             {uploads.length > 0 ? (
-              <ul className="uploads" aria-label="Uploaded files">
+              <ul className="uploads" aria-label={t("upload.list")}>
                 {uploads.map((u) => (
                   <li key={u}>{u}</li>
                 ))}
@@ -733,31 +687,42 @@ export function Chat({
           </form>
         </section>
         {detailsOpen ? (
-          <button type="button" className="scrim" aria-label="Close thread details" onClick={() => setDetailsOpen(false)} />
+          <button type="button" className="scrim" aria-label={t("drawer.closeDetails")} onClick={() => setDetailsOpen(false)} />
         ) : null}
-        <aside className="side" aria-label="Thread details">
+        <aside className="side" aria-label={t("side.label")}>
           <SideResizer layout={layoutRef} width={sideWidth} onWidth={setSideWidth} />
           <button type="button" className="narrow-only close-drawer" onClick={() => setDetailsOpen(false)}>
-            Close
+            {t("drawer.close")}
           </button>
-          <div className="tabs" role="tablist" aria-label="Panels">
-            <button type="button" role="tab" aria-selected={panel === "artifacts"} onClick={() => setPanel("artifacts")}>
-              Artifacts ({view.artifacts.length})
-            </button>
-            <button type="button" role="tab" aria-selected={panel === "timeline"} onClick={() => setPanel("timeline")}>
-              Timeline
-            </button>
+          <div className="tabs" role="tablist" aria-label={t("tabs.label")} onKeyDown={tabListKeys(PANELS, panel, setPanel)}>
+            {PANELS.map((tab) => (
+              <button
+                key={tab}
+                type="button"
+                role="tab"
+                id={`${tabsId}-${tab}`}
+                data-tab={tab}
+                aria-selected={panel === tab}
+                aria-controls={`${tabsId}-panel`}
+                tabIndex={panel === tab ? 0 : -1}
+                onClick={() => setPanel(tab)}
+              >
+                {tab === "artifacts" ? t("tabs.artifacts", { count: view.artifacts.length }) : t("tabs.timeline")}
+              </button>
+            ))}
           </div>
           <Todos todos={view.todos} />
-          {panel === "artifacts" ? (
-            <Artifacts threadId={threadId} paths={view.artifacts} settings={limits?.artifacts} />
-          ) : (
-            <Timeline
-              key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
-              threadId={threadId}
-              runId={run.running ? null : run.runId}
-            />
-          )}
+          <div className="tab-panel" role="tabpanel" id={`${tabsId}-panel`} aria-labelledby={`${tabsId}-${panel}`}>
+            {panel === "artifacts" ? (
+              <Artifacts threadId={threadId} paths={view.artifacts} settings={limits?.artifacts} />
+            ) : (
+              <Timeline
+                key={`${threadId}-${run.running ? "live" : (run.runId ?? "")}`}
+                threadId={threadId}
+                runId={run.running ? null : run.runId}
+              />
+            )}
+          </div>
         </aside>
       </div>
     </MarkdownPlaceContext.Provider>
@@ -766,18 +731,19 @@ export function Chat({
 
 /** A failure as one card: what failed, why, the trace id once (with a copy button), and Retry on the newest one. */
 function ErrorCard({ item, onRetry }: { item: Extract<Item, { kind: "error" }>; onRetry: (() => void) | undefined }): ReactNode {
+  const t = useT();
   const [copied, setCopied] = useState(false);
   return (
     <div className="error-card" data-testid="error-card">
       <p className="error-title">
-        <strong>{item.title}</strong>
+        <strong>{t(item.title)}</strong>
         {item.code ? <code className="error-code">{item.code}</code> : null}
       </p>
       <p className="error-message">{item.message}</p>
       <div className="error-actions">
         {item.traceId ? (
           <span className="muted">
-            trace id <code data-testid="error-trace-id">{item.traceId}</code>{" "}
+            {t("error.traceId")} <code data-testid="error-trace-id">{item.traceId}</code>{" "}
             <button
               type="button"
               className="link"
@@ -788,13 +754,13 @@ function ErrorCard({ item, onRetry }: { item: Extract<Item, { kind: "error" }>; 
                   .catch(() => undefined)
               }
             >
-              {copied ? "Copied" : "Copy"}
+              {copied ? t("copy.done") : t("copy.action")}
             </button>
           </span>
         ) : null}
         {onRetry ? (
           <button type="button" className="primary" onClick={onRetry}>
-            Retry
+            {t("error.retry")}
           </button>
         ) : null}
       </div>

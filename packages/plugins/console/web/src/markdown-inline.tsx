@@ -2,6 +2,7 @@
 // artifacts: any other image URL becomes a link (http/https) or its alt text, so Markdown an agent writes can never
 // make the browser fetch from another host. Math is typeset by KaTeX, loaded on first use (not on the first screen).
 import { createContext, type ReactNode, useEffect, useState } from "react";
+import { useT } from "./i18n";
 
 /** What Markdown needs to know about where it is shown: the thread whose artifacts images may come from. */
 export interface MarkdownPlace {
@@ -34,16 +35,19 @@ export function artifactImage(src: string, place: MarkdownPlace | null): string 
 }
 
 function MarkdownImage({ alt, src, place }: { alt: string; src: string; place: MarkdownPlace | null }): ReactNode {
+  const t = useT();
   const path = artifactImage(src, place);
   if (path && place) return <img className="md-image" src={artifactUrl(place.threadId, path)} alt={alt} loading="lazy" />;
   const label = alt || src;
   // Not one of the thread's files: never fetched. A web address stays reachable as a link the reader may follow.
   return SAFE_LINK.test(src) && !src.startsWith("#") ? (
-    <a className="md-image-link" href={src} rel="noopener noreferrer" target="_blank" title="Image from another site (not loaded)">
-      {`[image: ${label}]`}
+    <a className="md-image-link" href={src} rel="noopener noreferrer" target="_blank" title={t("md.imageOther")}>
+      {t("md.image", { label })}
     </a>
   ) : (
-    <span className="md-image-alt" title="Image not loaded: not one of this thread's artifacts">{`[image: ${label}]`}</span>
+    <span className="md-image-alt" title={t("md.imageNotArtifact")}>
+      {t("md.image", { label })}
+    </span>
   );
 }
 

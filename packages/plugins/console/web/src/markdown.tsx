@@ -4,6 +4,7 @@
 // copy button), quotes, tables with column alignment, emphasis, images from the thread's artifacts, and TeX math.
 import { type ReactNode, useContext } from "react";
 import { highlight, languageOf } from "./highlight";
+import { useT } from "./i18n";
 import { inline, type MarkdownPlace, MarkdownPlaceContext, MathTex } from "./markdown-inline";
 import { CopyButton } from "./message-actions";
 
@@ -32,11 +33,13 @@ const indentOf = (line: string) => /^\s*/.exec(line)?.[0].length ?? 0;
 
 /** A fenced code block with its language named and a copy button. */
 function CodeBlock({ code, tag }: { code: string; tag: string }): ReactNode {
+  const t = useT();
+  const lang = tag || t("md.text");
   return (
     <figure className="code-block">
       <figcaption>
-        <span className="code-lang">{tag || "text"}</span>
-        <CopyButton text={code} label={`Copy the ${tag || "text"} code`} />
+        <span className="code-lang">{lang}</span>
+        <CopyButton text={code} label={t("md.copyCode", { lang })} />
       </figcaption>
       <pre className="code">
         <code data-lang={tag || undefined}>{highlight(code, languageOf(tag))}</code>

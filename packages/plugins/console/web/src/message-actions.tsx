@@ -1,8 +1,11 @@
 import { type ReactNode, useEffect, useId, useState } from "react";
 import { api } from "./api";
+import { useT } from "./i18n";
+import { closeOnEscape, useFocusOnOpen, useReturnFocus } from "./keyboard";
 
 /** Copies `text` to the clipboard; says so for a moment. */
 export function CopyButton({ text, label }: { text: string; label: string }): ReactNode {
+  const t = useT();
   const [copied, setCopied] = useState(false);
   useEffect(() => {
     if (!copied) return;
@@ -14,7 +17,7 @@ export function CopyButton({ text, label }: { text: string; label: string }): Re
       type="button"
       className="link"
       // The accessible name contains the visible text in both states (WCAG 2.5.3, axe label-content-name-mismatch).
-      aria-label={copied ? "Copied" : label}
+      aria-label={copied ? t("copy.done") : label}
       onClick={() =>
         void navigator.clipboard
           ?.writeText(text)
@@ -22,7 +25,7 @@ export function CopyButton({ text, label }: { text: string; label: string }): Re
           .catch(() => undefined)
       }
     >
-      {copied ? "Copied" : "Copy"}
+      {copied ? t("copy.done") : t("copy.action")}
     </button>
   );
 }
@@ -40,15 +43,21 @@ export function HumanMessage({
   canBranch: boolean;
   onResend(text: string): Promise<void>;
 }): ReactNode {
+  const t = useT();
   const id = useId();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(text);
   const [problem, setProblem] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
+  const editButton = useReturnFocus<HTMLButtonElement>(editing);
+  const editField = useFocusOnOpen<HTMLTextAreaElement>(editing);
   if (editing) {
     return (
       <form
         className="msg msg-human msg-editing"
+        onKeyDown={closeOnEscape(() => {
+          if (!sending) setEditing(false);
+        })}
         onSubmit={(e) => {
           e.preventDefault();
           if (!draft.trim()) return;
@@ -60,16 +69,16 @@ export function HumanMessage({
         }}
       >
         <label htmlFor={`${id}-edit`} className="who">
-          Edit your message
+          {t("msg.editLabel")}
         </label>
-        <textarea id={`${id}-edit`} rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
+        <textarea id={`${id}-edit`} ref={editField} rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
         {problem ? <p role="alert">{problem}</p> : null}
         <div className="msg-actions">
           <button type="submit" className="primary" disabled={sending || !draft.trim()}>
-            Send as a new branch
+            {t("msg.sendBranch")}
           </button>
           <button type="button" onClick={() => setEditing(false)} disabled={sending}>
-            Cancel
+            {t("msg.cancel")}
           </button>
         </div>
       </form>
@@ -77,21 +86,22 @@ export function HumanMessage({
   }
   return (
     <div className="msg msg-human">
-      <span className="who">You</span>
+      <span className="who">{t("msg.you")}</span>
       <p>{text}</p>
       <div className="msg-actions">
-        <CopyButton text={text} label="Copy your message" />
+        <CopyButton text={text} label={t("msg.copyMine")} />
         {canBranch ? (
           <button
+            ref={editButton}
             type="button"
             className="link"
-            aria-label="Edit your message and resend"
+            aria-label={t("msg.editAndResend")}
             onClick={() => {
               setDraft(text);
               setEditing(true);
             }}
           >
-            Edit
+            {t("msg.edit")}
           </button>
         ) : null}
       </div>
@@ -109,15 +119,19 @@ export function ThreadTitle({
   title: string | null;
   onRenamed(title: string): void;
 }): ReactNode {
+  const t = useT();
   const id = useId();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
+  const renameButton = useReturnFocus<HTMLButtonElement>(editing);
+  const titleField = useFocusOnOpen<HTMLInputElement>(editing);
   if (!editing) {
     return (
       <>
-        <h1>{title ?? "Untitled thread"}</h1>
+        <h1>{title ?? t("threads.untitled")}</h1>
         <button
+          ref={renameButton}
           type="button"
           className="link"
           onClick={() => {
@@ -126,7 +140,7 @@ export function ThreadTitle({
             setEditing(true);
           }}
         >
-          Rename
+          {t("title.rename")}
         </button>
       </>
     );
@@ -134,6 +148,7 @@ export function ThreadTitle({
   return (
     <form
       className="rename"
+      onKeyDown={closeOnEscape(() => setEditing(false))}
       onSubmit={(e) => {
         e.preventDefault();
         api<{ title: string }>(`/threads/${encodeURIComponent(threadId)}`, { method: "PATCH", json: { title: draft } })
@@ -145,14 +160,14 @@ export function ThreadTitle({
       }}
     >
       <label htmlFor={`${id}-title`} className="sr-only">
-        Thread title
+        {t("title.field")}
       </label>
-      <input id={`${id}-title`} value={draft} maxLength={200} onChange={(e) => setDraft(e.target.value)} />
+      <input id={`${id}-title`} ref={titleField} value={draft} maxLength={200} onChange={(e) => setDraft(e.target.value)} />
       <button type="submit" className="primary" disabled={!draft.trim()}>
-        Save
+        {t("title.save")}
       </button>
       <button type="button" onClick={() => setEditing(false)}>
-        Cancel
+        {t("msg.cancel")}
       </button>
       {problem ? <p role="alert">{problem}</p> : null}
     </form>
@@ -185,12 +200,13 @@ export function ModelPicker({
   value: string;
   onChange(name: string): void;
 }): ReactNode {
+  const t = useT();
   if (models.length < 2) return null;
   return (
     <label className="model-picker">
-      <span>Model</span>
+      <span>{t("model.label")}</span>
       <select value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">Default</option>
+        <option value="">{t("model.default")}</option>
         {models.map((m) => (
           <option key={m.name} value={m.name}>
             {m.displayName ?? m.name}

@@ -1,5 +1,6 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { type ApiError, api } from "./api";
+import { useI18n } from "./i18n";
 
 interface Task {
   id: string;
@@ -17,6 +18,7 @@ interface Task {
 }
 
 export function Schedules(): ReactNode {
+  const { t, locale } = useI18n();
   const [tasks, setTasks] = useState<Task[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
@@ -24,16 +26,14 @@ export function Schedules(): ReactNode {
   const load = useCallback(() => {
     api<{ tasks: Task[] }>("/scheduled-tasks")
       .then(({ tasks }) => setTasks(tasks))
-      .catch((e: ApiError) =>
-        setError(e.status === 404 ? "Scheduled tasks are not enabled (add @antler/plugin-scheduler to plugins:)." : e.message),
-      );
-  }, []);
+      .catch((e: ApiError) => setError(e.status === 404 ? t("schedules.disabled") : e.message));
+  }, [t]);
   useEffect(load, [load]);
 
   const act = (id: string, action: "pause" | "resume" | "trigger") =>
     api(`/scheduled-tasks/${encodeURIComponent(id)}/${action}`, { method: "POST" })
       .then(() => {
-        setNote(action === "trigger" ? "Triggered: the run is starting in the server." : `Task ${action}d.`);
+        setNote(t(action === "trigger" ? "schedules.triggered" : action === "pause" ? "schedules.paused" : "schedules.resumed"));
         load();
       })
       .catch((e: Error) => setError(e.message));
@@ -48,7 +48,7 @@ export function Schedules(): ReactNode {
     };
     api("/scheduled-tasks", { method: "POST", json: body })
       .then(() => {
-        setNote("Task added.");
+        setNote(t("schedules.added"));
         setForm((f) => ({ ...f, name: "", prompt: "" }));
         load();
       })
@@ -57,88 +57,88 @@ export function Schedules(): ReactNode {
 
   return (
     <main className="page">
-      <h1>Scheduled tasks</h1>
+      <h1>{t("schedules.title")}</h1>
       {error ? <p role="alert">{error}</p> : null}
       {note ? <p aria-live="polite">{note}</p> : null}
       <table className="tasks">
-        <caption className="sr-only">Your scheduled tasks</caption>
+        <caption className="sr-only">{t("schedules.caption")}</caption>
         <thead>
           <tr>
-            <th scope="col">Task</th>
-            <th scope="col">When</th>
-            <th scope="col">State</th>
-            <th scope="col">Next</th>
-            <th scope="col">Last</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{t("schedules.col.task")}</th>
+            <th scope="col">{t("schedules.col.when")}</th>
+            <th scope="col">{t("schedules.col.state")}</th>
+            <th scope="col">{t("schedules.col.next")}</th>
+            <th scope="col">{t("schedules.col.last")}</th>
+            <th scope="col">{t("schedules.col.actions")}</th>
           </tr>
         </thead>
         <tbody>
-          {(tasks ?? []).map((t) => (
-            <tr key={t.id} data-task={t.id}>
+          {(tasks ?? []).map((task) => (
+            <tr key={task.id} data-task={task.id}>
               <td>
-                <strong>{t.name ?? t.id}</strong>
+                <strong>{task.name ?? task.id}</strong>
                 <br />
-                <span className="muted">{t.prompt.slice(0, 80)}</span>
+                <span className="muted">{task.prompt.slice(0, 80)}</span>
               </td>
-              <td>{t.kind === "cron" ? `${t.cron} (${t.timezone})` : t.run_at}</td>
-              <td>{t.running ? "running" : t.state}</td>
-              <td>{t.next_fire_at ? new Date(t.next_fire_at).toLocaleString() : "—"}</td>
-              <td>
-                {t.last_status ?? "—"} ({t.run_count} runs)
-              </td>
+              <td>{task.kind === "cron" ? `${task.cron} (${task.timezone})` : task.run_at}</td>
+              <td>{task.running ? t("schedules.running") : task.state}</td>
+              <td>{task.next_fire_at ? new Date(task.next_fire_at).toLocaleString(locale) : "—"}</td>
+              <td>{t("schedules.runs", { status: task.last_status ?? "—", count: task.run_count })}</td>
               <td className="actions">
-                {t.state === "paused" ? (
-                  <button type="button" onClick={() => void act(t.id, "resume")}>
-                    Resume
+                {task.state === "paused" ? (
+                  <button type="button" onClick={() => void act(task.id, "resume")}>
+                    {t("schedules.resume")}
                   </button>
                 ) : (
-                  <button type="button" onClick={() => void act(t.id, "pause")}>
-                    Pause
+                  <button type="button" onClick={() => void act(task.id, "pause")}>
+                    {t("schedules.pause")}
                   </button>
                 )}
-                <button type="button" onClick={() => void act(t.id, "trigger")}>
-                  Run now
+                <button type="button" onClick={() => void act(task.id, "trigger")}>
+                  {t("schedules.runNow")}
                 </button>
               </td>
             </tr>
           ))}
           {tasks?.length === 0 ? (
             <tr>
-              <td colSpan={6}>No scheduled tasks yet.</td>
+              <td colSpan={6}>{t("schedules.none")}</td>
             </tr>
           ) : null}
         </tbody>
       </table>
       <form className="card add-task" onSubmit={add}>
-        <h2>Add a task</h2>
+        <h2>{t("schedules.add")}</h2>
         <label>
-          Name <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+          {t("schedules.name")} <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
         </label>
         <label>
-          Prompt <textarea required rows={2} value={form.prompt} onChange={(e) => setForm({ ...form, prompt: e.target.value })} />
+          {t("schedules.prompt")}{" "}
+          <textarea required rows={2} value={form.prompt} onChange={(e) => setForm({ ...form, prompt: e.target.value })} />
         </label>
         <fieldset>
-          <legend>When</legend>
+          <legend>{t("schedules.when")}</legend>
           <label className="check">
-            <input type="radio" name="when" checked={form.when === "cron"} onChange={() => setForm({ ...form, when: "cron" })} /> Recurring
-            (cron)
+            <input type="radio" name="when" checked={form.when === "cron"} onChange={() => setForm({ ...form, when: "cron" })} />{" "}
+            {t("schedules.recurring")}
           </label>
           <label className="check">
-            <input type="radio" name="when" checked={form.when === "at"} onChange={() => setForm({ ...form, when: "at" })} /> Once (ISO
-            time)
+            <input type="radio" name="when" checked={form.when === "at"} onChange={() => setForm({ ...form, when: "at" })} />{" "}
+            {t("schedules.once")}
           </label>
         </fieldset>
         {form.when === "cron" ? (
           <label>
-            Cron (five fields) <input value={form.cron} onChange={(e) => setForm({ ...form, cron: e.target.value })} />
+            {t("schedules.cron")} <input value={form.cron} onChange={(e) => setForm({ ...form, cron: e.target.value })} />
           </label>
         ) : (
           <label>
-            At <input placeholder="2026-12-24T09:00" value={form.at} onChange={(e) => setForm({ ...form, at: e.target.value })} />
+            {t("schedules.at")}{" "}
+            <input placeholder="2026-12-24T09:00" value={form.at} onChange={(e) => setForm({ ...form, at: e.target.value })} />
           </label>
         )}
         <button type="submit" className="primary" disabled={!form.prompt.trim()}>
-          Add task
+          {t("schedules.addButton")}
         </button>
       </form>
     </main>

@@ -1,4 +1,5 @@
 import type { PointerEvent, ReactNode, RefObject } from "react";
+import { useT } from "./i18n";
 
 const MIN = 280;
 const STEP = 40;
@@ -19,6 +20,7 @@ export function SideResizer({
   width: number | null;
   onWidth(width: number): void;
 }): ReactNode {
+  const t = useT();
   const current = width ?? layout.current?.querySelector<HTMLElement>(".side")?.offsetWidth ?? 380;
   const clamp = (w: number) => Math.round(Math.min(maxWidth(layout.current), Math.max(MIN, w)));
   const fromPointer = (e: PointerEvent<HTMLDivElement>) => {
@@ -31,7 +33,7 @@ export function SideResizer({
       className="side-resizer"
       role="separator"
       aria-orientation="vertical"
-      aria-label="Resize the details panel"
+      aria-label={t("side.resize")}
       aria-valuemin={MIN}
       aria-valuemax={maxWidth(layout.current)}
       aria-valuenow={Math.round(current)}

@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useState } from "react";
 import { type ApiError, api } from "./api";
+import { useT } from "./i18n";
 
 interface ConsoleStatus {
   plugins: Array<{ name: string; version: string; description: string | null }>;
@@ -10,6 +11,7 @@ interface McpStatus {
 }
 
 export function Status(): ReactNode {
+  const t = useT();
   const [status, setStatus] = useState<ConsoleStatus | null>(null);
   const [mcp, setMcp] = useState<McpStatus | "absent" | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -23,10 +25,10 @@ export function Status(): ReactNode {
   }, []);
   return (
     <main className="page status">
-      <h1>Status</h1>
+      <h1>{t("status.title")}</h1>
       {error ? <p role="alert">{error}</p> : null}
-      <section aria-label="Models">
-        <h2>Models</h2>
+      <section aria-label={t("status.models")}>
+        <h2>{t("status.models")}</h2>
         <ul>
           {(status?.models ?? []).map((m) => (
             <li key={m.name}>
@@ -35,8 +37,8 @@ export function Status(): ReactNode {
           ))}
         </ul>
       </section>
-      <section aria-label="Plugins">
-        <h2>Plugins</h2>
+      <section aria-label={t("status.plugins")}>
+        <h2>{t("status.plugins")}</h2>
         <ul>
           {(status?.plugins ?? []).map((p) => (
             <li key={p.name}>
@@ -45,17 +47,18 @@ export function Status(): ReactNode {
           ))}
         </ul>
       </section>
-      <section aria-label="MCP servers">
-        <h2>MCP servers</h2>
-        {mcp === "absent" ? <p className="muted">The MCP plugin is not loaded.</p> : null}
+      <section aria-label={t("status.mcp")}>
+        <h2>{t("status.mcp")}</h2>
+        {mcp === "absent" ? <p className="muted">{t("status.mcpAbsent")}</p> : null}
         {mcp && mcp !== "absent" ? (
           <ul>
             {mcp.servers.map((s) => (
               <li key={s.name}>
-                <strong>{s.name}</strong> ({s.transport}) — {s.state}, {s.tool_count} tools{s.last_error ? ` — ${s.last_error}` : ""}
+                <strong>{s.name}</strong> ({s.transport}) — {s.state}, {t("status.mcpTools", { count: s.tool_count })}
+                {s.last_error ? ` — ${s.last_error}` : ""}
               </li>
             ))}
-            {mcp.servers.length === 0 ? <li className="muted">No servers configured.</li> : null}
+            {mcp.servers.length === 0 ? <li className="muted">{t("status.noServers")}</li> : null}
           </ul>
         ) : null}
       </section>

@@ -1,6 +1,7 @@
 import { type ReactNode, useEffect, useState } from "react";
 import { ApiError, api, replayRun } from "./api";
 import { formatMs } from "./cards";
+import { useI18n } from "./i18n";
 
 interface Span {
   kind: "model" | "tool" | "middleware";
@@ -27,6 +28,7 @@ interface Changes {
 /** One run on one time axis: every model call and tool call as a bar, its trace id, and what it changed. */
 export function Timeline({ threadId, runId: initialRun }: { threadId: string; runId: string | null }): ReactNode {
   const [runs, setRuns] = useState<RunRecord[]>([]);
+  const { t, locale } = useI18n();
   const [runId, setRunId] = useState<string | null>(initialRun);
   const [spans, setSpans] = useState<Span[] | null>(null);
   const [traceId, setTraceId] = useState<string | null>(null);
@@ -60,35 +62,35 @@ export function Timeline({ threadId, runId: initialRun }: { threadId: string; ru
         setSpans(found.sort((a, b) => a.started_at - b.started_at));
       })
       .catch((e: Error) => {
-        if (!abort.signal.aborted) setError(e instanceof ApiError && e.status === 410 ? "This run's events have expired." : e.message);
+        if (!abort.signal.aborted) setError(e instanceof ApiError && e.status === 410 ? t("timeline.expired") : e.message);
       });
     api<Changes>(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/changes`)
       .then(setChanges)
       .catch(() => setChanges("none"));
     return () => abort.abort();
-  }, [threadId, runId]);
+  }, [threadId, runId, t]);
 
   const t0 = spans && spans.length > 0 ? Math.min(...spans.map((s) => s.started_at)) : 0;
   const t1 = spans && spans.length > 0 ? Math.max(...spans.map((s) => s.started_at + s.duration_ms)) : 1;
   const total = Math.max(1, t1 - t0);
 
   return (
-    <section className="timeline" aria-label="Run timeline">
-      <h2>Run timeline</h2>
+    <section className="timeline" aria-label={t("timeline.title")}>
+      <h2>{t("timeline.title")}</h2>
       <label>
-        Run{" "}
+        {t("timeline.run")}{" "}
         <select value={runId ?? ""} onChange={(e) => setRunId(e.target.value)}>
           {runs.map((r) => (
             <option key={r.run_id} value={r.run_id}>
               {r.run_id.slice(0, 8)} · {r.status}
-              {r.created_at ? ` · ${new Date(r.created_at).toLocaleTimeString()}` : ""}
+              {r.created_at ? ` · ${new Date(r.created_at).toLocaleTimeString(locale)}` : ""}
             </option>
           ))}
         </select>
       </label>
       {traceId ? (
         <p className="trace">
-          Trace id <code data-testid="trace-id">{traceId}</code>{" "}
+          {t("timeline.traceId")} <code data-testid="trace-id">{traceId}</code>{" "}
           <button
             type="button"
             onClick={() => {
@@ -98,15 +100,15 @@ export function Timeline({ threadId, runId: initialRun }: { threadId: string; ru
                 .catch(() => setCopied(false));
             }}
           >
-            {copied ? "Copied" : "Copy trace id"}
+            {copied ? t("copy.done") : t("timeline.copyTrace")}
           </button>
         </p>
       ) : null}
       {error ? <p role="alert">{error}</p> : null}
-      {spans === null && !error ? <p>Loading…</p> : null}
-      {spans && spans.length === 0 ? <p>No timed steps were recorded for this run (is the console plugin's timeline on?).</p> : null}
+      {spans === null && !error ? <p>{t("loading")}</p> : null}
+      {spans && spans.length === 0 ? <p>{t("timeline.noSpans")}</p> : null}
       {spans && spans.length > 0 ? (
-        <ol className="spans" aria-label={`Total ${formatMs(total)}`}>
+        <ol className="spans" aria-label={t("timeline.total", { duration: formatMs(total) })}>
           {spans.map((s, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: spans of a finished run never reorder; two may share a name
             <li key={`${s.kind}-${s.tool_call_id ?? ""}-${i}`} className={`span span-${s.kind}`} data-span={s.kind} data-name={s.name}>
@@ -124,22 +126,22 @@ export function Timeline({ threadId, runId: initialRun }: { threadId: string; ru
           ))}
         </ol>
       ) : null}
-      <h3>Workspace changes</h3>
-      {changes === null ? <p>Loading…</p> : null}
-      {changes === "none" ? <p>Not recorded for this run.</p> : null}
+      <h3>{t("timeline.changes")}</h3>
+      {changes === null ? <p>{t("loading")}</p> : null}
+      {changes === "none" ? <p>{t("timeline.notRecorded")}</p> : null}
       {changes && changes !== "none" ? (
         <ul className="changes">
           {(changes.added ?? []).map((c) => (
-            <li key={`a${c.path}`}>added {c.path}</li>
+            <li key={`a${c.path}`}>{t("timeline.added", { path: c.path })}</li>
           ))}
           {(changes.modified ?? []).map((c) => (
-            <li key={`m${c.path}`}>modified {c.path}</li>
+            <li key={`m${c.path}`}>{t("timeline.modified", { path: c.path })}</li>
           ))}
           {(changes.deleted ?? []).map((c) => (
-            <li key={`d${c.path}`}>deleted {c.path}</li>
+            <li key={`d${c.path}`}>{t("timeline.deleted", { path: c.path })}</li>
           ))}
           {(changes.added?.length ?? 0) + (changes.modified?.length ?? 0) + (changes.deleted?.length ?? 0) === 0 ? (
-            <li>No files changed.</li>
+            <li>{t("timeline.noChanges")}</li>
           ) : null}
         </ul>
       ) : null}

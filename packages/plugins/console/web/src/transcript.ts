@@ -2,6 +2,7 @@
 // run's stream frames. Pure functions of their inputs, so the same code serves a reload and a live run.
 import type { FormField } from "../../src/human-input";
 import { valuesFrameKeys } from "../../src/values-frame";
+import type { MessageKey } from "./messages/en";
 
 export interface ToolCallView {
   id: string;
@@ -38,11 +39,11 @@ export type Item =
       durationMs?: number;
     }
   | { kind: "ask"; key: string; request: HumanInputRequest }
-  | { kind: "notice"; key: string; text: string; tone: "info" | "error" }
+  | { kind: "notice"; key: string; message: MessageKey; tone: "info" | "error" }
   /** A run paused for a person's decision on its pending tool calls (the human-approval interrupt). */
   | { kind: "approval"; key: string; runId: string; calls: PendingCall[]; expiresAt?: string; decided?: boolean }
   /** A failure the user should see as one: the model's (an answer the runtime wrote in its place) or the run's. */
-  | { kind: "error"; key: string; title: string; message: string; code?: string; traceId?: string };
+  | { kind: "error"; key: string; title: MessageKey; message: string; code?: string; traceId?: string };
 
 /** One tool call waiting for approval, as the `run_paused` event and the paused run's record list it. */
 export interface PendingCall {
@@ -123,7 +124,7 @@ function modelErrorItem(key: string, text: string, kwargs: Record<string, unknow
   return {
     kind: "error",
     key,
-    title: "The model did not answer",
+    title: "error.modelNoAnswer",
     message: text.replace(/\s*\(trace id [^)]*\)/, ""),
     ...(typeof kwargs.error_type === "string" ? { code: kwargs.error_type } : {}),
     ...(traceId ? { traceId } : {}),
@@ -286,11 +287,11 @@ export function applyFrame(view: ThreadView, run: RunStatus, event: string, data
           items: [
             ...kept,
             cancelled
-              ? { kind: "notice", key: `err-${run.runId ?? ""}`, text: "Run cancelled.", tone: "info" }
+              ? { kind: "notice", key: `err-${run.runId ?? ""}`, message: "run.cancelled", tone: "info" }
               : {
                   kind: "error",
                   key: `err-${run.runId ?? ""}`,
-                  title: "The run failed",
+                  title: "error.runFailed",
                   message: String(d.message ?? ""),
                   code,
                   ...(traceId ? { traceId } : {}),

@@ -2,6 +2,7 @@
 // measured as rows render (ResizeObserver) and estimated until then; the list sticks to the bottom while the
 // reader is there, so a streaming answer stays in view.
 import { memo, type ReactNode, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { useT } from "./i18n";
 
 interface Props<T> {
   items: readonly T[];
@@ -26,6 +27,7 @@ const RowContent = memo(function RowContent<T>({ item, render }: { item: T; rend
 }) as <T>(props: { item: T; render(item: T): ReactNode }) => ReactNode;
 
 export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, onReachTop, followToken = 0 }: Props<T>): ReactNode {
+  const t = useT();
   const scroller = useRef<HTMLDivElement>(null);
   const heights = useRef(new Map<string, number>());
   const [version, setVersion] = useState(0);
@@ -197,7 +199,7 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 72, label, o
       </div>
       {away ? (
         <button type="button" className="jump-latest" onClick={jumpToLatest}>
-          Jump to latest ↓
+          {t("vlist.jump")}
         </button>
       ) : null}
     </div>
