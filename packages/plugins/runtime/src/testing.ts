@@ -44,7 +44,7 @@ export interface ProviderTestKitOptions {
 }
 
 export interface KernelWithOptions {
-  /** The environment the config's `$VARS` and the provider's key lookups read. Default: empty. */
+  /** The kernel's environment, where the provider looks up its key (`OPENAI_API_KEY`, ...). Default: empty. */
   env?: Record<string, string>;
   /** Another build of the provider plugin (one made by a factory with other defaults). Default: the kit's. */
   plugin?: CodePlugin;
