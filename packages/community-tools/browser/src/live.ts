@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { isAntlerError, type Logger } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import type { BrowserConfig } from "./config.js";
 import type { SessionScope } from "./session.js";

@@ -1,5 +1,5 @@
 import { type AntlerTool, createToken, DEFAULT_USER_ID, definePlugin } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { browserCheckCommand } from "./check.js";
 import { browserConfigSchema } from "./config.js";
 import type { CheckUrl } from "./guard.js";

@@ -1,5 +1,5 @@
 import { definePlugin, type PluginContext, resolveTraceId } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { type A2AAgentConfig, a2aClientConfigSections } from "./client/config.js";
 import { INVOKE_A2A_AGENT_TOOL } from "./client/names.js";

@@ -1,20 +1,9 @@
-import {
-  createKernel,
-  definePlugin,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { runPluginConformance } from "@antler/kernel/testing";
 import { type LoopbackApi, type LoopbackReply, startLoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import azurePlugin, { createAzureOpenAIPlugin, DEFAULT_API_VERSION } from "../src/index.js";
 
 /** One scripted assistant turn of the fake Azure OpenAI deployment. */
@@ -98,7 +87,6 @@ function azureServer(turns: Array<Turn | Failure>): Promise<LoopbackApi> {
   });
 }
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -121,44 +109,7 @@ const entry = (s: LoopbackApi, extra: Partial<ModelEntry> = {}): ModelEntry => (
   ...extra,
 });
 
-async function kernelWith(models: ModelEntry[], plugin = azurePlugin, env: Record<string, string> = {}): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [plugin], config: { models }, discover: false, env, logger: silentLogger() });
-  cleanups.push(() => kernel.close());
-  return kernel;
-}
-
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
-
-async function clientWith(model: ModelEntry): Promise<AntlerClient> {
-  const client = await AntlerClient.create({
-    config: { models: [model], storage: { backend: "memory" }, title: { enabled: false }, logging: { level: "warn" } },
-    plugins: [azurePlugin, weatherTools],
-    env: {},
-    discover: false,
-  });
-  cleanups.push(() => client.close());
-  return client;
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
-}
+const { kernelWith, clientWith } = providerTestKit(azurePlugin, { onClose: (close) => cleanups.push(close) });
 
 const bodyOf = (s: LoopbackApi, i: number) => s.requests[i]?.body as ChatBody;
 
@@ -168,7 +119,7 @@ describe("@antler/plugin-azure-openai", () => {
   it("streams an answer through an Antler run from the deployment's path with the api-version and api-key, with usage", async () => {
     const s = await serve([{ text: "Hello from Azure.", usage: { prompt_tokens: 31, completion_tokens: 5, cached_tokens: 8 } }]);
     const client = await clientWith(entry(s));
-    const events = await collect(client.stream("Hi", { threadId: "t1" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t1" }));
     const texts = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" && e.data.content ? [e.data.content] : []));
     expect(texts.length).toBeGreaterThan(1);
     expect(texts.join("")).toBe("Hello from Azure.");
@@ -223,7 +174,9 @@ describe("@antler/plugin-azure-openai", () => {
     let issued = 0;
     const plugin = createAzureOpenAIPlugin({ tokenProvider: async () => `entra-token-${++issued}` });
     const { api_key: _key, ...noKey } = entry(s, { options: { deployment: "prod-gpt4o", auth: "entra_id" } });
-    const model = await (await kernelWith([noKey as ModelEntry], plugin, { AZURE_OPENAI_API_KEY: "must-not-be-sent" })).createModel("az");
+    const model = await (
+      await kernelWith([noKey as ModelEntry], { plugin, env: { AZURE_OPENAI_API_KEY: "must-not-be-sent" } })
+    ).createModel("az");
     await model.invoke("a");
     await model.invoke("b");
     expect(s.requests.map((r) => r.headers.authorization)).toEqual(["Bearer entra-token-1", "Bearer entra-token-2"]);

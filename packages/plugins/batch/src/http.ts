@@ -1,6 +1,6 @@
 import { AntlerError, isAntlerError, type Kernel } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
 import { RuntimeErrorCodes } from "@antler/plugin-runtime/errors";
+import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import type { BatchClient } from "./client.js";
 import { BatchErrorCodes } from "./errors.js";

@@ -1,5 +1,5 @@
 import { type AntlerTool, definePlugin } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { batchCommands } from "./cli.js";
 import { batchPluginConfigSchema, PLUGIN_NAME, PLUGIN_VERSION } from "./config.js";
 import { batchRoutes } from "./http.js";

@@ -1,24 +1,13 @@
-import {
-  createKernel,
-  definePlugin,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { runPluginConformance } from "@antler/kernel/testing";
 import type { LoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type EndEvent, type StreamEvent } from "@antler/plugin-runtime";
+import type { EndEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { z } from "zod";
 import bedrockPlugin, { reasoningFields } from "../src/index.js";
 import { bedrockServer, type ConverseBody, type Failure, routeOf, SIGV4, type StreamFailure, type Turn } from "./bedrock-wire.js";
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 
 // The standard AWS chain reads the process environment first: these are the test's credentials.
@@ -50,44 +39,7 @@ const entry = (s: LoopbackApi, extra: Partial<ModelEntry> = {}): ModelEntry => (
   ...extra,
 });
 
-async function kernelWith(models: ModelEntry[], env: Record<string, string> = {}): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [bedrockPlugin], config: { models }, discover: false, env, logger: silentLogger() });
-  cleanups.push(() => kernel.close());
-  return kernel;
-}
-
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
-
-async function clientWith(models: ModelEntry[]): Promise<AntlerClient> {
-  const client = await AntlerClient.create({
-    config: { models, storage: { backend: "memory" }, title: { enabled: false }, logging: { level: "warn" } },
-    plugins: [bedrockPlugin, weatherTools],
-    env: {},
-    discover: false,
-  });
-  cleanups.push(() => client.close());
-  return client;
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
-}
+const { kernelWith, clientWith } = providerTestKit(bedrockPlugin, { onClose: (close) => cleanups.push(close) });
 
 const bodyOf = (s: LoopbackApi, i: number) => s.requests[i]?.body as ConverseBody;
 
@@ -97,7 +49,7 @@ describe("@antler/plugin-bedrock", () => {
   it("streams an answer over ConverseStream (event-stream frames) through an Antler run, SigV4-signed from the env chain, with usage", async () => {
     const s = await serve([{ text: "Hello from Bedrock.", usage: { inputTokens: 33, outputTokens: 6 } }]);
     const client = await clientWith([entry(s)]);
-    const events = await collect(client.stream("Hi", { threadId: "t1" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t1" }));
     const texts = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" && e.data.content ? [e.data.content] : []));
     expect(texts.length).toBeGreaterThan(1);
     expect(texts.join("")).toBe("Hello from Bedrock.");
@@ -141,7 +93,7 @@ describe("@antler/plugin-bedrock", () => {
       { text: "Sunny in Oslo." },
     ]);
     const client = await clientWith([entry(s, { supports_thinking: true, reasoning_effort: "low", max_tokens: 4096 })]);
-    const events = await collect(client.stream("Weather in Oslo?", { threadId: "t-think" }));
+    const events = await collectStream(client.stream("Weather in Oslo?", { threadId: "t-think" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     expect(ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("")).toBe("The user wants weather; call the tool.");
     expect(ai.map((d) => d.content).join("")).toBe("Sunny in Oslo.");
@@ -229,7 +181,7 @@ describe("@antler/plugin-bedrock", () => {
       entry(backup, { name: "backup", model: "amazon.nova-lite-v1:0" }),
     ]);
     const started = Date.now();
-    const events = await collect(client.stream("hi", { threadId: "t-fb", runId: "r-fb" }));
+    const events = await collectStream(client.stream("hi", { threadId: "t-fb", runId: "r-fb" }));
     const attempts = events.flatMap((e) => (e.type === "custom" && e.data.type === "model_attempt" ? [e.data] : []));
     expect(attempts.map((a) => [a.model, a.attempt, a.outcome, a.status, a.next, a.wait_ms, a.wait_source])).toEqual([
       ["primary", 1, "error", 429, "retry", 1000, "retry_after"],
@@ -258,7 +210,7 @@ describe("@antler/plugin-bedrock", () => {
       entry(primary, { name: "primary", fallbacks: ["backup"] }),
       entry(backup, { name: "backup", model: "amazon.nova-lite-v1:0" }),
     ]);
-    const events = await collect(client.stream("hi", { threadId: "t-sx", runId: "r-sx" }));
+    const events = await collectStream(client.stream("hi", { threadId: "t-sx", runId: "r-sx" }));
     const attempts = events.flatMap((e) => (e.type === "custom" && e.data.type === "model_attempt" ? [e.data] : []));
     expect(attempts.map((a) => [a.model, a.outcome, a.reason, a.next])).toEqual([
       ["primary", "error", "rate_limited", "fallback"],
@@ -281,11 +233,11 @@ describe("@antler/plugin-bedrock", () => {
 
   it("takes the region from AWS_REGION, fails without one naming options.region, and refuses an api_key", async () => {
     const base = { name: "br", provider: "bedrock", model: CLAUDE };
-    await expect((await kernelWith([base], { AWS_REGION: "us-west-2" })).createModel("br")).resolves.toBeDefined();
+    await expect((await kernelWith([base], { env: { AWS_REGION: "us-west-2" } })).createModel("br")).resolves.toBeDefined();
     const noRegion = await (await kernelWith([base])).createModel("br").catch((e: unknown) => e);
     expect(isAntlerError(noRegion, ErrorCodes.CONFIG_INVALID)).toBe(true);
     expect((noRegion as { where?: string }).where).toBe("models[0].options.region");
-    const withKey = await (await kernelWith([{ ...base, api_key: "k" }], { AWS_REGION: "us-west-2" }))
+    const withKey = await (await kernelWith([{ ...base, api_key: "k" }], { env: { AWS_REGION: "us-west-2" } }))
       .createModel("br")
       .catch((e: unknown) => e);
     expect((withKey as { where?: string }).where).toBe("models[0].api_key");

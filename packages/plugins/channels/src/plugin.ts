@@ -1,5 +1,5 @@
 import { definePlugin, type Kernel } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { channelCommands } from "./cli.js";
 import { channelsConfigSchema } from "./config.js";
 import { CHANNELS, ChannelsHost } from "./host.js";

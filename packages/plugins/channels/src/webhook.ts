@@ -1,4 +1,4 @@
-import type { GatewayRoute } from "@antler/plugin-gateway/routes";
+import type { GatewayRoute } from "@antler/plugin-runtime/routes";
 import type { ChannelsHost } from "./host.js";
 
 /**

@@ -1,4 +1,4 @@
-import { type GatewayReply, type GatewayRequest, gatewayErrorReply } from "@antler/plugin-gateway/routes";
+import { type GatewayReply, type GatewayRequest, gatewayErrorReply } from "@antler/plugin-runtime/routes";
 import { ConsoleErrorCodes } from "./config.js";
 
 /** Where the artifacts panel frames an HTML artifact: `/api/console/artifact-html/<thread id>/<virtual path>`. */

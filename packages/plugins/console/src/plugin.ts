@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { definePlugin } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { type ConsoleConfig, consoleConfigSchema, PLUGIN_NAME } from "./config.js";
 import { ARTIFACT_HTML_PATH, serveArtifactHtml } from "./html-frame.js";
 import { consoleSpanMiddleware, MiddlewareSpanRelay } from "./spans.js";

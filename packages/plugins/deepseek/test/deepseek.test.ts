@@ -1,19 +1,8 @@
-import {
-  createKernel,
-  definePlugin,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { runPluginConformance } from "@antler/kernel/testing";
 import { type LoopbackApi, type LoopbackReply, startLoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import deepseekPlugin from "../src/index.js";
 
 /** One scripted assistant turn of the fake DeepSeek API. */
@@ -90,7 +79,6 @@ function deepseekServer(turns: Array<Turn | Failure>): Promise<LoopbackApi> {
   });
 }
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -112,44 +100,7 @@ const entry = (s: LoopbackApi, extra: Partial<ModelEntry> = {}): ModelEntry => (
   ...extra,
 });
 
-async function kernelWith(models: ModelEntry[], env: Record<string, string> = {}): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [deepseekPlugin], config: { models }, discover: false, env, logger: silentLogger() });
-  cleanups.push(() => kernel.close());
-  return kernel;
-}
-
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
-
-async function clientWith(model: ModelEntry): Promise<AntlerClient> {
-  const client = await AntlerClient.create({
-    config: { models: [model], storage: { backend: "memory" }, title: { enabled: false }, logging: { level: "warn" } },
-    plugins: [deepseekPlugin, weatherTools],
-    env: {},
-    discover: false,
-  });
-  cleanups.push(() => client.close());
-  return client;
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
-}
+const { kernelWith, clientWith } = providerTestKit(deepseekPlugin, { onClose: (close) => cleanups.push(close) });
 
 const bodyOf = (s: LoopbackApi, i: number) => s.requests[i]?.body as ChatBody;
 const assistants = (s: LoopbackApi, i: number) => bodyOf(s, i).messages.filter((m) => m.role === "assistant");
@@ -166,7 +117,7 @@ describe("@antler/plugin-deepseek", () => {
       },
     ]);
     const client = await clientWith(entry(s, { supports_thinking: true, reasoning_effort: "high" }));
-    const events = await collect(client.stream("Pick a color.", { threadId: "t1" }));
+    const events = await collectStream(client.stream("Pick a color.", { threadId: "t1" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     const reasoning = ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : []));
     expect(reasoning.length).toBeGreaterThan(1);
@@ -250,7 +201,9 @@ describe("@antler/plugin-deepseek", () => {
 
   it("without api_key or base_url takes DEEPSEEK_API_KEY; without any key fails naming models[i].api_key", async () => {
     await expect(
-      (await kernelWith([{ name: "ds", provider: "deepseek", model: "deepseek-chat" }], { DEEPSEEK_API_KEY: "sk-env" })).createModel("ds"),
+      (
+        await kernelWith([{ name: "ds", provider: "deepseek", model: "deepseek-chat" }], { env: { DEEPSEEK_API_KEY: "sk-env" } })
+      ).createModel("ds"),
     ).resolves.toBeDefined();
     const error = await (await kernelWith([{ name: "ds", provider: "deepseek", model: "deepseek-chat" }]))
       .createModel("ds")

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ErrorCodes, isAntlerError, KERNEL_VERSION, type Logger, requestTraceContext, TRACE_ID_HEADER, threadPaths } from "@antler/kernel";
 import { type AntlerClient, agentSaveRequestSchema, RuntimeErrorCodes, runRequestText, runtimeConfig } from "@antler/plugin-runtime";
+import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "@antler/plugin-runtime/routes";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
@@ -11,7 +12,7 @@ import { assertJsonContentType, hostCheck, sameOriginCheck } from "./cross-site.
 import type { GatewayEnv } from "./env.js";
 import { describeHandledError, GatewayErrorCodes, HttpError } from "./errors.js";
 import { followedEvents } from "./follow-run.js";
-import { mountMcpRoutes } from "./mcp.js";
+import type { McpAdmin } from "./mcp-optional.js";
 import { methodGuard } from "./method-guard.js";
 import { multipartBoundary, receiveMultipart, removeStaged } from "./multipart.js";
 import { cancelOnHangUp, enqueueAndWait } from "./queued-runs.js";
@@ -24,7 +25,6 @@ import {
   gatewayThreadCreateSchema,
   MAX_JSON_DEPTH,
 } from "./request-limits.js";
-import type { GatewayReply, GatewayRequestWrapper, GatewayRoute } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
 import { mountRunStreamRoutes } from "./run-stream.js";
 import { mountThreadActionRoutes } from "./thread-actions.js";
@@ -52,6 +52,12 @@ export interface GatewayAppOptions {
   onUnhandledError?: (error: unknown, traceId: string) => void;
   /** The browser sessions `POST /api/session` issues (default: a fresh store in this app's memory). */
   sessions?: SessionStore;
+  /**
+   * The MCP admin routes (`/api/mcp/*`, `/api/threads/{id}/background-tasks`), mounted when given. `startGateway`
+   * loads them only when `@antler/plugin-mcp` is among the kernel's plugins (it is an optional peer); without them
+   * those paths are 404s.
+   */
+  mcp?: McpAdmin | undefined;
 }
 
 const listQuerySchema = z.object({
@@ -385,7 +391,7 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayEnv> {
     });
   });
 
-  mountMcpRoutes(app, { client, config, logger, readJson });
+  options.mcp?.mountMcpRoutes(app, { client, config, logger, readJson });
 
   // ------------------------------------------------------------------ route index
   const index: Array<{ method: string; path: string; plugin: string; summary?: string }> = [];

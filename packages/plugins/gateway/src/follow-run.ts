@@ -1,6 +1,6 @@
 import type { AntlerClient } from "@antler/plugin-runtime";
+import type { FollowedRunEvent } from "@antler/plugin-runtime/routes";
 import { GatewayErrorCodes, HttpError } from "./errors.js";
-import type { FollowedRunEvent } from "./routes.js";
 import type { RunEventLog } from "./run-events/log.js";
 import type { LoggedEvent } from "./run-events/store.js";
 

@@ -1,5 +1,6 @@
 export { createGatewayApp, type GatewayAppOptions, type GatewayEnv } from "./app.js";
 export { SESSION_COOKIE, SESSION_CSRF_HEADER, SessionStore } from "./auth.js";
+export { backgroundTasksResponseSchema } from "./background-tasks-schema.js";
 export {
   apiKeySchema,
   type GatewayConfig,
@@ -8,7 +9,6 @@ export {
   gatewayConfigSchema,
 } from "./config.js";
 export { type ErrorBody, GatewayErrorCodes, HttpError, statusForAntlerError } from "./errors.js";
-export { backgroundTasksResponseSchema, mcpConfigResponseSchema, mcpConfigUpdateSchema } from "./mcp.js";
 export { clientOptionsOf, default, PLUGIN_NAME, runLeasesOf } from "./plugin.js";
 export {
   CALLER_DATA_LIMITS,

@@ -1,14 +1,16 @@
+// The gateway's MCP part: the admin routes and the durable task poller. It is the only module that imports
+// `@antler/plugin-mcp` (an optional peer), and it is loaded with import() only when that plugin is loaded
+// (mcp-optional.ts), so a gateway installed without it serves. The admin routes answer with the plugin's own
+// client and schemas (the in-process twin of these routes).
 import type { Kernel, Logger } from "@antler/kernel";
 import { MCP_BACKGROUND_TASKS, MCP_TOOLS, McpConfigClient, mcpConfigUpdateSchema } from "@antler/plugin-mcp";
 import type { AntlerClient } from "@antler/plugin-runtime";
 import type { Context, Hono } from "hono";
-import { z } from "zod";
+import type { z } from "zod";
+import { backgroundTasksResponseSchema } from "./background-tasks-schema.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayEnv } from "./env.js";
 import { GatewayErrorCodes, HttpError } from "./errors.js";
-
-// The MCP admin routes answer with the plugin's own client and schemas (the in-process twin of these routes).
-export { mcpConfigResponseSchema, mcpConfigUpdateSchema } from "@antler/plugin-mcp";
 
 interface McpRouteDeps {
   client: AntlerClient;
@@ -17,39 +19,16 @@ interface McpRouteDeps {
   readJson<S extends z.ZodType>(c: Context<GatewayEnv>, schema: S): Promise<z.output<S>>;
 }
 
-/** `GET /api/threads/{id}/background-tasks`: the thread's durable MCP tasks, bounded local fields only. */
-export const backgroundTasksResponseSchema = z.object({
-  thread_id: z.string(),
-  tasks: z.array(
-    z.object({
-      task_id: z.string(),
-      task_name: z.string(),
-      server: z.string(),
-      status: z.string(),
-      cancel_requested: z.boolean(),
-      result_summary: z.string().nullable(),
-      error: z.string().nullable(),
-      created_at: z.string(),
-      updated_at: z.string(),
-      finished_at: z.string().nullable(),
-    }),
-  ),
-});
-
 /**
  * While the gateway serves, the durable MCP task poller runs in it (so a restarted server resumes the tasks a
  * previous process left); any number of servers may poll one database, each task is leased to one at a time.
+ * Returns its stop, or undefined when no MCP server has durable tasks.
  */
-export function mcpServeHook(kernel: Kernel): { plugin: string; onServe: () => () => Promise<void> } | undefined {
+export function startMcpTaskPoller(kernel: Kernel): (() => Promise<void>) | undefined {
   const tasks = kernel.scope.tryResolve(MCP_BACKGROUND_TASKS);
   if (!tasks) return undefined;
-  return {
-    plugin: "@antler/plugin-mcp",
-    onServe: () => {
-      tasks.startPoller();
-      return () => tasks.stopPoller();
-    },
-  };
+  tasks.startPoller();
+  return () => tasks.stopPoller();
 }
 
 /** Mounts the MCP admin routes when `@antler/plugin-mcp` is loaded; otherwise they do not exist (404). */

@@ -2,12 +2,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AntlerError, ErrorCodes, type Kernel, type Logger } from "@antler/kernel";
 import type { AntlerClient } from "@antler/plugin-runtime";
+import { type GatewayRequestWrapper, type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "@antler/plugin-runtime/routes";
 import { getRequestListener } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createGatewayApp, type GatewayEnv } from "./app.js";
 import { type GatewayConfig, type GatewayConfigInput, gatewayConfigSchema } from "./config.js";
-import { mcpServeHook } from "./mcp.js";
-import { type GatewayRequestWrapper, type GatewayRoute, type GatewayServeHook, gatewayRoutesToken } from "./routes.js";
+import { loadMcpAdmin, mcpServeHook } from "./mcp-optional.js";
 import type { RunEventLog } from "./run-events/log.js";
 import { openRunEventLog } from "./run-events/open.js";
 import { answerClientError, answerUnroutableRequest } from "./trace-edge.js";
@@ -136,6 +136,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     app = createGatewayApp({
       client,
       config,
+      mcp: await loadMcpAdmin(client.kernel),
       routes: options.routes ?? collectContributedRoutes(client.kernel),
       requestWrappers: options.requestWrappers ?? collectRequestWrappers(client.kernel),
       runEvents,

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import mcpPlugin, { MCP_BACKGROUND_TASKS } from "@antler/plugin-mcp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backgroundTasksResponseSchema } from "../src/mcp.js";
+import { backgroundTasksResponseSchema } from "../src/background-tasks-schema.js";
 import { BOB_KEY, startTestGateway } from "./fixtures.js";
 
 // The job-handle MCP server of @antler/plugin-mcp's durable-task tests (a real process over streamable HTTP).

@@ -1,9 +1,9 @@
 // `GatewayRequest.followRun`: a contributed route follows a user's run through the run event log, numbered like
 // the native stream, so protocol plugins can join and resume runs without reaching into the gateway.
 import { definePlugin } from "@antler/kernel";
+import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineGatewayRoute, provideGatewayRoutes } from "../src/routes.js";
 import { BOB_KEY, collectSse, startTestGateway } from "./fixtures.js";
 
 /** `GET /api/follow/:thread/:run?after=N`: the followed events as JSON, or 204 when nothing follows. */

@@ -1,7 +1,7 @@
 import { errorResponseSchema } from "@antler/plugin-runtime";
+import { defineGatewayRoute } from "@antler/plugin-runtime/routes";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineGatewayRoute } from "../src/routes.js";
 import { startTestGateway } from "./fixtures.js";
 
 const thingsRoute = {

@@ -1,8 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import mcpPlugin from "@antler/plugin-mcp";
+import mcpPlugin, { mcpConfigResponseSchema } from "@antler/plugin-mcp";
 import { describe, expect, it } from "vitest";
-import { mcpConfigResponseSchema } from "../src/mcp.js";
 import { BOB_KEY, startTestGateway, tempDir } from "./fixtures.js";
 
 describe("MCP routes", () => {

@@ -1,8 +1,9 @@
 import { AntlerError, definePlugin } from "@antler/kernel";
 import { RuntimeErrorCodes } from "@antler/plugin-runtime";
+import { defineGatewayRoute, gatewayRoutesToken, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineGatewayRoute, gatewayRoutesToken, provideGatewayRoutes } from "../src/routes.js";
+import * as legacy from "../src/routes.js";
 import { collectContributedRoutes } from "../src/server.js";
 import { BOB_KEY, startTestGateway } from "./fixtures.js";
 
@@ -100,6 +101,34 @@ describe("routes contributed by other plugins", () => {
   it("uses one token per plugin name, stable across package copies", () => {
     expect(gatewayRoutesToken("a").key).toBe(gatewayRoutesToken("a").key);
     expect(gatewayRoutesToken("a").key).not.toBe(gatewayRoutesToken("b").key);
+  });
+
+  it("still mounts a plugin written against the deprecated @antler/plugin-gateway/routes", async () => {
+    expect(legacy.gatewayRoutesToken("a").key).toBe(gatewayRoutesToken("a").key);
+    const legacyPlugin = definePlugin({
+      name: "legacy-plugin",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        legacy.provideGatewayRoutes(ctx, {
+          routes: [
+            legacy.defineGatewayRoute({
+              method: "GET",
+              path: "/legacy/:id",
+              handler: ({ params, userId }) =>
+                params.id === "missing"
+                  ? legacy.gatewayErrorReply(404, { code: "ANTLER_ERR_LEGACY_NOT_FOUND", message: "no such thing" })
+                  : { body: { id: params.id, user: userId } },
+            }),
+          ],
+        });
+      },
+    });
+    const gw = await startTestGateway({ plugins: [legacyPlugin] });
+    expect(await (await gw.call("/api/legacy/7")).json()).toEqual({ id: "7", user: "alice" });
+    const missing = await gw.call("/api/legacy/missing");
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: { code: "ANTLER_ERR_LEGACY_NOT_FOUND", message: "no such thing" } });
   });
 });
 

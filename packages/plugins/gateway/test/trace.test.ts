@@ -1,7 +1,7 @@
 import { definePlugin } from "@antler/kernel";
 import { runRecordSchema } from "@antler/plugin-runtime";
+import { defineGatewayRoute } from "@antler/plugin-runtime/routes";
 import { describe, expect, it } from "vitest";
-import { defineGatewayRoute } from "../src/routes.js";
 import { collectSse, startTestGateway } from "./fixtures.js";
 
 const FRESH_ID = /^[0-9a-f]{32}$/;

@@ -1,20 +1,9 @@
-import {
-  createKernel,
-  definePlugin,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { runPluginConformance } from "@antler/kernel/testing";
 import { type LoopbackApi, type LoopbackReply, startLoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import geminiPlugin from "../src/index.js";
 
 /** One scripted model turn of the fake Gemini API. */
@@ -94,7 +83,6 @@ function geminiServer(turns: Array<Turn | { status: number; message: string; cod
   });
 }
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -116,44 +104,7 @@ const entry = (s: LoopbackApi, extra: Partial<ModelEntry> = {}): ModelEntry => (
   ...extra,
 });
 
-async function kernelWith(models: ModelEntry[], env: Record<string, string> = {}): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [geminiPlugin], config: { models }, discover: false, env, logger: silentLogger() });
-  cleanups.push(() => kernel.close());
-  return kernel;
-}
-
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
-
-async function clientWith(model: ModelEntry): Promise<AntlerClient> {
-  const client = await AntlerClient.create({
-    config: { models: [model], storage: { backend: "memory" }, title: { enabled: false }, logging: { level: "warn" } },
-    plugins: [geminiPlugin, weatherTools],
-    env: {},
-    discover: false,
-  });
-  cleanups.push(() => client.close());
-  return client;
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
-}
+const { kernelWith, clientWith } = providerTestKit(geminiPlugin, { onClose: (close) => cleanups.push(close) });
 
 const bodyOf = (s: LoopbackApi, i: number) => s.requests[i]?.body as GenerateBody;
 const modelParts = (s: LoopbackApi, i: number) =>
@@ -173,7 +124,7 @@ describe("@antler/plugin-gemini", () => {
       },
     ]);
     const client = await clientWith(entry(s, { supports_thinking: true, reasoning_effort: "low" }));
-    const events = await collect(client.stream("Hi", { threadId: "t1" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t1" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     expect(ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("")).toBe("A greeting; answer briefly.");
     const texts = ai.flatMap((d) => (d.content ? [d.content] : []));
@@ -275,7 +226,9 @@ describe("@antler/plugin-gemini", () => {
 
   it("without api_key or base_url takes GOOGLE_API_KEY; without any key fails naming models[i].api_key", async () => {
     await expect(
-      (await kernelWith([{ name: "gem", provider: "gemini", model: "gemini-2.5-flash" }], { GOOGLE_API_KEY: "k" })).createModel("gem"),
+      (await kernelWith([{ name: "gem", provider: "gemini", model: "gemini-2.5-flash" }], { env: { GOOGLE_API_KEY: "k" } })).createModel(
+        "gem",
+      ),
     ).resolves.toBeDefined();
     const error = await (await kernelWith([{ name: "gem", provider: "gemini", model: "gemini-2.5-flash" }]))
       .createModel("gem")

@@ -1,5 +1,5 @@
 import { type CliIO, definePlugin } from "@antler/kernel";
-import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { mcpServerConfigSchema } from "./config.js";
 import type { McpHttpSessions } from "./http.js";
 import { PLUGIN_NAME, PLUGIN_VERSION } from "./version.js";

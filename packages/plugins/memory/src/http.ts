@@ -1,5 +1,5 @@
 import { ErrorCodes, isAntlerError } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { MemoryClient } from "./client.js";
 import { MemoryErrorCodes } from "./errors.js";

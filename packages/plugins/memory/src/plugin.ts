@@ -1,5 +1,5 @@
 import { type AntlerTool, definePlugin, KERNEL, KERNEL_VERSION } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { memoryCommands } from "./cli.js";
 import { type MemoryConfig, memoryConfigSections } from "./config.js";
 import { memoryRoutes } from "./http.js";

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { definePlugin } from "@antler/kernel";
-import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import type { MetricsCollector } from "./collector.js";
 import { type MetricsConfig, metricsConfigSchema, PLUGIN_NAME } from "./config.js";
 

@@ -1,20 +1,9 @@
-import {
-  createKernel,
-  definePlugin,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { runPluginConformance } from "@antler/kernel/testing";
 import { type LoopbackApi, type LoopbackReply, startLoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import ollamaPlugin from "../src/index.js";
 
 /** One scripted assistant turn of the fake Ollama server. */
@@ -71,7 +60,6 @@ function ollamaServer(turns: Array<Turn | { status: number; error: string }>): P
   });
 }
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -91,45 +79,7 @@ const entry = (s: LoopbackApi, extra: Partial<ModelEntry> = {}): ModelEntry => (
   ...extra,
 });
 
-async function kernelWith(models: ModelEntry[]): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [ollamaPlugin], config: { models }, discover: false, env: {}, logger: silentLogger() });
-  cleanups.push(() => kernel.close());
-  return kernel;
-}
-
-/** A tool the Antler run offers the model, registered the way any plugin registers one. */
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
-
-async function clientWith(model: ModelEntry): Promise<AntlerClient> {
-  const client = await AntlerClient.create({
-    config: { models: [model], storage: { backend: "memory" }, title: { enabled: false }, logging: { level: "warn" } },
-    plugins: [ollamaPlugin, weatherTools],
-    env: {},
-    discover: false,
-  });
-  cleanups.push(() => client.close());
-  return client;
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
-}
+const { kernelWith, clientWith } = providerTestKit(ollamaPlugin, { onClose: (close) => cleanups.push(close) });
 
 const bodyOf = (s: LoopbackApi, i: number) => s.requests[i]?.body as ChatBody;
 
@@ -139,7 +89,7 @@ describe("@antler/plugin-ollama", () => {
   it("streams an answer through an Antler run over /api/chat NDJSON, with the run's usage from the final line", async () => {
     const s = await serve([{ text: "Red deer shed antlers in late winter.", usage: { prompt_eval_count: 42, eval_count: 9 } }]);
     const client = await clientWith(entry(s));
-    const events = await collect(client.stream("When do red deer shed antlers?", { threadId: "t1" }));
+    const events = await collectStream(client.stream("When do red deer shed antlers?", { threadId: "t1" }));
     const texts = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" && e.data.content ? [e.data.content] : []));
     expect(texts.length).toBeGreaterThan(1);
     expect(texts.join("")).toBe("Red deer shed antlers in late winter.");
@@ -192,7 +142,7 @@ describe("@antler/plugin-ollama", () => {
       { thinking: "Second question.", text: "Fine, thanks." },
     ]);
     const client = await clientWith(entry(s, { supports_thinking: true, reasoning_effort: "high" }));
-    const events = await collect(client.stream("Hi", { threadId: "t3" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t3" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     const reasoning = ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("");
     expect(reasoning).toBe("The user greets me, so I greet back.");
@@ -201,7 +151,7 @@ describe("@antler/plugin-ollama", () => {
     const kept = (await client.getThread("t3")).messages.find((m) => m.type === "ai");
     expect(JSON.stringify(kept)).toContain("The user greets me, so I greet back.");
 
-    await collect(client.stream("How are you?", { threadId: "t3" }));
+    await collectStream(client.stream("How are you?", { threadId: "t3" }));
     const history = bodyOf(s, 1).messages;
     expect(history.filter((m) => m.role !== "system").map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     expect(history.some((m) => "thinking" in m)).toBe(false);

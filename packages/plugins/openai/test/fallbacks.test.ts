@@ -1,26 +1,16 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  createKernel,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  modelCallStamp,
-  silentLogger,
-} from "@antler/kernel";
+import { ErrorCodes, ensureTraceContext, isAntlerError, modelCallStamp } from "@antler/kernel";
 import { type OpenAICompatibleServer, type OpenAIServerOptions, startOpenAICompatibleServer } from "@antler/kernel/testing";
 import type { ModelAttempt } from "@antler/model-kit";
+import { type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import type { AIMessageChunk } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import openaiPlugin from "../src/index.js";
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
-
 const servers: OpenAICompatibleServer[] = [];
-const kernels: Kernel[] = [];
+const kernelCloses: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  await Promise.all(kernels.splice(0).map((k) => k.close()));
+  await Promise.all(kernelCloses.splice(0).map((close) => close()));
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
@@ -30,11 +20,7 @@ async function server(options: OpenAIServerOptions): Promise<OpenAICompatibleSer
   return s;
 }
 
-async function kernelWith(models: ModelEntry[]): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [openaiPlugin], config: { models }, discover: false, env: {}, logger: silentLogger() });
-  kernels.push(kernel);
-  return kernel;
-}
+const { kernelWith } = providerTestKit(openaiPlugin, { onClose: (close) => kernelCloses.push(close) });
 
 const entry = (name: string, s: OpenAICompatibleServer, extra: Partial<ModelEntry> = {}): ModelEntry => ({
   name,

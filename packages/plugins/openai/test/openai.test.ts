@@ -1,18 +1,11 @@
-import {
-  createKernel,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import {
   type OpenAICompatibleServer,
   type OpenAIServerOptions,
   runPluginConformance,
   startOpenAICompatibleServer,
 } from "@antler/kernel/testing";
+import { type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
@@ -28,12 +21,10 @@ const weather = tool(async ({ city }: { city: string }) => `sunny in ${city}`, {
   schema: z.object({ city: z.string() }),
 });
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
-
 const servers: OpenAICompatibleServer[] = [];
-const kernels: Kernel[] = [];
+const kernelCloses: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  await Promise.all(kernels.splice(0).map((k) => k.close()));
+  await Promise.all(kernelCloses.splice(0).map((close) => close()));
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
@@ -43,11 +34,7 @@ async function server(options: OpenAIServerOptions): Promise<OpenAICompatibleSer
   return s;
 }
 
-async function kernelWith(models: ModelEntry[], env: Record<string, string> = {}): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [openaiPlugin], config: { models }, discover: false, env, logger: silentLogger() });
-  kernels.push(kernel);
-  return kernel;
-}
+const { kernelWith } = providerTestKit(openaiPlugin, { onClose: (close) => kernelCloses.push(close) });
 
 /** A kernel with one `provider: openai` entry pointing at `s`, and its model. */
 async function modelFor(s: OpenAICompatibleServer, extra: Partial<ModelEntry> = {}): Promise<BaseChatModel> {
@@ -195,7 +182,7 @@ describe("@antler/plugin-openai", () => {
   });
 
   it("without api_key or base_url, takes OPENAI_API_KEY from the environment", async () => {
-    const kernel = await kernelWith([{ name: "gpt", provider: "openai", model: "gpt-test" }], { OPENAI_API_KEY: "sk-env" });
+    const kernel = await kernelWith([{ name: "gpt", provider: "openai", model: "gpt-test" }], { env: { OPENAI_API_KEY: "sk-env" } });
     await expect(kernel.createModel()).resolves.toBeDefined();
   });
 

@@ -1,19 +1,9 @@
-import {
-  createKernel,
-  definePlugin,
-  ErrorCodes,
-  ensureTraceContext,
-  isAntlerError,
-  type Kernel,
-  type KernelConfigInput,
-  silentLogger,
-} from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, ensureTraceContext, isAntlerError } from "@antler/kernel";
 import { type LoopbackApi, type LoopbackReply, startLoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type EndEvent, type StreamEvent } from "@antler/plugin-runtime";
+import type { EndEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import openaiPlugin from "../src/index.js";
 
 /** One scripted turn of a vendor's Chat Completions API. */
@@ -69,7 +59,6 @@ function vendorServer(turns: Array<Turn | Failure>): Promise<LoopbackApi> {
   });
 }
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -81,44 +70,7 @@ async function serve(turns: Array<Turn | Failure>): Promise<LoopbackApi> {
   return s;
 }
 
-async function kernelWith(models: ModelEntry[], env: Record<string, string> = {}): Promise<Kernel> {
-  const kernel = await createKernel({ plugins: [openaiPlugin], config: { models }, discover: false, env, logger: silentLogger() });
-  cleanups.push(() => kernel.close());
-  return kernel;
-}
-
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
-
-async function clientWith(model: ModelEntry): Promise<AntlerClient> {
-  const client = await AntlerClient.create({
-    config: { models: [model], storage: { backend: "memory" }, title: { enabled: false }, logging: { level: "warn" } },
-    plugins: [openaiPlugin, weatherTools],
-    env: {},
-    discover: false,
-  });
-  cleanups.push(() => client.close());
-  return client;
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
-}
+const { kernelWith, clientWith } = providerTestKit(openaiPlugin, { onClose: (close) => cleanups.push(close) });
 
 const bodyOf = (s: LoopbackApi, i: number) => s.requests[i]?.body as ChatBody;
 
@@ -142,7 +94,7 @@ describe.each(VENDORS)("provider $provider (OpenAI-compatible preset)", ({ provi
   it("streams an answer through an Antler run with usage, the key as a bearer token", async () => {
     const s = await serve([{ text: `Hello from ${provider}.` }]);
     const client = await clientWith(entry(s));
-    const events = await collect(client.stream("Hi", { threadId: "t1" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t1" }));
     const texts = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" && e.data.content ? [e.data.content] : []));
     expect(texts.length).toBeGreaterThan(1);
     expect(texts.join("")).toBe(`Hello from ${provider}.`);
@@ -196,10 +148,10 @@ describe.each(VENDORS)("provider $provider (OpenAI-compatible preset)", ({ provi
       return new Response(JSON.stringify({ error: { message: "recorded", type: "test" } }), { status: 400 });
     };
     const base = { name: provider, provider, model, max_retries: 0, options: { configuration: { fetch: recording } } } as ModelEntry;
-    const m = await (await kernelWith([base], { [keyEnv]: "vendor-key", OPENAI_API_KEY: "openai-key" })).createModel(provider);
+    const m = await (await kernelWith([base], { env: { [keyEnv]: "vendor-key", OPENAI_API_KEY: "openai-key" } })).createModel(provider);
     await m.invoke("hi").catch(() => undefined);
     expect(seen).toEqual([{ url: `${url}/chat/completions`, auth: "Bearer vendor-key" }]);
-    const missing = await (await kernelWith([{ name: provider, provider, model }], { OPENAI_API_KEY: "openai-key" }))
+    const missing = await (await kernelWith([{ name: provider, provider, model }], { env: { OPENAI_API_KEY: "openai-key" } }))
       .createModel(provider)
       .catch((e: unknown) => e);
     expect(isAntlerError(missing, ErrorCodes.CONFIG_INVALID)).toBe(true);
@@ -219,7 +171,7 @@ describe("presets' reasoning", () => {
       supports_thinking: true,
       reasoning_effort: "minimal",
     });
-    const events = await collect(client.stream("Well?", { threadId: "r1" }));
+    const events = await collectStream(client.stream("Well?", { threadId: "r1" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     expect(ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("")).toBe("Short question, short answer.");
     expect(ai.map((d) => d.content).join("")).toBe("Yes.");
@@ -237,7 +189,7 @@ describe("presets' reasoning", () => {
       supports_thinking: true,
       reasoning_effort: "medium",
     });
-    const events = await collect(client.stream("Go", { threadId: "r2" }));
+    const events = await collectStream(client.stream("Go", { threadId: "r2" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     expect(ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("")).toBe("Thinking it over.");
     expect(bodyOf(s, 0).reasoning_effort).toBe("high");

@@ -1,9 +1,7 @@
-import { createKernel, definePlugin, ErrorCodes, isAntlerError, type KernelConfigInput, silentLogger } from "@antler/kernel";
-import { defineTool } from "@antler/kernel/authoring";
+import { ErrorCodes, isAntlerError } from "@antler/kernel";
 import { type LoopbackApi, type LoopbackReply, startLoopbackApi } from "@antler/model-kit/testing";
-import { AntlerClient, type StreamEvent } from "@antler/plugin-runtime";
+import { collectStream, type ModelEntry, providerTestKit } from "@antler/plugin-runtime/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import openaiPlugin from "../src/index.js";
 
 /** One scripted turn of an OpenAI-compatible reasoning server. */
@@ -55,61 +53,27 @@ function reasoningServer(turns: Turn[], field: string): Promise<LoopbackApi> {
   });
 }
 
-type ModelEntry = NonNullable<KernelConfigInput["models"]>[number];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-const weatherTools = definePlugin({
-  name: "weather-tools",
-  version: "1.0.0",
-  kernel: "^0.1.0",
-  setup(ctx) {
-    ctx.tools.add(
-      defineTool({
-        name: "get_weather",
-        description: "Current weather for a city.",
-        schema: z.object({ city: z.string() }),
-        run: ({ city }) => `sunny in ${city}`,
-      }),
-    );
-  },
-});
+const { kernelWith, clientWith } = providerTestKit(openaiPlugin, { onClose: (close) => cleanups.push(close) });
 
 async function setup(turns: Turn[], field: string, options: Record<string, unknown>, extra: Partial<ModelEntry> = {}) {
   const s = await reasoningServer(turns, field);
   cleanups.push(() => s.close());
-  const client = await AntlerClient.create({
-    config: {
-      models: [
-        {
-          name: "qwen",
-          provider: "openai",
-          model: "Qwen/Qwen3-8B",
-          base_url: `${s.url}/v1`,
-          max_retries: 0,
-          supports_thinking: true,
-          options,
-          ...extra,
-        },
-      ],
-      storage: { backend: "memory" },
-      title: { enabled: false },
-      logging: { level: "warn" },
-    },
-    plugins: [openaiPlugin, weatherTools],
-    env: {},
-    discover: false,
+  const client = await clientWith({
+    name: "qwen",
+    provider: "openai",
+    model: "Qwen/Qwen3-8B",
+    base_url: `${s.url}/v1`,
+    max_retries: 0,
+    supports_thinking: true,
+    options,
+    ...extra,
   });
-  cleanups.push(() => client.close());
   return { s, client };
-}
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const e of stream) events.push(e);
-  return events;
 }
 
 const assistants = (s: LoopbackApi, i: number) =>
@@ -123,7 +87,7 @@ describe("OpenAI-compatible reasoning servers (options.reasoning_field / reasoni
       { reasoning_field: "reasoning" },
       { reasoning_effort: "low" },
     );
-    const events = await collect(client.stream("Hi", { threadId: "t1" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t1" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     expect(ai.flatMap((d) => ("reasoning" in d ? [d.reasoning] : [])).join("")).toBe("Short greeting wanted.");
     expect(ai.map((d) => d.content).join("")).toBe("Hello there.");
@@ -135,7 +99,7 @@ describe("OpenAI-compatible reasoning servers (options.reasoning_field / reasoni
 
   it("without reasoning_field a server's `reasoning` deltas are not read (they are not reasoning_content)", async () => {
     const { client } = await setup([{ reasoning: "Hidden thought.", text: "Hi." }], "reasoning", { reasoning_passback: "none" });
-    const events = await collect(client.stream("Hi", { threadId: "t0" }));
+    const events = await collectStream(client.stream("Hi", { threadId: "t0" }));
     const ai = events.flatMap((e) => (e.type === "messages-tuple" && e.data.type === "ai" ? [e.data] : []));
     expect(ai.some((d) => "reasoning" in d)).toBe(false);
   });
@@ -175,8 +139,7 @@ describe("OpenAI-compatible reasoning servers (options.reasoning_field / reasoni
   });
 
   it("config check refuses an unknown reasoning_field, and reasoning settings on a model without supports_thinking", async () => {
-    const boot = (entry: ModelEntry) =>
-      createKernel({ plugins: [openaiPlugin], config: { models: [entry] }, discover: false, env: {}, logger: silentLogger() });
+    const boot = (entry: ModelEntry) => kernelWith([entry]);
     const bad = await boot({
       name: "q",
       provider: "openai",

@@ -1,5 +1,5 @@
 import { definePlugin, type MiddlewareEntry, type MiddlewareSpec } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { type OtelConfig, otelConfigSchema, PLUGIN_NAME } from "./config.js";
 import type { OtelTracing } from "./tracing.js";
 

@@ -1,5 +1,5 @@
 import { definePlugin } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { agUiRoutes } from "./ag-ui/route.js";
 import { aiSdkRoutes } from "./ai-sdk/route.js";

@@ -1,6 +1,6 @@
 import { isAntlerError } from "@antler/kernel";
-import type { GatewayRequest } from "@antler/plugin-gateway/routes";
 import type { RunCallOptions, StreamEvent } from "@antler/plugin-runtime";
+import type { GatewayRequest } from "@antler/plugin-runtime/routes";
 
 const THREAD_NOT_FOUND = "ANTLER_ERR_THREAD_NOT_FOUND";
 

@@ -1,5 +1,5 @@
 import { ErrorCodes, isAntlerError, type Kernel, type Logger } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { taskInputSchema } from "./config.js";
 import { SchedulerErrorCodes } from "./errors.js";

@@ -1,5 +1,5 @@
 import { createToken, definePlugin, KERNEL, type Kernel } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { schedulerCommands } from "./cli.js";
 import { schedulerConfigSchema } from "./config.js";
 import { schedulerRoutes } from "./http.js";

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { createToken, DEFAULT_USER_ID, definePlugin, KERNEL, type Kernel } from "@antler/kernel";
-import { provideGatewayRoutes } from "@antler/plugin-gateway/routes";
+import { provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { SkillCatalog } from "./catalog.js";
 import { skillsCommands } from "./cli.js";
 import { skillsConfigSections, skillsSection } from "./config.js";

@@ -1,6 +1,6 @@
 import { createToken, DEFAULT_USER_ID, definePlugin, emitCustomEvent, type Kernel } from "@antler/kernel";
-import { defineGatewayRoute, gatewayErrorReply, provideGatewayRoutes } from "@antler/plugin-gateway/routes";
 import type { AntlerClient } from "@antler/plugin-runtime";
+import { defineGatewayRoute, gatewayErrorReply, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import type { WorkspaceChanges } from "./changes.js";
 import { WorkspaceRecorder } from "./recorder.js";

@@ -30,9 +30,9 @@ import {
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import { isAntlerError, type Logger } from "@antler/kernel";
-import type { GatewayRequest } from "@antler/plugin-gateway/routes";
 import { RunEventMapper } from "@antler/plugin-protocols/run-events";
 import type { RunRecord, SerializedMessage, StreamEvent } from "@antler/plugin-runtime";
+import type { GatewayRequest } from "@antler/plugin-runtime/routes";
 import { approvalDecision } from "./decision.js";
 import { A2ATaskEncoder, ASK_CLARIFICATION, agentMessage, approvalMessage, filesArtifact, status, textPart } from "./encoder.js";
 import { configOfRow, newPushToken, PushFilter, type PushNotifier } from "./push.js";

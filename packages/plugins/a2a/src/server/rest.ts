@@ -10,7 +10,7 @@ import {
 } from "@a2a-js/sdk";
 import { ExtendedAgentCardNotConfiguredError, restStatusFor, toRestErrorBody, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import type { ServerCallContext } from "@a2a-js/sdk/server";
-import type { GatewayReply } from "@antler/plugin-gateway/routes";
+import type { GatewayReply } from "@antler/plugin-runtime/routes";
 import type { AntlerA2AHandler } from "./handler.js";
 
 const A2A_JSON = "application/a2a+json";

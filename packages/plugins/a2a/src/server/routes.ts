@@ -1,8 +1,8 @@
 import { AgentCard, formatSSEEvent } from "@a2a-js/sdk";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
 import type { Logger } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { AntlerClient } from "@antler/plugin-runtime";
+import { defineGatewayRoute, type GatewayRequest, type GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { buildAgentCard, type CardOptions, restPath } from "./card.js";
 import { AntlerA2AHandler, GATEWAY_REQUEST_KEY } from "./handler.js";

@@ -1,5 +1,5 @@
 import { isAntlerError } from "@antler/kernel";
-import { defineGatewayRoute, type GatewayRequest, type GatewayRoute, gatewayErrorReply } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, type GatewayRequest, type GatewayRoute, gatewayErrorReply } from "@antler/plugin-runtime/routes";
 import { type ProtocolEvent, RunEventMapper } from "../run-events.js";
 import { callerRunOptions, ensureThread, type LaunchedRun, launchResume, launchRun } from "../run-launch.js";
 import { errorLine, protocolStreamResponse } from "../sse-stream.js";

@@ -1,11 +1,11 @@
+import type { RunRecord, StreamEvent } from "@antler/plugin-runtime";
 import {
   defineGatewayRoute,
   type FollowedRunEvent,
   type GatewayRequest,
   type GatewayRoute,
   gatewayErrorReply,
-} from "@antler/plugin-gateway/routes";
-import type { RunRecord, StreamEvent } from "@antler/plugin-runtime";
+} from "@antler/plugin-runtime/routes";
 import { callerRunOptions, ensureThread, type LaunchedRun, launchResume, launchRun } from "../run-launch.js";
 import { drain } from "../sse-stream.js";
 import { type AiSdkChatRequest, aiSdkChatRequestSchema, chatInput } from "./request.js";

@@ -1,7 +1,7 @@
 // LangGraph assistants over Antler's agents: the lead agent is the assistant `agent` (its graph id too), each
 // custom agent the user can select is an assistant whose id is its name. Assistants are read-only here: an
 // Antler agent is a SOUL.md and a config.yaml, made with `PUT /api/agents/{name}`, not a graph configuration.
-import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
+
 import {
   type AgentSummary,
   type AntlerClient,
@@ -10,6 +10,7 @@ import {
   serializedMessageSchema,
   valuesEventSchema,
 } from "@antler/plugin-runtime";
+import type { GatewayReply, GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { LangGraphError, LangGraphErrorCodes, parseRequest, unsupported } from "./errors.js";
 import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, searchPageFields } from "./http.js";

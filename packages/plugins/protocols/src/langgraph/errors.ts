@@ -1,6 +1,6 @@
 // The one error shape, set of codes and error mapping of the LangGraph routes (assistants, threads, runs).
 import { isAntlerError } from "@antler/kernel";
-import type { GatewayReply } from "@antler/plugin-gateway/routes";
+import type { GatewayReply } from "@antler/plugin-runtime/routes";
 import type { z } from "zod";
 
 /** The codes of the LangGraph routes' own refusals; the runtime's and the gateway's codes pass through unchanged. */

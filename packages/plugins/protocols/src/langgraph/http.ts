@@ -1,5 +1,5 @@
 // What every LangGraph route shares: its options, how it is declared, and reading its query and JSON values.
-import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-gateway/routes";
+import { defineGatewayRoute, type GatewayReply, type GatewayRequest, type GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { withLangGraphErrors } from "./errors.js";
 

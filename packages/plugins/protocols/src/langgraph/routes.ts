@@ -1,4 +1,4 @@
-import type { GatewayRoute } from "@antler/plugin-gateway/routes";
+import type { GatewayRoute } from "@antler/plugin-runtime/routes";
 import { assistantRoutes } from "./assistants.js";
 import type { LangGraphRouteOptions } from "./http.js";
 import { runRoutes } from "./runs.js";

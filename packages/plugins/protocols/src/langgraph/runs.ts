@@ -1,8 +1,8 @@
 // The runs half of the LangGraph Agent Server API: every run is an Antler run (`client.stream`), so it has an
 // Antler run record and lands in the gateway's run event log (joins and resumes work from any instance).
 import { randomUUID } from "node:crypto";
-import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
 import type { StreamEvent } from "@antler/plugin-runtime";
+import type { GatewayReply, GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { ensureThread, launchResume, launchRun } from "../run-launch.js";
 import { drain, errorLine, protocolStreamResponse } from "../sse-stream.js";

@@ -1,7 +1,8 @@
 // LangGraph threads over Antler's threads: records, metadata, state at checkpoints, history, copies. Every read
 // and write is the caller's own (`req.userId`); another user's thread answers exactly like a missing one.
-import type { GatewayReply, GatewayRoute } from "@antler/plugin-gateway/routes";
+
 import type { AntlerClient, SerializedMessage, ThreadCheckpoint, ThreadDetails, ThreadRecord, ValuesEvent } from "@antler/plugin-runtime";
+import type { GatewayReply, GatewayRoute } from "@antler/plugin-runtime/routes";
 import { z } from "zod";
 import { invalidRequest, parseRequest, unsupported } from "./errors.js";
 import { type LangGraphRequest, type LangGraphRouteOptions, langGraphRoute, queryValues, searchPageFields } from "./http.js";
