@@ -13,7 +13,9 @@ import { describe, expect, it } from "vitest";
 // 5,263 for a run's own reasoning effort (`CreateModelOptions.reasoningEffort`, which only the kernel can apply), and
 // to 5,271 for `idempotent` on tool contributions and `tools:` entries (a run taken over after a crash retries only
 // those tools' in-flight calls; the tool contract is the kernel's), and to 5,282 for the composed config schema's
-// per-plugin `if`/`then` entries and format-free output (one Ajv error per typo; the schema is the kernel's). Over
+// per-plugin `if`/`then` entries and format-free output (one Ajv error per typo; the schema is the kernel's), and to
+// 5,449 for declared CLI options (`CliCommand.options`/`positionals`: parsing, checks and `--help` written from
+// them, in cli/options.ts; the CLI dispatch is the kernel's, and every plugin command shares it). Over
 // budget for what the kernel should be: next, the SQL migration runner goes to @antler/storage-kit and the model-call
 // keys' checks to @antler/model-kit, to come back under 5,000.
 const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
@@ -29,7 +31,7 @@ function lines(dir: string): number {
 }
 
 describe("kernel size", () => {
-  it("src without testing/ stays within 5,282 lines", () => {
-    expect(lines(src)).toBeLessThanOrEqual(5_282);
+  it("src without testing/ stays within 5,449 lines", () => {
+    expect(lines(src)).toBeLessThanOrEqual(5_449);
   });
 });
