@@ -53,6 +53,8 @@ export async function composedSchema(root) {
 
 const MAX_SAFE = 9007199254740991;
 
+const URI_SCHEME_PATTERN = "^[A-Za-z][A-Za-z0-9+.-]*:";
+
 /** A short type for a table cell: `string (uri)`, `"a" | "b"`, `integer ≥ 1`, `object[]`, `map of string`. */
 export function typeOf(schema) {
   if (!schema || typeof schema !== "object" || Object.keys(schema).length === 0) return "any";
@@ -72,7 +74,9 @@ export function typeOf(schema) {
       }
       return "object";
     case "string":
-      return schema.format ? `string (${schema.format})` : "string";
+      if (schema.format) return `string (${schema.format})`;
+      // The composed schema states a URI as this scheme pattern instead of `format: "uri"` (see json-schema.ts).
+      return schema.pattern === URI_SCHEME_PATTERN ? "string (uri)" : "string";
     case "number":
     case "integer": {
       const bounds = [];
@@ -164,7 +168,8 @@ export function renderReference(schema, plugins) {
   for (const { plugin } of plugins) for (const key of Object.keys(plugin.configSections ?? {})) owner.set(key, plugin.name);
   const kernelKeys = Object.keys(properties).filter((k) => !owner.has(k) && k !== "plugins");
   const pick = (keys) => ({ type: "object", properties: Object.fromEntries(keys.map((k) => [k, properties[k]])) });
-  const entries = properties.plugins.items.anyOf ?? [];
+  // Each loaded plugin's entry is an `if: { package: <name> }, then: <entry>` case of the items' `allOf`.
+  const entries = (properties.plugins.items.allOf ?? []).flatMap((c) => (c.then ? [c.then] : []));
   const configOf = (name) => entries.find((e) => e.properties?.package?.const === name)?.properties?.config;
 
   const out = [

@@ -37,5 +37,6 @@ describe("config reference rows", () => {
     expect(typeOf({ anyOf: [{ type: "string" }, { type: "integer", exclusiveMinimum: 0 }] })).toBe("string \\| integer > 0");
     expect(typeOf({})).toBe("any");
     expect(typeOf({ type: "string", format: "uri" })).toBe("string (uri)");
+    expect(typeOf({ type: "string", pattern: "^[A-Za-z][A-Za-z0-9+.-]*:" })).toBe("string (uri)");
   });
 });

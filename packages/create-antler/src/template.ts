@@ -48,7 +48,7 @@ function packageJson({ name, packageManager, versions, tarballs }: ProjectTempla
     private: true,
     description: "An Antler distribution: a custom agent and a local plugin.",
     type: "module",
-    engines: { node: ">=20.11" },
+    engines: { node: "^20.19.0 || >=22" },
     scripts: {
       start: `antler run --agent ${AGENT_NAME} "${START_PROMPT}"`,
       chat: `antler chat --agent ${AGENT_NAME}`,

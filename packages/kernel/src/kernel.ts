@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { z } from "zod";
 import { loadAuthoring } from "./authoring-api.js";
+import { declarationProblem } from "./cli/options.js";
 import { type ConfigIssue, formatPath, locate, type PathSegment } from "./config/issues.js";
 import { composedConfigJsonSchema } from "./config/json-schema.js";
 import {
@@ -45,6 +46,7 @@ import {
   type ActiveRun,
   type AntlerPlugin,
   type CliCommand,
+  type CliOptionSpec,
   KERNEL,
   KERNEL_OWNER,
   type Kernel,
@@ -257,7 +259,7 @@ export class KernelHost implements Kernel {
           this.addMiddleware(name, middleware, placement, contributions),
       }),
       commands: Object.freeze({
-        add: (command: CliCommand) => {
+        add: <O extends Record<string, CliOptionSpec> = never>(command: CliCommand<O>) => {
           const words = command.name.trim().split(/\s+/).join(" ");
           const clash = this.commandList.find((c) => c.name === words);
           if (clash) {
@@ -265,7 +267,9 @@ export class KernelHost implements Kernel {
               where,
             });
           }
-          this.commandList.push({ ...command, name: words, plugin: name });
+          const problem = declarationProblem(command as never);
+          if (problem) throw new AntlerError(ErrorCodes.PLUGIN_SETUP_FAILED, `CLI command "${words}": ${problem}`, { where });
+          this.commandList.push({ ...(command as unknown as CliCommand), name: words, plugin: name });
           contributions.commands.push(words);
         },
       }),

@@ -107,13 +107,58 @@ export type ToolProvider =
   | AntlerTool
   | ((context: ToolAssemblyContext) => AntlerTool | null | undefined | Promise<AntlerTool | null | undefined>);
 
-/** What `antler <name> ...` runs. Plugins contribute commands; the CLI dispatches to them. */
-export interface CliCommand {
+/** One `--name` a command takes. A value is checked before `run`: a bad one exits 2 naming the option and what it allows. */
+export interface CliOptionSpec {
+  /** `boolean` is a flag; `integer` and `number` are parsed; `string` may be limited to `choices`. Default string. */
+  type?: "string" | "boolean" | "integer" | "number";
+  /** One letter, as in `-n`. `-c`, `-h` and `-v` are the CLI's own. */
+  short?: string;
+  description?: string;
+  choices?: readonly string[];
+  default?: string | number | boolean;
+  required?: boolean;
+  /** The value's name in the usage line, as in `--limit <n>`. Default: `value`. */
+  placeholder?: string;
+}
+
+/** One word a command takes after its name, in order. */
+export interface CliPositionalSpec {
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+/** The value type of one declared option: absent unless it is required or has a default. */
+export type CliOptionValue<S extends CliOptionSpec> =
+  | (S["type"] extends "boolean" ? boolean : S["type"] extends "integer" | "number" ? number : string)
+  | (S extends { required: true } | { default: string | number | boolean } ? never : undefined);
+
+/** What a command that declares its options gets beside CliIO: the checked values. */
+export interface CliParsed<V> {
+  /** The declared options' values, defaults applied. */
+  readonly options: Readonly<V>;
+  /** The declared positionals' values, by name. */
+  readonly positionals: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * What `antler <name> ...` runs. Plugins contribute commands; the CLI dispatches to them. A command that declares
+ * `options` (`{}` for none) and `positionals` gets them parsed and checked into `io.options` and `io.positionals`, and
+ * its `--help` is written from them; an unknown option, a bad value or a missing required one exits 2 before `run`.
+ * Without `options`, `run` gets the raw words and checks them itself.
+ */
+export interface CliCommand<O extends Record<string, CliOptionSpec> = never> {
   /** Space-separated words, e.g. "mcp reset" or "batch status". */
   name: string;
   summary: string;
+  /** The usage line; default: written from `options` and `positionals`. */
   usage?: string;
-  run(args: string[], io: CliIO): Promise<number> | number;
+  options?: O;
+  positionals?: readonly CliPositionalSpec[];
+  run(
+    args: string[],
+    io: [O] extends [never] ? CliIO : CliIO & CliParsed<{ [K in keyof O]: CliOptionValue<O[K]> }>,
+  ): Promise<number> | number;
 }
 
 export interface CliIO {
@@ -145,7 +190,7 @@ export interface PluginContext<C = unknown> {
    */
   readonly services: Scope;
   readonly tools: { add(tool: ToolProvider, options?: ToolContribution): void };
-  readonly commands: { add(command: CliCommand): void };
+  readonly commands: { add<O extends Record<string, CliOptionSpec> = never>(command: CliCommand<O>): void };
   /** Register a model provider (picked by `provider:` in `models:`), or build a configured model at run time. */
   readonly models: { addProvider(provider: ModelProvider): void; create: Kernel["createModel"] };
   /**

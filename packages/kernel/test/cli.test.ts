@@ -88,7 +88,9 @@ describe("antler CLI", () => {
     const schema = JSON.parse(out);
     expect(schema.additionalProperties).toBe(false);
     expect(Object.keys(schema.properties)).toContain("models");
-    const greeter = schema.properties.plugins.items.anyOf.find((e: { properties: { path?: unknown } }) => e.properties.path !== undefined);
+    const greeter = schema.properties.plugins.items.allOf.find(
+      (c: { then: { properties?: { path?: unknown } } }) => c.then.properties?.path,
+    )?.then;
     expect(greeter.properties.path).toEqual({ const: "./greeter.js" });
     expect(greeter.properties.config.properties.greeting).toEqual({ type: "string" });
   });

@@ -84,4 +84,56 @@ describe("config.yaml JSON Schema", () => {
     expect(validate(schema, { plugins: [{ package: "@someone/else", config: { anything: true } }] }).ok).toBe(true);
     expect(validate(schema, { modles: [] }).ok).toBe(false);
   });
+
+  it("reports a typo in one plugin's config block once, at that block, with Ajv's default options", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "greeter.js": GREETER,
+      "bare.js": BARE,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./greeter.js\n    config: { greeting: hi }\n  - path: ./bare.js\n",
+    });
+    const schema = await schemaFor(join(dir, "config.yaml"));
+    // Default options: strict (an unknown format would throw), first error per failing branch.
+    const ajv = new Ajv2020();
+    const check = ajv.compile(schema);
+    const data = { plugins: [{ path: "./bare.js" }, { path: "./greeter.js", config: { greeting: "hi", greting: "typo" } }] };
+    expect(check(data)).toBe(false);
+    expect(check.errors).toEqual([
+      expect.objectContaining({
+        instancePath: "/plugins/1/config",
+        keyword: "additionalProperties",
+        params: { additionalProperty: "greting" },
+      }),
+    ]);
+    // With allErrors, the only other error is the `if` that names the entry whose `then` failed, at the same entry.
+    const all = new Ajv2020({ allErrors: true }).compile(schema);
+    expect(all(data)).toBe(false);
+    expect(all.errors?.map((e) => `${e.instancePath} ${e.keyword}`)).toEqual(["/plugins/1/config additionalProperties", "/plugins/1 if"]);
+  });
+
+  it("emits no format that Ajv without ajv-formats warns about, and still rejects a URL without a scheme", async () => {
+    const dir = tempDir();
+    const URLISH = `export default ({ definePlugin, z }) => definePlugin({
+  name: "urlish", version: "1.0.0", kernel: "^0.1.0", configSchema: z.object({ endpoint: z.url() }), setup() {},
+});`;
+    writeFiles(dir, {
+      "urlish.js": URLISH,
+      "package.json": '{"type":"module"}',
+      "config.yaml": "plugins:\n  - path: ./urlish.js\n    config: { endpoint: 'https://example.test' }\n",
+    });
+    const schema = await schemaFor(join(dir, "config.yaml"));
+    const properties = schema.properties as Record<string, unknown>;
+    // A default value is data: logging's `format: "json"` stays, only the `format` keyword goes.
+    expect(JSON.stringify(properties.logging)).toContain('"format":"json"');
+    const { logging: _, ...rest } = properties;
+    expect(JSON.stringify(rest)).not.toMatch(/"format":"/);
+    const warnings: unknown[] = [];
+    const ajv = new Ajv2020({ logger: { log: () => {}, warn: (...args: unknown[]) => warnings.push(args), error: () => {} } });
+    const check = ajv.compile(schema);
+    expect(warnings).toEqual([]);
+    const entry = (endpoint: string) => ({ plugins: [{ path: "./urlish.js", config: { endpoint } }] });
+    expect(check(entry("https://example.test/x"))).toBe(true);
+    expect(check(entry("example.test/x"))).toBe(false);
+  });
 });

@@ -41,9 +41,9 @@ describe("publishable package manifests", () => {
 
   for (const { dir, manifest } of packages) {
     describe(manifest.name, () => {
-      it("declares types, engines (node >=20.11) and files (dist without build info, README.md, which exists)", () => {
+      it("declares types, engines (node ^20.19.0 || >=22) and files (dist without build info, README.md, which exists)", () => {
         expect(manifest.types).toBe("./dist/index.d.ts");
-        expect(manifest.engines?.node).toBe(">=20.11");
+        expect(manifest.engines?.node).toBe("^20.19.0 || >=22");
         expect(manifest.files).toEqual(expect.arrayContaining(["dist", "!dist/.tsbuildinfo", "README.md"]));
         expect(existsSync(join(dir, "README.md"))).toBe(true);
       });

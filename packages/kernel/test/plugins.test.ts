@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../src/authoring.js";
-import { type AntlerError, type AntlerPlugin, createKernel, definePlugin } from "../src/index.js";
+import { type AntlerError, type AntlerPlugin, type CliOptionSpec, createKernel, definePlugin } from "../src/index.js";
 import { tempDir, writeFiles } from "./fixtures.js";
 
 const plugin = (name: string, extra: Partial<AntlerPlugin> = {}): AntlerPlugin =>
@@ -223,6 +223,27 @@ describe("plugin setup", () => {
     });
     const kernel = await createKernel({ plugins: [p], discover: false, builtins: false });
     expect(kernel.plugins[0]?.contributions).toMatchObject({ tools: ["t1"], commands: ["contrib hello"], hooks: ["start"] });
+  });
+});
+
+describe("declared CLI options", () => {
+  it.each<{ options: Record<string, CliOptionSpec>; message: RegExp }>([
+    { options: { config: { type: "string" } }, message: /CLI command "notes list": option --config is the CLI's own/ },
+    { options: { limit: { short: "v" } }, message: /option --limit: short must be one letter other than c, h and v \(got "v"\)/ },
+    { options: { limit: { short: "ab" } }, message: /short must be one letter/ },
+  ])("a declaration the CLI could not honour fails setup, naming the command ($message)", async ({ options, message }) => {
+    const p = definePlugin({
+      name: "notes",
+      version: "1.0.0",
+      kernel: "^0.1.0",
+      setup(ctx) {
+        ctx.commands.add({ name: "notes list", summary: "s", options, run: () => 0 });
+      },
+    });
+    await expect(createKernel({ plugins: [p], discover: false, builtins: false })).rejects.toMatchObject({
+      code: "ANTLER_ERR_PLUGIN_SETUP_FAILED",
+      message: expect.stringMatching(message),
+    });
   });
 });
 

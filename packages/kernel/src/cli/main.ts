@@ -7,6 +7,7 @@ import { isAntlerError } from "../errors.js";
 import type { CliCommand, CliIO, Kernel } from "../plugin.js";
 import { presetPackages } from "../preset.js";
 import { KERNEL_VERSION } from "../version.js";
+import { CliUsageError, declaredUsage, parseDeclaredArgs } from "./options.js";
 
 export interface CliEnvironment {
   stdin?: NodeJS.ReadableStream;
@@ -16,14 +17,17 @@ export interface CliEnvironment {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
+/** What every command gets; a plugin command gets the booted kernel too, and its parsed options. */
+type BaseIO = Omit<CliIO, "kernel" | "options" | "positionals">;
+
 type KernelCommand = Required<Pick<CliCommand, "name" | "summary" | "usage">> & {
-  run(args: string[], io: Omit<CliIO, "kernel">): Promise<number>;
+  run(args: string[], io: BaseIO): Promise<number>;
 };
 
 const write = (stream: NodeJS.WritableStream, text: string) => stream.write(text.endsWith("\n") ? text : `${text}\n`);
 
 /** Boots a kernel from config (not started), runs `fn`, and always closes it. */
-async function withKernel<T>(configPath: string | undefined, io: Omit<CliIO, "kernel">, fn: (kernel: Kernel) => Promise<T>): Promise<T> {
+async function withKernel<T>(configPath: string | undefined, io: BaseIO, fn: (kernel: Kernel) => Promise<T>): Promise<T> {
   const kernel = await boot(configPath, io);
   try {
     return await fn(kernel);
@@ -48,7 +52,7 @@ const inspect: typeof withKernel = async (configPath, io, fn) => {
 };
 
 // CLI output goes to stdout; kernel logs (config.yaml's `logging:`) go to stderr, at warn unless it says more.
-const boot = (configPath: string | undefined, io: Omit<CliIO, "kernel">): Promise<Kernel> =>
+const boot = (configPath: string | undefined, io: BaseIO): Promise<Kernel> =>
   createKernel({ configPath, cwd: io.cwd, env: io.env, logDestination: io.stderr, defaultLogLevel: "warn" });
 
 function takeConfigFlag(args: string[]): { configPath: string | undefined; rest: string[]; json: boolean } {
@@ -144,7 +148,7 @@ function usage(extra: readonly CliCommand[]): string {
  * config is booted only to list them; when it cannot be booted, the kernel's own commands are listed with the
  * reason, so `--help` always answers.
  */
-async function helpText(args: string[], io: Omit<CliIO, "kernel">): Promise<string> {
+async function helpText(args: string[], io: BaseIO): Promise<string> {
   let configPath: string | undefined;
   try {
     configPath = discoverConfigPath({ explicit: takeConfigFlag(args).configPath, env: io.env, cwd: io.cwd }) ?? undefined;
@@ -224,18 +228,27 @@ function groupHelp(commands: readonly CliCommand[], args: readonly string[], io:
   return asked ? 0 : 2;
 }
 
-/** `--help` on a command prints its usage; a bad option prints a one-line error and the usage (exit 2). */
-async function runCommand<I>(command: CliCommand | KernelCommand, rest: string[], io: I & Omit<CliIO, "kernel">): Promise<number> {
-  const usageLine = `Usage: ${command.usage ?? `antler ${command.name} [options]`}`;
+/**
+ * `--help` on a command prints its usage; a bad option prints a one-line error and the usage (exit 2). A command
+ * that declares its options gets them parsed and checked here, and its usage written from them.
+ */
+export async function runCommand<I>(command: CliCommand | KernelCommand, rest: string[], io: I & BaseIO): Promise<number> {
+  const declared = "options" in command || "positionals" in command;
+  const usageText = declared ? declaredUsage(command as never) : `Usage: ${command.usage ?? `antler ${command.name} [options]`}`;
   if (rest.includes("--help") || rest.includes("-h")) {
-    write(io.stdout, `${usageLine}\n\n${command.summary}`);
+    const [line, ...details] = usageText.split("\n");
+    write(io.stdout, [line, "", command.summary, ...details].join("\n"));
     return 0;
   }
   try {
-    return await command.run(rest, io as never);
+    const parsed = declared ? parseDeclaredArgs(command as never, rest) : {};
+    return await command.run(rest, { ...io, ...parsed } as never);
   } catch (err) {
-    if (!String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw err;
-    write(io.stderr, `antler ${command.name}: ${(err as Error).message.split("\n")[0]}\n${usageLine}`);
+    if (!(err instanceof CliUsageError) && !String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw err;
+    write(
+      io.stderr,
+      `antler ${command.name}: ${(err as Error).message.split("\n")[0]}\n${usageText.split("\n")[0]}\nRun \`antler ${command.name} --help\` for its options.`,
+    );
     return 2;
   }
 }

@@ -1,5 +1,5 @@
 import { PassThrough } from "node:stream";
-import { type CliEnvironment, main } from "../cli/main.js";
+import { type CliEnvironment, main, runCommand } from "../cli/main.js";
 import { isAntlerError } from "../errors.js";
 import type { Kernel } from "../plugin.js";
 
@@ -44,7 +44,8 @@ export async function runKernelCommand(
   stderr.on("data", (chunk) => (err += chunk));
   let code: number;
   try {
-    code = await command.run(argv.slice(words(command).length), {
+    // As the CLI runs it: --help, and a declared command's options parsed and checked (exit 2 when they are wrong).
+    code = await runCommand(command, argv.slice(words(command).length), {
       stdout,
       stderr,
       cwd: options.cwd ?? process.cwd(),

@@ -1,28 +1,8 @@
-import { parseArgs } from "node:util";
-import { AntlerError, type CliIO, definePlugin, ErrorCodes } from "@antler/kernel";
+import { AntlerError, definePlugin, ErrorCodes } from "@antler/kernel";
 import type { AntlerClient, AntlerClientOptions } from "@antler/plugin-runtime";
 import { type GatewayConfig, gatewayConfigSchema } from "./config.js";
 
 export const PLUGIN_NAME = "@antler/plugin-gateway";
-
-function parseServeArgs(args: string[]): { host?: string; port?: number } {
-  const { values } = parseArgs({
-    args,
-    options: { host: { type: "string" }, port: { type: "string" } },
-    allowPositionals: false,
-    strict: true,
-  });
-  let port: number | undefined;
-  if (values.port !== undefined) {
-    port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new AntlerError(ErrorCodes.CONFIG_INVALID, `--port ${values.port} is not a port number`, {
-        hint: "Use 0–65535 (0 picks a free port).",
-      });
-    }
-  }
-  return { ...(values.host === undefined ? {} : { host: values.host }), ...(port === undefined ? {} : { port }) };
-}
 
 export default definePlugin({
   name: PLUGIN_NAME,
@@ -56,17 +36,22 @@ export default definePlugin({
     ctx.commands.add({
       name: "serve",
       summary: "Serve the HTTP gateway until SIGINT/SIGTERM.",
-      usage: "antler serve [--config <file>] [--port <n>] [--host <addr>]",
-      async run(args: string[], io: CliIO) {
-        let flags: { host?: string; port?: number };
-        try {
-          flags = parseServeArgs(args);
-        } catch (error) {
-          if (error instanceof AntlerError) throw error;
-          throw new AntlerError(ErrorCodes.CONFIG_INVALID, (error as Error).message, {
-            hint: "antler serve [--config <file>] [--port <n>] [--host <addr>]",
+      options: {
+        port: {
+          type: "integer",
+          placeholder: "n",
+          description: "Port to listen on, 0 for a free one; default: the plugin's config port (8001).",
+        },
+        host: { placeholder: "addr", description: "Address to listen on; default: the plugin's config host (127.0.0.1)." },
+      },
+      async run(_args, io) {
+        const { port, host } = io.options;
+        if (port !== undefined && (port < 0 || port > 65535)) {
+          throw new AntlerError(ErrorCodes.CONFIG_INVALID, `--port ${port} is not a port number`, {
+            hint: "Use 0–65535 (0 picks a free port).",
           });
         }
+        const flags = { ...(host === undefined ? {} : { host }), ...(port === undefined ? {} : { port }) };
         // The runtime and the HTTP server (hono) load when the command runs, not with the plugin.
         const [{ AntlerClient, untilShutdown }, { startGateway }] = await Promise.all([
           import("@antler/plugin-runtime"),

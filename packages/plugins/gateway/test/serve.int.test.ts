@@ -64,7 +64,7 @@ describe.skipIf(!built)("antler serve (compiled CLI in a child process; needs `n
       stderr += c.toString();
     });
     const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
-    expect(code).toBe(1);
-    expect(stderr).toContain("--port http is not a port number");
+    expect(code).toBe(2);
+    expect(stderr).toContain('antler serve: --port must be an integer, got "http"');
   });
 });

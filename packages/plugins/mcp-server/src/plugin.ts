@@ -1,4 +1,4 @@
-import { type CliIO, definePlugin } from "@antler/kernel";
+import { definePlugin } from "@antler/kernel";
 import { defineGatewayRoute, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
 import { mcpServerConfigSchema } from "./config.js";
 import type { McpHttpSessions } from "./http.js";
@@ -21,16 +21,9 @@ export default definePlugin({
     ctx.commands.add({
       name: "mcp serve",
       summary: "Serve this distribution's agents as MCP tools over stdio (for Claude Desktop, Cursor, Zed or another agent).",
-      usage: "antler mcp serve [--config <file>] [-v]",
-      async run(args: string[], io: CliIO) {
-        // -v/--verbose is the CLI's own (info logs, on stderr); anything else is a mistake.
-        const unexpected = args.find((a) => a !== "-v" && a !== "--verbose");
-        if (unexpected !== undefined) {
-          io.stderr.write(
-            `antler mcp serve: unexpected argument ${JSON.stringify(unexpected)}\nUsage: antler mcp serve [--config <file>] [-v]\n`,
-          );
-          return 2;
-        }
+      // No options of its own: the CLI's -c/--config and -v/--verbose (info logs, on stderr); anything else exits 2.
+      options: {},
+      async run(_args, io) {
         const { serveStdio } = await import("./stdio.js");
         return serveStdio(io, config, logger);
       },

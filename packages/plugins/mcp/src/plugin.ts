@@ -1,4 +1,4 @@
-import { type AntlerTool, type CliIO, createToken, definePlugin, KERNEL } from "@antler/kernel";
+import { type AntlerTool, createToken, definePlugin, KERNEL } from "@antler/kernel";
 import { type McpStatus, McpToolCatalog } from "./catalog.js";
 import { mcpPluginConfigSchema } from "./config.js";
 import { backgroundTaskCommands } from "./tasks/cli.js";
@@ -92,10 +92,10 @@ export default definePlugin({
     ctx.commands.add({
       name: "mcp status",
       summary: "Start each enabled MCP server, list its tools, and show its state and last error (--no-probe: config only).",
-      usage: "antler mcp status [--no-probe]",
-      async run(args: string[], io: CliIO) {
+      options: { "no-probe": { type: "boolean", description: "Show the config only: start no server." } },
+      async run(_args, io) {
         // A CLI process has its own catalog: probing is the only way it can tell a working server from a broken one.
-        if (!args.includes("--no-probe")) await io.kernel.assembleTools({ context: {}, includeMcp: true });
+        if (!io.options["no-probe"]) await io.kernel.assembleTools({ context: {}, includeMcp: true });
         const status = catalog.status();
         io.stdout.write(formatStatus(status));
         return status.servers.some((s) => s.state === "failed") ? 1 : 0;
@@ -104,7 +104,8 @@ export default definePlugin({
     ctx.commands.add({
       name: "mcp reset",
       summary: "Close all MCP sessions and drop the cached tool lists, here and in every process on the same base_dir.",
-      async run(_args: string[], io: CliIO) {
+      options: {},
+      async run(_args, io) {
         await catalog.requestReset();
         io.stdout.write(
           `MCP tool cache cleared and sessions closed. Running processes on this base_dir (antler serve, workers) do the same at their next tool assembly (marker: ${catalog.resetMarkerPath}).\n`,

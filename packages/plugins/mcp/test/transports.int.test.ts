@@ -1,7 +1,6 @@
 import type { ChildProcess } from "node:child_process";
-import { PassThrough } from "node:stream";
 import { ensureTraceContext, type Kernel } from "@antler/kernel";
-import { createTestKernel } from "@antler/kernel/testing";
+import { createTestKernel, runKernelCommand } from "@antler/kernel/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import mcpPlugin, { MCP_TOOLS } from "../src/index.js";
 import {
@@ -43,13 +42,8 @@ async function mcpTool(kernel: Kernel, name: string) {
 }
 
 async function runCommand(kernel: Kernel, name: string, args: string[] = []): Promise<{ code: number; out: string }> {
-  const command = kernel.commands.find((c) => c.name === name);
-  if (!command) throw new Error(`no command ${name}`);
-  const stdout = new PassThrough();
-  const chunks: string[] = [];
-  stdout.on("data", (c: Buffer) => chunks.push(String(c)));
-  const code = await command.run(args, { stdout, stderr: new PassThrough(), cwd: process.cwd(), env: {}, kernel });
-  return { code, out: chunks.join("") };
+  const { code, stdout } = await runKernelCommand(kernel, [...name.split(" "), ...args]);
+  return { code, out: stdout };
 }
 
 describe("trace propagation", () => {

@@ -63,8 +63,14 @@ export default definePlugin({
     ctx.commands.add({
       name: "runs list",
       summary: "List runs in one status across threads (pending, running, paused, ...); a paused run shows what it waits for.",
-      usage: "antler runs list --status <pending|running|paused|success|error|cancelled> [--user id | --all-users] [--limit n] [--json]",
-      run: async (args, io) => (await import("./cli/commands.js")).runsListCommand(args, io),
+      options: {
+        status: { choices: ["pending", "running", "paused", "success", "error", "cancelled"], required: true },
+        user: { short: "u", placeholder: "id", description: "Whose runs; default: the CLI's user." },
+        "all-users": { type: "boolean", description: "Every user's runs." },
+        limit: { type: "integer", placeholder: "n", description: "At most this many runs (at least 1)." },
+        json: { type: "boolean", description: "Print them as JSON." },
+      },
+      run: async (_args, io) => (await import("./cli/commands.js")).runsListCommand(io),
     });
     ctx.commands.add({
       name: "plugin new",

@@ -1,4 +1,4 @@
-import { type CliIO, definePlugin, KERNEL, type ToolAssemblyContext } from "@antler/kernel";
+import { definePlugin, KERNEL, type ToolAssemblyContext } from "@antler/kernel";
 import { FifoAdmissionRuntime } from "./admission.js";
 import { type SubagentsSection, subagentsConfigSections, subagentsPluginConfigSchema } from "./config.js";
 import {
@@ -78,7 +78,8 @@ export default definePlugin({
     ctx.commands.add({
       name: "subagents list",
       summary: "List the subagent types the lead can delegate to, with their model, limits and tools.",
-      run(_args: string[], io: CliIO) {
+      options: {},
+      run(_args, io) {
         io.stdout.write(formatTypes(types.list(), { enabled: section.enabled, receiptsEnabled, config }));
         return 0;
       },

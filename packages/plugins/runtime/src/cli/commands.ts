@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { type CliIO, DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
+import { type CliIO, type CliParsed, DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
 import { AntlerClient, type RunCallOptions } from "../client/client.js";
 import { TurnRenderer, type TurnSummary } from "./render.js";
 
@@ -125,33 +125,27 @@ export async function chatCommand(args: string[], io: CliIO): Promise<number> {
   }
 }
 
-const RUN_STATUSES = ["pending", "running", "paused", "success", "error", "cancelled"] as const;
+type RunStatus = "pending" | "running" | "paused" | "success" | "error" | "cancelled";
+
+/** What `antler runs list` declares (in plugin.ts), checked by the CLI before it runs. */
+interface RunsListOptions {
+  status: string;
+  user: string | undefined;
+  "all-users": boolean | undefined;
+  limit: number | undefined;
+  json: boolean | undefined;
+}
 
 /**
  * `antler runs list --status <status>`: runs in that status across threads, the user's (`--user`, default the CLI's)
  * or every user's (`--all-users`), most recently updated first. A paused run shows what it waits for.
  */
-export async function runsListCommand(args: string[], io: CliIO): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: "string", short: "c" },
-      status: { type: "string" },
-      user: { type: "string", short: "u" },
-      "all-users": { type: "boolean" },
-      limit: { type: "string" },
-      json: { type: "boolean" },
-    },
-    strict: true,
-  });
-  const status = values.status as (typeof RUN_STATUSES)[number] | undefined;
-  if (status === undefined || !RUN_STATUSES.includes(status)) {
-    write(io.stderr, `antler runs list: --status must be one of ${RUN_STATUSES.join(", ")}, e.g. antler runs list --status paused`);
-    return 2;
-  }
-  const limit = values.limit === undefined ? undefined : Number(values.limit);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
-    write(io.stderr, `antler runs list: --limit must be a whole number of runs, at least 1 (got ${values.limit})`);
+export async function runsListCommand(io: CliIO & CliParsed<RunsListOptions>): Promise<number> {
+  const values = io.options;
+  const status = values.status as RunStatus;
+  const limit = values.limit;
+  if (limit !== undefined && limit < 1) {
+    write(io.stderr, `antler runs list: --limit must be a whole number of runs, at least 1 (got ${limit})`);
     return 2;
   }
   const client = new AntlerClient({ kernel: io.kernel, userId: values.user });
