@@ -203,23 +203,29 @@ describe("HTTP end to end with fetch", () => {
     expect(raw).toContain("event: end\n");
   });
 
-  it("closing the gateway cancels live runs: open streams end with RUN_CANCELLED and the records say cancelled", async () => {
-    const gw = await startTestGateway({ script: [{ text: "never", delayMs: 60_000 }] });
-    await gw.call("/api/threads", { method: "POST", json: { thread_id: "t-shutdown" } });
-    const response = await gw.call("/api/threads/t-shutdown/runs/stream", { method: "POST", json: { message: "hi" } });
-    const frames = readSse(response);
-    await frames.next();
-    await expect.poll(() => gw.client.activeRuns).toBe(1);
-    const closing = gw.close();
-    const rest: Array<{ event: string; data: unknown }> = [];
-    for await (const frame of { [Symbol.asyncIterator]: () => frames }) rest.push(frame);
-    await closing;
-    expect(rest.at(-1)).toMatchObject({ event: "error", data: { code: "ANTLER_ERR_RUN_CANCELLED" } });
-    expect(gw.client.activeRuns).toBe(0);
-    const runs = await gw.client.listRuns("t-shutdown", { userId: "alice" });
-    expect(runs.map((r) => r.status)).toEqual(["cancelled"]);
-    await expect(fetch(`${gw.url}/health`)).rejects.toThrow();
-  });
+  for (const mode of ["hand_over", "cancel"] as const) {
+    it(`closing the gateway with runs.on_shutdown ${mode}: open streams end with ${mode === "cancel" ? "RUN_CANCELLED and the records say cancelled" : "RUN_HANDED_OVER and the records stay running, for another instance"}`, async () => {
+      const gw = await startTestGateway({
+        script: [{ text: "never", delayMs: 60_000 }],
+        ...(mode === "cancel" ? { config: { runs: { on_shutdown: "cancel" } } } : {}),
+      });
+      await gw.call("/api/threads", { method: "POST", json: { thread_id: "t-shutdown" } });
+      const response = await gw.call("/api/threads/t-shutdown/runs/stream", { method: "POST", json: { message: "hi" } });
+      const frames = readSse(response);
+      await frames.next();
+      await expect.poll(() => gw.client.activeRuns).toBe(1);
+      const closing = gw.close();
+      const rest: Array<{ event: string; data: unknown }> = [];
+      for await (const frame of { [Symbol.asyncIterator]: () => frames }) rest.push(frame);
+      await closing;
+      const code = mode === "cancel" ? "ANTLER_ERR_RUN_CANCELLED" : "ANTLER_ERR_RUN_HANDED_OVER";
+      expect(rest.at(-1)).toMatchObject({ event: "error", data: { code } });
+      expect(gw.client.activeRuns).toBe(0);
+      const runs = await gw.client.listRuns("t-shutdown", { userId: "alice" });
+      expect(runs.map((r) => r.status)).toEqual([mode === "cancel" ? "cancelled" : "running"]);
+      await expect(fetch(`${gw.url}/health`)).rejects.toThrow();
+    });
+  }
 
   it("GET /health needs no key; GET /api/models lists models without secrets", async () => {
     const gw = await startTestGateway();
