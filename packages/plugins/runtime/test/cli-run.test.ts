@@ -1,4 +1,6 @@
+import { createWriteStream, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { main } from "@antler/kernel/cli";
 import { runCli, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
 import { AntlerClient } from "../src/client/client.js";
@@ -91,6 +93,36 @@ describe("antler run", () => {
     expect(code).toBe(0);
     expect(out).toContain(`· event {"type":"note_written","name":"n.md"}`);
     expect(err).toContain('"msg":"note written"');
+  });
+
+  it("-v on a terminal shared with the answer: each log line starts its own line, never glued to a tool's spinner", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "notes.mjs": TOOLS, "record.yaml": config("record"), "config.yaml": config("replay") });
+    const recorder = await AntlerClient.create({
+      configPath: join(dir, "record.yaml"),
+      plugins: [
+        scriptedModelsPlugin({
+          scripted: [{ text: "Writing it", toolCalls: [{ name: "write_note", args: { name: "n.md", text: "x" } }] }, { text: "Done." }],
+        }),
+      ],
+      env: {},
+    });
+    await recorder.chat("note please", { threadId: "recording" });
+    await recorder.close();
+    // Two descriptors of one file, as a terminal's stdout and stderr are two descriptors of one device.
+    const shared = join(dir, "terminal.txt");
+    const stdout = Object.assign(createWriteStream("", { fd: openSync(shared, "a") }), { isTTY: true });
+    const stderr = createWriteStream("", { fd: openSync(shared, "a") });
+    const code = await main(["run", "note please", "-v"], { cwd: dir, env: {}, stdout, stderr });
+    await Promise.all([stdout, stderr].map((s) => new Promise((r) => s.end(r))));
+    expect(code).toBe(0);
+    // What a terminal shows: lines, each redrawn from the start after "\r\x1b[2K".
+    const shown = readFileSync(shared, "utf8").split(/\n|\r\x1b\[2K/);
+    const logLines = shown.filter((line) => line.includes('"msg":"note written"'));
+    expect(logLines).toHaveLength(1);
+    expect(logLines[0]?.startsWith("{")).toBe(true);
+    expect(shown).toContain("Writing it");
+    expect(shown.some((line) => line.startsWith("Done."))).toBe(true);
   });
 
   it("asks for a prompt when none is given", async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { fstatSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { type CliIO, type CliParsed, DEFAULT_USER_ID, resolveVirtualPath, threadPaths } from "@antler/kernel";
@@ -51,6 +52,32 @@ export function runOptions(args: string[]): { prompt: string; turn: TurnOptions 
   };
 }
 
+/** Whether two streams (with descriptors) write to the same file, pipe or terminal. */
+function sameDestination(a: NodeJS.WritableStream, b: NodeJS.WritableStream): boolean {
+  if (a === b) return false; // one stream: the renderer's own writes would pass through the hook
+  const fdA = (a as { fd?: unknown }).fd;
+  const fdB = (b as { fd?: unknown }).fd;
+  if (typeof fdA !== "number" || typeof fdB !== "number") return false;
+  try {
+    const [x, y] = [fstatSync(fdA), fstatSync(fdB)];
+    return x.dev === y.dev && x.ino === y.ino && x.rdev === y.rdev;
+  } catch {
+    return false;
+  }
+}
+
+/** Calls `before` ahead of each write to `stream` until the returned function undoes it. */
+function beforeEachWrite(stream: NodeJS.WritableStream, before: () => void): () => void {
+  const original = stream.write;
+  stream.write = function (this: NodeJS.WritableStream, ...args: Parameters<NodeJS.WritableStream["write"]>) {
+    before();
+    return (original as (...a: typeof args) => boolean).apply(this, args);
+  } as NodeJS.WritableStream["write"];
+  return () => {
+    stream.write = original;
+  };
+}
+
 /** What the closing line says for a run that stopped before a normal answer (the run's `stop_reason`). */
 const STOP_REASONS: Record<string, string> = {
   paused: "paused for approval (antler runs list --status paused)",
@@ -61,10 +88,14 @@ const STOP_REASONS: Record<string, string> = {
 
 async function streamTurn(client: AntlerClient, prompt: string, { events, ...options }: TurnOptions, io: CliIO) {
   const renderer = new TurnRenderer(io.stdout, { events });
+  // Logs (`-v`) go to stderr on their own schedule; where stdout and stderr end up in one place (a terminal, `2>&1`),
+  // each log line first ends the answer's current line instead of gluing onto it.
+  const unbreak = sameDestination(io.stdout, io.stderr) ? beforeEachWrite(io.stderr, () => renderer.breakLine()) : () => {};
   let summary: TurnSummary;
   try {
     for await (const event of client.stream(prompt, options)) renderer.handle(event);
   } finally {
+    unbreak();
     summary = renderer.finish();
   }
   if (summary.artifacts.length > 0) {

@@ -125,6 +125,12 @@ export class TurnRenderer {
     }
   }
 
+  /** Something else is about to write to the same terminal (a log line): end the current line so it starts its own. */
+  breakLine(): void {
+    this.clearSpinnerLine();
+    this.newline();
+  }
+
   finish(): TurnSummary {
     if (this.spinnerTimer) clearInterval(this.spinnerTimer);
     this.spinnerTimer = undefined;
