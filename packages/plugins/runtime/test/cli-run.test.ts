@@ -117,7 +117,8 @@ describe("antler run", () => {
     await Promise.all([stdout, stderr].map((s) => new Promise((r) => s.end(r))));
     expect(code).toBe(0);
     // What a terminal shows: lines, each redrawn from the start after "\r\x1b[2K".
-    const shown = readFileSync(shared, "utf8").split(/\n|\r\x1b\[2K/);
+    const clearLine = "\r\u001b[2K";
+    const shown = readFileSync(shared, "utf8").replaceAll(clearLine, "\n").split("\n");
     const logLines = shown.filter((line) => line.includes('"msg":"note written"'));
     expect(logLines).toHaveLength(1);
     expect(logLines[0]?.startsWith("{")).toBe(true);
