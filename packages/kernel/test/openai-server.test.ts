@@ -135,9 +135,12 @@ describe("startOpenAICompatibleServer", () => {
     const failed = await post(server, { messages: [] });
     expect(failed.status).toBe(500);
     expect((await json<ErrorJson>(failed)).error.message).toBe("model melted");
+    expect(server.unanswered).toEqual([]);
     const past = await post(server, { messages: [] });
     expect(past.status).toBe(500);
-    expect((await json<ErrorJson>(past)).error.message).toContain("#1");
+    expect((await json<ErrorJson>(past)).error.message).toContain("#1 (the script has 1 step(s)): add a step");
+    // What a test checks when every call was meant to be scripted: the run itself only shows an apology.
+    expect(server.unanswered).toEqual([1]);
   });
 
   it("records every request with its headers and parsed body", async () => {

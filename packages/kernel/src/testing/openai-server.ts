@@ -50,6 +50,12 @@ export interface OpenAICompatibleServer {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /**
+   * Chat completion calls the script (and handler) had no answer for, by call index. Each was answered 500, which a
+   * run shows as the model's apology and a CLI exits 0 on, so a test that meant to script every call checks
+   * `expect(server.unanswered).toEqual([])`.
+   */
+  readonly unanswered: number[];
   /** Resolves when the server is closed and every connection (keep-alive included) is destroyed. */
   close(): Promise<void>;
 }
@@ -163,6 +169,7 @@ function completionChunks(c: Completion, includeUsage: boolean): unknown[] {
  */
 export async function startOpenAICompatibleServer(options: OpenAIServerOptions = {}): Promise<OpenAICompatibleServer> {
   const requests: RecordedRequest[] = [];
+  const unanswered: number[] = [];
   const sockets = new Set<Socket>();
   let calls = 0;
   // New per server: a server started again (a restarted `antler serve`) must not reuse the reply ids a saved thread
@@ -189,7 +196,16 @@ export async function startOpenAICompatibleServer(options: OpenAIServerOptions =
     const callIndex = calls++;
     const result = await answer(body, callIndex);
     if (!result) {
-      sendJson(res, 500, errorBody(`no scripted answer for chat completion call #${callIndex}`, "server_error"));
+      unanswered.push(callIndex);
+      const steps = options.script?.length ?? 0;
+      sendJson(
+        res,
+        500,
+        errorBody(
+          `no scripted answer for chat completion call #${callIndex} (the script has ${steps} step(s)${options.handler ? " and the handler gave none" : ""}): add a step`,
+          "server_error",
+        ),
+      );
       return;
     }
     if (isReply(result)) {
@@ -263,6 +279,7 @@ export async function startOpenAICompatibleServer(options: OpenAIServerOptions =
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    unanswered,
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
