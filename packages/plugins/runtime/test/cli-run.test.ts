@@ -1,7 +1,7 @@
 import { createWriteStream, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "@antler/kernel/cli";
-import { runCli, scriptedModelsPlugin } from "@antler/kernel/testing";
+import { runCli, type ScriptedStep, scriptedModelsPlugin } from "@antler/kernel/testing";
 import { describe, expect, it } from "vitest";
 import { AntlerClient } from "../src/client/client.js";
 import { tempDir, writeFiles } from "./fixtures.js";
@@ -31,33 +31,37 @@ function config(mode: "record" | "replay") {
   return `default_model: m\nlogging: { level: warn }\ntitle: { enabled: false }\nmodels:\n${models}plugins:\n  - path: ./notes.mjs\n`;
 }
 
+/** A distribution in a temp dir whose model replays a cassette recorded here from `script` (one chat of `prompt`). */
+async function recordedDistribution(script: ScriptedStep[], prompt: string): Promise<string> {
+  const dir = tempDir();
+  writeFiles(dir, { "notes.mjs": TOOLS, "record.yaml": config("record"), "config.yaml": config("replay") });
+  const recorder = await AntlerClient.create({
+    configPath: join(dir, "record.yaml"),
+    plugins: [scriptedModelsPlugin({ scripted: script })],
+    env: {},
+  });
+  await recorder.chat(prompt, { threadId: "recording" });
+  await recorder.close();
+  return dir;
+}
+
 describe("antler run", () => {
   it("streams text, each tool call with its outcome, and the presented files", async () => {
-    const dir = tempDir();
-    writeFiles(dir, { "notes.mjs": TOOLS, "record.yaml": config("record"), "config.yaml": config("replay") });
     // Record a cassette for this exact distribution from a scripted session, then replay it through the CLI.
-    const recorder = await AntlerClient.create({
-      configPath: join(dir, "record.yaml"),
-      plugins: [
-        scriptedModelsPlugin({
-          scripted: [
-            { id: "r0", text: "On it.", toolCalls: [{ name: "write_note", args: { name: "notes.md", text: "# Hello" } }] },
-            {
-              id: "r1",
-              toolCalls: [
-                { name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/notes.md"] } },
-                { name: "write_note", args: { name: "../escape.md", text: "x" } },
-              ],
-            },
-            { id: "r2", text: "Done: notes.md is ready." },
+    const dir = await recordedDistribution(
+      [
+        { id: "r0", text: "On it.", toolCalls: [{ name: "write_note", args: { name: "notes.md", text: "# Hello" } }] },
+        {
+          id: "r1",
+          toolCalls: [
+            { name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/notes.md"] } },
+            { name: "write_note", args: { name: "../escape.md", text: "x" } },
           ],
-        }),
+        },
+        { id: "r2", text: "Done: notes.md is ready." },
       ],
-      env: {},
-    });
-    await recorder.chat(PROMPT, { threadId: "recording" });
-    await recorder.close();
-
+      PROMPT,
+    );
     const { code, out, err } = await runCli(["run", PROMPT, "--thread", "cli-thread"], { cwd: dir });
     expect(err).toMatch(/thread cli-thread · trace [0-9a-f]{32}/);
     expect(code).toBe(0);
@@ -76,19 +80,10 @@ describe("antler run", () => {
   });
 
   it("--events prints custom events and -v shows plugins' info logs", async () => {
-    const dir = tempDir();
-    writeFiles(dir, { "notes.mjs": TOOLS, "record.yaml": config("record"), "config.yaml": config("replay") });
-    const recorder = await AntlerClient.create({
-      configPath: join(dir, "record.yaml"),
-      plugins: [
-        scriptedModelsPlugin({
-          scripted: [{ toolCalls: [{ name: "write_note", args: { name: "n.md", text: "x" } }] }, { text: "Done." }],
-        }),
-      ],
-      env: {},
-    });
-    await recorder.chat("note please", { threadId: "recording" });
-    await recorder.close();
+    const dir = await recordedDistribution(
+      [{ toolCalls: [{ name: "write_note", args: { name: "n.md", text: "x" } }] }, { text: "Done." }],
+      "note please",
+    );
     const { code, out, err } = await runCli(["run", "note please", "--events", "-v"], { cwd: dir });
     expect(code).toBe(0);
     expect(out).toContain(`· event {"type":"note_written","name":"n.md"}`);
@@ -96,19 +91,10 @@ describe("antler run", () => {
   });
 
   it("-v on a terminal shared with the answer: each log line starts its own line, never glued to a tool's spinner", async () => {
-    const dir = tempDir();
-    writeFiles(dir, { "notes.mjs": TOOLS, "record.yaml": config("record"), "config.yaml": config("replay") });
-    const recorder = await AntlerClient.create({
-      configPath: join(dir, "record.yaml"),
-      plugins: [
-        scriptedModelsPlugin({
-          scripted: [{ text: "Writing it", toolCalls: [{ name: "write_note", args: { name: "n.md", text: "x" } }] }, { text: "Done." }],
-        }),
-      ],
-      env: {},
-    });
-    await recorder.chat("note please", { threadId: "recording" });
-    await recorder.close();
+    const dir = await recordedDistribution(
+      [{ text: "Writing it", toolCalls: [{ name: "write_note", args: { name: "n.md", text: "x" } }] }, { text: "Done." }],
+      "note please",
+    );
     // Two descriptors of one file, as a terminal's stdout and stderr are two descriptors of one device.
     const shared = join(dir, "terminal.txt");
     const stdout = Object.assign(createWriteStream("", { fd: openSync(shared, "a") }), { isTTY: true });
