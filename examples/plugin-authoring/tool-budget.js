@@ -43,11 +43,14 @@ export default ({ definePlugin, createToken, z, refuseToolCall, endTurn, hookCon
       ctx.commands.add({
         name: "budget show",
         summary: "Print the tool-call and turn limits of acme-tool-budget.",
-        usage: "antler budget show [--config path]",
+        options: { json: { type: "boolean", description: "Print them as JSON." } },
         run(_args, io) {
-          io.stdout.write(
-            `max_tool_calls: ${max_tool_calls}\nmax_turns: ${max_turns}\nblocked_tools: ${blocked_tools.join(", ") || "(none)"}\n`,
-          );
+          const limits = { max_tool_calls, max_turns, blocked_tools };
+          if (io.options.json) io.stdout.write(`${JSON.stringify(limits)}\n`);
+          else
+            io.stdout.write(
+              `max_tool_calls: ${max_tool_calls}\nmax_turns: ${max_turns}\nblocked_tools: ${blocked_tools.join(", ") || "(none)"}\n`,
+            );
           return 0;
         },
       });

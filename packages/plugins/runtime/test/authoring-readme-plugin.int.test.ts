@@ -137,6 +137,12 @@ describe("the plugin of the writing-a-plugin guide (refuse a tool, end a turn, a
     const { code, out } = await runCli(["budget", "show", "--config", join(dir, "config.yaml")], { cwd: dir });
     expect(code).toBe(0);
     expect(out).toBe("max_tool_calls: 3\nmax_turns: 20\nblocked_tools: bash\n");
+    // Its declared --json option, parsed by the CLI; an undeclared one is refused before it runs.
+    const json = await runCli(["budget", "show", "--json", "--config", join(dir, "config.yaml")], { cwd: dir });
+    expect(JSON.parse(json.out)).toEqual({ max_tool_calls: 3, max_turns: 20, blocked_tools: ["bash"] });
+    const typo = await runCli(["budget", "show", "--jsn", "--config", join(dir, "config.yaml")], { cwd: dir });
+    expect(typo.code).toBe(2);
+    expect(typo.err).toContain("unknown option --jsn (did you mean --json?)");
   });
 
   it("is the plugin printed in the writing-a-plugin guide, and imports nothing from @langchain", () => {
