@@ -9,6 +9,7 @@ import {
   formatBytes,
   latestRun,
   type RunHandlers,
+  type RunSummary,
   resumeRun,
 } from "./api";
 import { ApprovalCard } from "./approval";
@@ -46,6 +47,9 @@ const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
 /** The side panel's tabs, in order. */
 const PANELS = ["artifacts", "timeline"] as const;
 type Panel = (typeof PANELS)[number];
+
+/** The gateway's code for a run whose events after a point cannot be replayed (pruned, or its start rewritten). */
+const EVENTS_EXPIRED = "ANTLER_ERR_GATEWAY_RUN_EVENTS_EXPIRED";
 
 /** Messages per read of a thread: opening it reads the last page, scrolling up reads the one before. */
 export const MESSAGES_PAGE = 100;
@@ -253,6 +257,30 @@ export function Chat({
     return () => abort.abort();
   }, [threadId, openThread, onInitialSent]);
 
+  // The page never stays on a run the server says is over. Should the stream that brings its end get stuck (a join
+  // racing the run's end), two reads of the record 2 s apart that both say it ended read the thread as saved.
+  useEffect(() => {
+    if (!run.running || !run.runId) return;
+    const runId = run.runId;
+    let endedReads = 0;
+    const timer = setInterval(() => {
+      void api<RunSummary>(`/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}`)
+        .then((record) => {
+          endedReads = ["success", "error", "cancelled"].includes(record.status) ? endedReads + 1 : 0;
+          if (endedReads < 2 || !state.current.run.running || state.current.run.runId !== runId) return;
+          clearInterval(timer);
+          abortRef.current?.abort();
+          const abort = new AbortController();
+          abortRef.current = abort;
+          openThread(abort).catch((e: Error) => {
+            if (!abort.signal.aborted) setLoadError(e.message);
+          });
+        })
+        .catch(() => undefined);
+    }, 2000);
+    return () => clearInterval(timer);
+  }, [run.running, run.runId, threadId, openThread]);
+
   // The page before the loaded messages, put in front of them. Items are rebuilt from all loaded messages, so a
   // tool call and its result that fell on two pages join one card; what runs added since stays after them. Not
   // while a run streams: its frames build on the items as they were.
@@ -337,6 +365,7 @@ export function Chat({
       abortRef.current = abort;
       let resumed = false;
       let frames = 0;
+      let unreplayable = false;
       await track(
         (handlers, signal) =>
           resumeRun(
@@ -352,6 +381,12 @@ export function Chat({
             },
             {
               onFrame(frame) {
+                // The log cannot rebuild the resumed part's state (an edited call rewrote a message the run began
+                // with): the saved thread is the truth, so read it instead of showing an error.
+                if (frame.event === "error" && (frame.data as { code?: string })?.code === EVENTS_EXPIRED) {
+                  unreplayable = true;
+                  return;
+                }
                 frames += 1;
                 handlers.onFrame(frame);
               },
@@ -363,10 +398,21 @@ export function Chat({
       );
       // The run went on but its stream brought nothing here: show the thread as saved (the answer, the card
       // answered) rather than a card that still looks pending.
-      if (resumed && frames === 0 && !abort.signal.aborted) {
+      if (resumed && (frames === 0 || unreplayable) && !abort.signal.aborted) {
+        const card = state.current.view.items.find((i) => i.kind === "approval" && i.runId === runId);
         await openThread(abort).catch((e: Error) => {
           if (!abort.signal.aborted) setLoadError(e.message);
         });
+        // Saved messages hold no cards: the decided one goes back after the calls it held.
+        if (card?.kind === "approval" && !abort.signal.aborted) {
+          const items = state.current.view.items.filter((i) => i.key !== card.key);
+          const callKeys = new Set(card.calls.map((c) => c.tool_call_id));
+          const after = items.findLastIndex((i) => i.kind === "tool" && callKeys.has(i.key));
+          items.splice(after === -1 ? items.length : after + 1, 0, { ...card, decided: true });
+          const view = { ...state.current.view, items };
+          state.current = { view, run: state.current.run };
+          setView(view);
+        }
       }
     },
     [track, threadId, openThread],
