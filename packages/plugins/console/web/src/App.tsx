@@ -102,9 +102,9 @@ export function App(): ReactNode {
   }, []);
 
   const check = useCallback((afterSignIn = false) => {
-    api<{ uploads: Limits; artifacts?: Limits["artifacts"] }>("/console/status")
+    api<{ uploads: Limits; artifacts?: Limits["artifacts"]; suggestions?: Limits["suggestions"] }>("/console/status")
       .then((s) => {
-        setLimits({ ...s.uploads, artifacts: s.artifacts });
+        setLimits({ ...s.uploads, artifacts: s.artifacts, suggestions: s.suggestions });
         setAuth("ok");
         sessionInfo()
           .then((info) => setInSession(info.via === "session"))

@@ -39,6 +39,33 @@ export interface Limits {
   max_file_bytes: number;
   /** How the artifacts panel shows files (`artifacts` of the console's config). */
   artifacts?: ArtifactSettings;
+  /** Prompts offered on an empty thread (`suggestions` of the console's config). */
+  suggestions?: Suggestion[];
+}
+
+export interface Suggestion {
+  title: string;
+  prompt: string;
+}
+
+/** The configured prompts as cards on an empty thread; a click sends one as the first message. */
+function Suggestions({ suggestions, onPick }: { suggestions: Suggestion[]; onPick(prompt: string): void }): ReactNode {
+  const t = useT();
+  return (
+    <section className="suggestions" aria-label={t("suggestions.label")}>
+      <h2>{t("suggestions.title")}</h2>
+      <ul className="suggestions-list">
+        {suggestions.map((s) => (
+          <li key={`${s.title}\n${s.prompt}`}>
+            <button type="button" onClick={() => onPick(s.prompt)}>
+              <strong>{s.title}</strong>
+              {s.prompt !== s.title ? <span className="muted">{s.prompt}</span> : null}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
@@ -148,6 +175,8 @@ export function Chat({
   const loaded = useRef<Loaded>({ threadId, messages: [], offset: 0, items: 0 });
   const loadingOlder = useRef(false);
   const [hasOlder, setHasOlder] = useState(false);
+  // The thread's saved state has been read: before that an empty view is not an empty thread.
+  const [opened, setOpened] = useState(false);
 
   /**
    * Draws a run's frames as they come, starting from the view as it is now, and says when it is over. The one
@@ -239,9 +268,11 @@ export function Chat({
     setUploads([]);
     setLoadError(null);
     setHasOlder(false);
+    setOpened(false);
     loaded.current = { threadId, messages: [], offset: 0, items: 0 };
     openThread(abort)
       .then(() => {
+        if (!abort.signal.aborted) setOpened(true);
         const first = initialRef.current;
         if (first === null || abort.signal.aborted) return;
         onInitialSent();
@@ -578,6 +609,9 @@ export function Chat({
             onReachTop={hasOlder ? loadOlder : undefined}
             followToken={followToken}
           />
+          {opened && view.items.length === 0 && !run.running && limits?.suggestions?.length ? (
+            <Suggestions suggestions={limits.suggestions} onPick={(prompt) => void send(prompt)} />
+          ) : null}
           <form
             className="composer"
             onSubmit={(e) => {

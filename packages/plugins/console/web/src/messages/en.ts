@@ -124,6 +124,8 @@ export const en = {
   "title.rename": "Rename",
   "title.field": "Thread title",
   "title.save": "Save",
+  "suggestions.label": "Suggestions",
+  "suggestions.title": "Try one of these",
   "model.label": "Model",
   "model.default": "Default",
   "artifacts.title": "Artifacts",

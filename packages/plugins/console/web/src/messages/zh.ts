@@ -125,6 +125,8 @@ export const zh: Readonly<Record<MessageKey, string>> = {
   "title.rename": "重命名",
   "title.field": "对话标题",
   "title.save": "保存",
+  "suggestions.label": "建议",
+  "suggestions.title": "试试这些",
   "model.label": "模型",
   "model.default": "默认",
   "artifacts.title": "产物",
