@@ -80,6 +80,8 @@ export default definePlugin({
                 uploads: { max_files: uploads.max_files, max_file_bytes: uploads.max_file_bytes },
                 artifacts: { html_scripts: config.artifacts.html_scripts, csv_max_rows: config.artifacts.csv_max_rows },
                 suggestions: consoleSuggestions(config),
+                // The model a run takes when the request names none (the page offers Thinking by it).
+                default_model: client.kernel.config.default_model ?? client.kernel.config.models[0]?.name ?? null,
               },
             };
           },

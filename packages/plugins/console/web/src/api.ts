@@ -174,7 +174,7 @@ export async function followRun(
   message: string,
   handlers: RunHandlers,
   signal: AbortSignal,
-  options: { model?: string | undefined } = {},
+  options: { model?: string | undefined; thinking?: boolean | undefined } = {},
 ): Promise<void> {
   const response = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/stream`, {
     method: "POST",
@@ -183,6 +183,7 @@ export async function followRun(
       input: { messages: [{ role: "user", content: message }] },
       on_disconnect: "continue",
       ...(options.model ? { model: options.model } : {}),
+      ...(options.thinking !== undefined ? { thinking_enabled: options.thinking } : {}),
     }),
     signal,
   });

@@ -18,7 +18,7 @@ import { useDrawer } from "./drawer";
 import { useI18n, useT } from "./i18n";
 import { tabListKeys } from "./keyboard";
 import { Markdown, MarkdownPlaceContext } from "./markdown";
-import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
+import { CopyButton, HumanMessage, ModelPicker, ThinkingToggle, ThreadTitle, useModels, useThinkingChoice } from "./message-actions";
 import { SideResizer } from "./side-resizer";
 import type { ThreadRecord } from "./thread-list";
 import { Timeline } from "./timeline";
@@ -39,6 +39,8 @@ export interface Limits {
   max_file_bytes: number;
   /** How the artifacts panel shows files (`artifacts` of the console's config). */
   artifacts?: ArtifactSettings;
+  /** The model a run takes when none is picked (`default_model`, else the first configured). */
+  defaultModel?: string | null;
   /** Prompts offered on an empty thread (`suggestions` of the console's config). */
   suggestions?: Suggestion[];
 }
@@ -156,8 +158,13 @@ export function Chat({
   const [branchOf, setBranchOf] = useState<string | null>(null);
   const models = useModels();
   const [model, setModel] = useState("");
-  const modelRef = useRef(model);
-  modelRef.current = model;
+  const [thinkingChoice, chooseThinking] = useThinkingChoice();
+  // Thinking is offered only when the model the next run takes can think; the run is sent the choice only then.
+  const runModel = models.find((m) => m.name === (model || limits?.defaultModel));
+  const canThink = runModel?.supportsThinking === true;
+  const runOptions = { model: model || undefined, thinking: canThink && thinkingChoice !== null ? thinkingChoice : undefined };
+  const runOptionsRef = useRef(runOptions);
+  runOptionsRef.current = runOptions;
   const sendRef = useRef<(text: string) => Promise<void>>(async () => undefined);
   const initialRef = useRef(initialMessage);
   initialRef.current = initialMessage;
@@ -326,7 +333,7 @@ export function Chat({
       let busy = false;
       await track(
         (handlers, signal) =>
-          followRun(threadId, text, handlers, signal, { model: modelRef.current || undefined }).catch((e: unknown) => {
+          followRun(threadId, text, handlers, signal, runOptionsRef.current).catch((e: unknown) => {
             if (!(e instanceof ApiError && e.code === "ANTLER_ERR_THREAD_BUSY")) throw e;
             busy = true;
           }),
@@ -684,6 +691,7 @@ export function Chat({
                 </button>
               )}
               <ModelPicker models={models} value={model} onChange={setModel} />
+              {canThink ? <ThinkingToggle checked={thinkingChoice ?? true} onChange={chooseThinking} /> : null}
               <label className="upload-button">
                 {t("upload.button")}
                 <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />

@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useId, useState } from "react";
+import { type ReactNode, useCallback, useEffect, useId, useState } from "react";
 import { api } from "./api";
 import { useT } from "./i18n";
 import { closeOnEscape, useFocusOnOpen, useReturnFocus } from "./keyboard";
@@ -177,6 +177,48 @@ export function ThreadTitle({
 export interface ModelChoice {
   name: string;
   displayName?: string;
+  /** The model can think before it answers (`supports_thinking`); only then does the page offer Thinking. */
+  supportsThinking?: boolean;
+}
+
+export const THINKING_KEY = "antler.console.thinking";
+
+function readThinking(): boolean | null {
+  try {
+    const stored = localStorage.getItem(THINKING_KEY);
+    return stored === "on" ? true : stored === "off" ? false : null;
+  } catch {
+    return null; // storage blocked: the agent's default it is
+  }
+}
+
+/**
+ * `[choice, choose]`: thinking on or off for the next runs, kept in the browser for every thread (a way of working,
+ * like the theme, rather than part of one conversation; each run's record keeps what it used). `null`: never
+ * chosen, so runs take the agent's default.
+ */
+export function useThinkingChoice(): [boolean | null, (on: boolean) => void] {
+  const [choice, setChoice] = useState<boolean | null>(readThinking);
+  const choose = useCallback((on: boolean) => {
+    setChoice(on);
+    try {
+      localStorage.setItem(THINKING_KEY, on ? "on" : "off");
+    } catch {
+      // Storage blocked: the choice holds for this page only.
+    }
+  }, []);
+  return [choice, choose];
+}
+
+/** Thinking on or off for the next message; only drawn for a model that can think. */
+export function ThinkingToggle({ checked, onChange }: { checked: boolean; onChange(on: boolean): void }): ReactNode {
+  const t = useT();
+  return (
+    <label className="thinking-toggle">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <span>{t("thinking.label")}</span>
+    </label>
+  );
 }
 
 /** The models this user's role may run on (`GET /api/models`), read once per page. */

@@ -124,6 +124,7 @@ export const en = {
   "title.rename": "Rename",
   "title.field": "Thread title",
   "title.save": "Save",
+  "thinking.label": "Thinking",
   "suggestions.label": "Suggestions",
   "suggestions.title": "Try one of these",
   "model.label": "Model",

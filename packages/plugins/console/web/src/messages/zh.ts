@@ -125,6 +125,7 @@ export const zh: Readonly<Record<MessageKey, string>> = {
   "title.rename": "重命名",
   "title.field": "对话标题",
   "title.save": "保存",
+  "thinking.label": "深度思考",
   "suggestions.label": "建议",
   "suggestions.title": "试试这些",
   "model.label": "模型",
