@@ -10,6 +10,7 @@ import {
   latestRun,
   type RunHandlers,
   resumeRun,
+  runAgent,
 } from "./api";
 import { ApprovalCard } from "./approval";
 import { type ArtifactSettings, Artifacts } from "./artifacts";
@@ -18,7 +19,17 @@ import { useDrawer } from "./drawer";
 import { useI18n, useT } from "./i18n";
 import { tabListKeys } from "./keyboard";
 import { Markdown, MarkdownPlaceContext } from "./markdown";
-import { CopyButton, HumanMessage, ModelPicker, ThinkingToggle, ThreadTitle, useModels, useThinkingChoice } from "./message-actions";
+import {
+  AgentPicker,
+  CopyButton,
+  HumanMessage,
+  ModelPicker,
+  ThinkingToggle,
+  ThreadTitle,
+  useAgents,
+  useModels,
+  useThinkingChoice,
+} from "./message-actions";
 import { SideResizer } from "./side-resizer";
 import type { ThreadRecord } from "./thread-list";
 import { Timeline } from "./timeline";
@@ -158,11 +169,21 @@ export function Chat({
   const [branchOf, setBranchOf] = useState<string | null>(null);
   const models = useModels();
   const [model, setModel] = useState("");
+  const agents = useAgents();
+  // The custom agent the next run takes: a new thread keeps the one picked, a thread with runs its last run's.
+  const [agent, setAgent] = useState("");
+  // The agent the thread's newest run used (shown in its header); null: the default agent.
+  const [threadAgent, setThreadAgent] = useState<string | null>(null);
+  const agentInfo = agents.find((a) => a.name === agent);
   const [thinkingChoice, chooseThinking] = useThinkingChoice();
   // Thinking is offered only when the model the next run takes can think; the run is sent the choice only then.
-  const runModel = models.find((m) => m.name === (model || limits?.defaultModel));
+  const runModel = models.find((m) => m.name === (model || agentInfo?.model || limits?.defaultModel));
   const canThink = runModel?.supportsThinking === true;
-  const runOptions = { model: model || undefined, thinking: canThink && thinkingChoice !== null ? thinkingChoice : undefined };
+  const runOptions = {
+    model: model || undefined,
+    thinking: canThink && thinkingChoice !== null ? thinkingChoice : undefined,
+    agent: agent || undefined,
+  };
   const runOptionsRef = useRef(runOptions);
   runOptionsRef.current = runOptions;
   const sendRef = useRef<(text: string) => Promise<void>>(async () => undefined);
@@ -241,6 +262,8 @@ export function Chat({
       ]);
       if (abort.signal.aborted) return;
       setBranchOf(typeof s.metadata?.branch_of === "string" ? s.metadata.branch_of : null);
+      setThreadAgent(runAgent(latest));
+      if (latest) setAgent(runAgent(latest) ?? "");
       const items = itemsFromMessages(s.messages);
       loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
       // A run paused for approval waits on its card, after the saved messages (its record keeps the interrupt).
@@ -330,6 +353,7 @@ export function Chat({
       setRun(state.current.run);
       setDraft("");
       setFollowToken((t) => t + 1);
+      setThreadAgent(runOptionsRef.current.agent ?? null);
       let busy = false;
       await track(
         (handlers, signal) =>
@@ -579,6 +603,11 @@ export function Chat({
             <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
               {t("chat.details")}
             </button>
+            {threadAgent ? (
+              <span className="badge thread-agent" data-testid="thread-agent">
+                {t("agent.uses", { name: threadAgent })}
+              </span>
+            ) : null}
             <div className="run-status" aria-live="polite">
               {run.running ? <span className="badge badge-running">{t("run.running")}</span> : null}
               {!run.running && run.stopReason ? <span data-testid="stop-reason">{t("run.stop", { reason: run.stopReason })}</span> : null}
@@ -691,7 +720,8 @@ export function Chat({
                 </button>
               )}
               <ModelPicker models={models} value={model} onChange={setModel} />
-              {canThink ? <ThinkingToggle checked={thinkingChoice ?? true} onChange={chooseThinking} /> : null}
+              <AgentPicker agents={agents} value={agent} onChange={setAgent} />
+              {canThink ? <ThinkingToggle checked={thinkingChoice ?? agentInfo?.thinking ?? true} onChange={chooseThinking} /> : null}
               <label className="upload-button">
                 {t("upload.button")}
                 <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />

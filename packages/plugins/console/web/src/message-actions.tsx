@@ -258,3 +258,52 @@ export function ModelPicker({
     </label>
   );
 }
+
+export interface AgentChoice {
+  name: string;
+  description: string;
+  /** The model its runs take unless one is picked; null: the default model. */
+  model: string | null;
+  /** Its thinking default; null: on. */
+  thinking: boolean | null;
+}
+
+/** The user's custom agents (`GET /api/agents`), read once per page. */
+export function useAgents(): AgentChoice[] {
+  const [agents, setAgents] = useState<AgentChoice[]>([]);
+  useEffect(() => {
+    api<{ agents: AgentChoice[] }>("/agents")
+      .then((r) => setAgents(r.agents))
+      .catch(() => undefined);
+  }, []);
+  return agents;
+}
+
+/** The custom agent the next message runs with; empty: the default agent. Hidden when the user has none. */
+export function AgentPicker({
+  agents,
+  value,
+  onChange,
+}: {
+  agents: AgentChoice[];
+  value: string;
+  onChange(name: string): void;
+}): ReactNode {
+  const t = useT();
+  if (agents.length === 0) return null;
+  return (
+    <label className="model-picker">
+      <span>{t("agent.label")}</span>
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{t("agent.default")}</option>
+        {/* A thread's agent that is gone from the list (deleted) still shows as the thread's. */}
+        {value && !agents.some((a) => a.name === value) ? <option value={value}>{value}</option> : null}
+        {agents.map((a) => (
+          <option key={a.name} value={a.name} title={a.description || undefined}>
+            {a.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
