@@ -87,4 +87,28 @@ describeWithChromium("thinking on or off, where the model can think", (executabl
       expect(await page.evaluate("localStorage.getItem('antler.console.thinking')")).toBe("on");
     });
   }
+
+  it("with a custom agent picked, Thinking follows the agent's model and reads the agent's thinking until set", async () => {
+    const saved = await server.api("/agents/terse", {
+      method: "PUT",
+      json: { soul: "Be brief.", description: "Short answers", model: "deep", thinking: false },
+    });
+    expect(saved.status).toBe(200);
+    const page = await openSignedIn(browser, `${server.url}/threads`, DESKTOP, (close) => onTestFinished(close));
+    const threadId = await newThread(page);
+    const thinking = page.getByLabel("Thinking", { exact: true });
+    const agent = page.getByLabel("Agent");
+    await agent.waitFor();
+    expect(await thinking.count()).toBe(0);
+    // The agent runs on "deep", which can think; the agent says off, and the page sends nothing of its own.
+    await agent.selectOption("terse");
+    expect(await thinking.isChecked()).toBe(false);
+    await ask(page, "brief, please");
+    await thinking.check();
+    await ask(page, "now think it through");
+    expect(await runsOf(threadId)).toEqual([
+      { model: "deep", thinking: false },
+      { model: "deep", thinking: true },
+    ]);
+  });
 });
