@@ -40,7 +40,34 @@ export const consoleConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe("How the artifacts panel shows files."),
+  /**
+   * Prompts offered on an empty thread, as cards: a click sends the prompt as the thread's first message. A string
+   * is its own title; `{ title, prompt }` shows the title and sends the prompt.
+   */
+  suggestions: z
+    .array(
+      z.union([
+        z.string().trim().min(1).max(2000),
+        z.strictObject({
+          title: z.string().trim().min(1).max(80).describe("What the card says."),
+          prompt: z.string().trim().min(1).max(2000).describe("The message a click sends."),
+        }),
+      ]),
+    )
+    .max(12)
+    .default([])
+    .describe("Prompts offered on an empty thread (at most 12): a string, or { title, prompt }; a click sends the prompt."),
 });
+
+/** A suggestion as the page gets it: a string one is its own title. */
+export interface ConsoleSuggestion {
+  title: string;
+  prompt: string;
+}
+
+export function consoleSuggestions(config: Pick<ConsoleConfig, "suggestions">): ConsoleSuggestion[] {
+  return config.suggestions.map((s) => (typeof s === "string" ? { title: s, prompt: s } : s));
+}
 
 export type ConsoleConfig = z.output<typeof consoleConfigSchema>;
 export type ConsoleConfigInput = z.input<typeof consoleConfigSchema>;

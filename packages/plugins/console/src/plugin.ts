@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { definePlugin } from "@antler/kernel";
 import { defineGatewayRoute, type GatewayRoute, provideGatewayRoutes } from "@antler/plugin-runtime/routes";
-import { type ConsoleConfig, consoleConfigSchema, PLUGIN_NAME } from "./config.js";
+import { type ConsoleConfig, consoleConfigSchema, consoleSuggestions, PLUGIN_NAME } from "./config.js";
 import { ARTIFACT_HTML_PATH, serveArtifactHtml } from "./html-frame.js";
 import { consoleSpanMiddleware, MiddlewareSpanRelay } from "./spans.js";
 import { StaticSite } from "./static.js";
@@ -66,7 +66,7 @@ export default definePlugin({
         defineGatewayRoute({
           method: "GET",
           path: "/console/status",
-          summary: "Read-only status for the console: loaded plugins, models, and upload limits.",
+          summary: "Read-only status for the console: loaded plugins, models, upload limits, and the empty-thread suggestions.",
           handler: async ({ client, principal, traceId }) => {
             // Loaded here: the gateway that serves this route has the runtime loaded already, and `config check`
             // or `plugins list` never pays for it.
@@ -79,6 +79,9 @@ export default definePlugin({
                 models: await client.listModels({ userId: principal.userId, principal, traceId }),
                 uploads: { max_files: uploads.max_files, max_file_bytes: uploads.max_file_bytes },
                 artifacts: { html_scripts: config.artifacts.html_scripts, csv_max_rows: config.artifacts.csv_max_rows },
+                suggestions: consoleSuggestions(config),
+                // The model a run takes when the request names none (the page offers Thinking by it).
+                default_model: client.kernel.config.default_model ?? client.kernel.config.models[0]?.name ?? null,
               },
             };
           },

@@ -295,6 +295,8 @@ export async function startConsoleServer(
     approval?: boolean;
     sessionTtlSeconds?: number;
     secondModel?: boolean;
+    /** The `models:` entries, in place of `scripted` (and `scripted-b`); each runs the scripted model. */
+    models?: Array<Record<string, unknown> & { name: string }>;
     /** The console plugin's config (`artifacts.html_scripts`, ...). */
     consoleConfig?: Record<string, unknown>;
   } = {},
@@ -305,7 +307,7 @@ export async function startConsoleServer(
   const client = await AntlerClient.create({
     config: {
       base_dir: baseDir,
-      models: [
+      models: options.models?.map((m) => ({ provider: "scripted-slow", ...m })) ?? [
         { name: "scripted", provider: "scripted-slow" },
         ...(options.secondModel ? [{ name: "scripted-b", display_name: "Scripted B", provider: "scripted-slow" }] : []),
       ],

@@ -102,9 +102,11 @@ export function App(): ReactNode {
   }, []);
 
   const check = useCallback((afterSignIn = false) => {
-    api<{ uploads: Limits; artifacts?: Limits["artifacts"] }>("/console/status")
+    api<{ uploads: Limits; artifacts?: Limits["artifacts"]; suggestions?: Limits["suggestions"]; default_model?: string | null }>(
+      "/console/status",
+    )
       .then((s) => {
-        setLimits({ ...s.uploads, artifacts: s.artifacts });
+        setLimits({ ...s.uploads, artifacts: s.artifacts, suggestions: s.suggestions, defaultModel: s.default_model ?? null });
         setAuth("ok");
         sessionInfo()
           .then((info) => setInSession(info.via === "session"))

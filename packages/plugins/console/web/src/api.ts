@@ -174,7 +174,7 @@ export async function followRun(
   message: string,
   handlers: RunHandlers,
   signal: AbortSignal,
-  options: { model?: string | undefined } = {},
+  options: { model?: string | undefined; thinking?: boolean | undefined; agent?: string | undefined } = {},
 ): Promise<void> {
   const response = await fetch(`/api/threads/${encodeURIComponent(threadId)}/runs/stream`, {
     method: "POST",
@@ -183,6 +183,8 @@ export async function followRun(
       input: { messages: [{ role: "user", content: message }] },
       on_disconnect: "continue",
       ...(options.model ? { model: options.model } : {}),
+      ...(options.thinking !== undefined ? { thinking_enabled: options.thinking } : {}),
+      ...(options.agent ? { agent_name: options.agent } : {}),
     }),
     signal,
   });
@@ -212,6 +214,14 @@ export interface RunSummary {
   trace_id: string;
   /** A paused run's interrupt: `value` is what its `run_paused` event showed (an approval's calls). */
   interrupt?: { value?: unknown } | null;
+  /** What the run was asked: its context names the custom agent it ran with (`agent_name`). */
+  kwargs?: { context?: { agent_name?: unknown } };
+}
+
+/** The custom agent a run ran with, or null for the default agent. */
+export function runAgent(run: RunSummary | null | undefined): string | null {
+  const name = run?.kwargs?.context?.agent_name;
+  return typeof name === "string" ? name : null;
 }
 
 /** What a person decided on a paused run's calls (the body of `POST .../runs/{run}/resume`). */

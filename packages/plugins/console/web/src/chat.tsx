@@ -11,6 +11,7 @@ import {
   type RunHandlers,
   type RunSummary,
   resumeRun,
+  runAgent,
 } from "./api";
 import { ApprovalCard } from "./approval";
 import { type ArtifactSettings, Artifacts } from "./artifacts";
@@ -19,7 +20,17 @@ import { useDrawer } from "./drawer";
 import { useI18n, useT } from "./i18n";
 import { tabListKeys } from "./keyboard";
 import { Markdown, MarkdownPlaceContext } from "./markdown";
-import { CopyButton, HumanMessage, ModelPicker, ThreadTitle, useModels } from "./message-actions";
+import {
+  AgentPicker,
+  CopyButton,
+  HumanMessage,
+  ModelPicker,
+  ThinkingToggle,
+  ThreadTitle,
+  useAgents,
+  useModels,
+  useThinkingChoice,
+} from "./message-actions";
 import { SideResizer } from "./side-resizer";
 import type { ThreadRecord } from "./thread-list";
 import { Timeline } from "./timeline";
@@ -40,6 +51,35 @@ export interface Limits {
   max_file_bytes: number;
   /** How the artifacts panel shows files (`artifacts` of the console's config). */
   artifacts?: ArtifactSettings;
+  /** The model a run takes when none is picked (`default_model`, else the first configured). */
+  defaultModel?: string | null;
+  /** Prompts offered on an empty thread (`suggestions` of the console's config). */
+  suggestions?: Suggestion[];
+}
+
+export interface Suggestion {
+  title: string;
+  prompt: string;
+}
+
+/** The configured prompts as cards on an empty thread; a click sends one as the first message. */
+function Suggestions({ suggestions, onPick }: { suggestions: Suggestion[]; onPick(prompt: string): void }): ReactNode {
+  const t = useT();
+  return (
+    <section className="suggestions" aria-label={t("suggestions.label")}>
+      <h2>{t("suggestions.title")}</h2>
+      <ul className="suggestions-list">
+        {suggestions.map((s) => (
+          <li key={`${s.title}\n${s.prompt}`}>
+            <button type="button" onClick={() => onPick(s.prompt)}>
+              <strong>{s.title}</strong>
+              {s.prompt !== s.title ? <span className="muted">{s.prompt}</span> : null}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 const EMPTY: ThreadView = { items: [], title: null, todos: [], artifacts: [] };
@@ -133,8 +173,23 @@ export function Chat({
   const [branchOf, setBranchOf] = useState<string | null>(null);
   const models = useModels();
   const [model, setModel] = useState("");
-  const modelRef = useRef(model);
-  modelRef.current = model;
+  const agents = useAgents();
+  // The custom agent the next run takes: a new thread keeps the one picked, a thread with runs its last run's.
+  const [agent, setAgent] = useState("");
+  // The agent the thread's newest run used (shown in its header); null: the default agent.
+  const [threadAgent, setThreadAgent] = useState<string | null>(null);
+  const agentInfo = agents.find((a) => a.name === agent);
+  const [thinkingChoice, chooseThinking] = useThinkingChoice();
+  // Thinking is offered only when the model the next run takes can think; the run is sent the choice only then.
+  const runModel = models.find((m) => m.name === (model || agentInfo?.model || limits?.defaultModel));
+  const canThink = runModel?.supportsThinking === true;
+  const runOptions = {
+    model: model || undefined,
+    thinking: canThink && thinkingChoice !== null ? thinkingChoice : undefined,
+    agent: agent || undefined,
+  };
+  const runOptionsRef = useRef(runOptions);
+  runOptionsRef.current = runOptions;
   const sendRef = useRef<(text: string) => Promise<void>>(async () => undefined);
   const initialRef = useRef(initialMessage);
   initialRef.current = initialMessage;
@@ -152,6 +207,8 @@ export function Chat({
   const loaded = useRef<Loaded>({ threadId, messages: [], offset: 0, items: 0 });
   const loadingOlder = useRef(false);
   const [hasOlder, setHasOlder] = useState(false);
+  // The thread's saved state has been read: before that an empty view is not an empty thread.
+  const [opened, setOpened] = useState(false);
 
   /**
    * Draws a run's frames as they come, starting from the view as it is now, and says when it is over. The one
@@ -209,6 +266,8 @@ export function Chat({
       ]);
       if (abort.signal.aborted) return;
       setBranchOf(typeof s.metadata?.branch_of === "string" ? s.metadata.branch_of : null);
+      setThreadAgent(runAgent(latest));
+      if (latest) setAgent(runAgent(latest) ?? "");
       const items = itemsFromMessages(s.messages);
       loaded.current = { threadId, messages: s.messages, offset: s.messages_offset ?? 0, items: items.length };
       // A run paused for approval waits on its card, after the saved messages (its record keeps the interrupt).
@@ -243,9 +302,11 @@ export function Chat({
     setUploads([]);
     setLoadError(null);
     setHasOlder(false);
+    setOpened(false);
     loaded.current = { threadId, messages: [], offset: 0, items: 0 };
     openThread(abort)
       .then(() => {
+        if (!abort.signal.aborted) setOpened(true);
         const first = initialRef.current;
         if (first === null || abort.signal.aborted) return;
         onInitialSent();
@@ -320,10 +381,11 @@ export function Chat({
       setRun(state.current.run);
       setDraft("");
       setFollowToken((t) => t + 1);
+      setThreadAgent(runOptionsRef.current.agent ?? null);
       let busy = false;
       await track(
         (handlers, signal) =>
-          followRun(threadId, text, handlers, signal, { model: modelRef.current || undefined }).catch((e: unknown) => {
+          followRun(threadId, text, handlers, signal, runOptionsRef.current).catch((e: unknown) => {
             if (!(e instanceof ApiError && e.code === "ANTLER_ERR_THREAD_BUSY")) throw e;
             busy = true;
           }),
@@ -587,6 +649,11 @@ export function Chat({
             <button type="button" className="narrow-only" aria-expanded={detailsOpen} onClick={() => setDetailsOpen(true)}>
               {t("chat.details")}
             </button>
+            {threadAgent ? (
+              <span className="badge thread-agent" data-testid="thread-agent">
+                {t("agent.uses", { name: threadAgent })}
+              </span>
+            ) : null}
             <div className="run-status" aria-live="polite">
               {run.running ? <span className="badge badge-running">{t("run.running")}</span> : null}
               {!run.running && run.stopReason ? <span data-testid="stop-reason">{t("run.stop", { reason: run.stopReason })}</span> : null}
@@ -624,6 +691,9 @@ export function Chat({
             onReachTop={hasOlder ? loadOlder : undefined}
             followToken={followToken}
           />
+          {opened && view.items.length === 0 && !run.running && limits?.suggestions?.length ? (
+            <Suggestions suggestions={limits.suggestions} onPick={(prompt) => void send(prompt)} />
+          ) : null}
           <form
             className="composer"
             onSubmit={(e) => {
@@ -696,6 +766,8 @@ export function Chat({
                 </button>
               )}
               <ModelPicker models={models} value={model} onChange={setModel} />
+              <AgentPicker agents={agents} value={agent} onChange={setAgent} />
+              {canThink ? <ThinkingToggle checked={thinkingChoice ?? agentInfo?.thinking ?? true} onChange={chooseThinking} /> : null}
               <label className="upload-button">
                 {t("upload.button")}
                 <input type="file" multiple className="sr-only" onChange={(e) => e.target.files && void upload(e.target.files)} />

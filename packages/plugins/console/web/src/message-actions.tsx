@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useId, useState } from "react";
+import { type ReactNode, useCallback, useEffect, useId, useState } from "react";
 import { api } from "./api";
 import { useT } from "./i18n";
 import { closeOnEscape, useFocusOnOpen, useReturnFocus } from "./keyboard";
@@ -177,6 +177,48 @@ export function ThreadTitle({
 export interface ModelChoice {
   name: string;
   displayName?: string;
+  /** The model can think before it answers (`supports_thinking`); only then does the page offer Thinking. */
+  supportsThinking?: boolean;
+}
+
+export const THINKING_KEY = "antler.console.thinking";
+
+function readThinking(): boolean | null {
+  try {
+    const stored = localStorage.getItem(THINKING_KEY);
+    return stored === "on" ? true : stored === "off" ? false : null;
+  } catch {
+    return null; // storage blocked: the agent's default it is
+  }
+}
+
+/**
+ * `[choice, choose]`: thinking on or off for the next runs, kept in the browser for every thread (a way of working,
+ * like the theme, rather than part of one conversation; each run's record keeps what it used). `null`: never
+ * chosen, so runs take the agent's default.
+ */
+export function useThinkingChoice(): [boolean | null, (on: boolean) => void] {
+  const [choice, setChoice] = useState<boolean | null>(readThinking);
+  const choose = useCallback((on: boolean) => {
+    setChoice(on);
+    try {
+      localStorage.setItem(THINKING_KEY, on ? "on" : "off");
+    } catch {
+      // Storage blocked: the choice holds for this page only.
+    }
+  }, []);
+  return [choice, choose];
+}
+
+/** Thinking on or off for the next message; only drawn for a model that can think. */
+export function ThinkingToggle({ checked, onChange }: { checked: boolean; onChange(on: boolean): void }): ReactNode {
+  const t = useT();
+  return (
+    <label className="thinking-toggle">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <span>{t("thinking.label")}</span>
+    </label>
+  );
 }
 
 /** The models this user's role may run on (`GET /api/models`), read once per page. */
@@ -210,6 +252,55 @@ export function ModelPicker({
         {models.map((m) => (
           <option key={m.name} value={m.name}>
             {m.displayName ?? m.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+export interface AgentChoice {
+  name: string;
+  description: string;
+  /** The model its runs take unless one is picked; null: the default model. */
+  model: string | null;
+  /** Its thinking default; null: on. */
+  thinking: boolean | null;
+}
+
+/** The user's custom agents (`GET /api/agents`), read once per page. */
+export function useAgents(): AgentChoice[] {
+  const [agents, setAgents] = useState<AgentChoice[]>([]);
+  useEffect(() => {
+    api<{ agents: AgentChoice[] }>("/agents")
+      .then((r) => setAgents(r.agents))
+      .catch(() => undefined);
+  }, []);
+  return agents;
+}
+
+/** The custom agent the next message runs with; empty: the default agent. Hidden when the user has none. */
+export function AgentPicker({
+  agents,
+  value,
+  onChange,
+}: {
+  agents: AgentChoice[];
+  value: string;
+  onChange(name: string): void;
+}): ReactNode {
+  const t = useT();
+  if (agents.length === 0) return null;
+  return (
+    <label className="model-picker">
+      <span>{t("agent.label")}</span>
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{t("agent.default")}</option>
+        {/* A thread's agent that is gone from the list (deleted) still shows as the thread's. */}
+        {value && !agents.some((a) => a.name === value) ? <option value={value}>{value}</option> : null}
+        {agents.map((a) => (
+          <option key={a.name} value={a.name} title={a.description || undefined}>
+            {a.name}
           </option>
         ))}
       </select>
