@@ -143,8 +143,11 @@ export function installWorkspaceSqliteBinding(projectDir: string): void {
     if (version(sqliteDir) !== version(workspaceSqlite)) {
       throw new Error(`${sqliteDir} is ${version(sqliteDir)}, the workspace built ${version(workspaceSqlite)}: no binding to copy`);
     }
+    const built = join(workspaceSqlite, "build/Release/better_sqlite3.node");
+    // 13 ships prebuilt bindings for each platform in its package (prebuilds/), which the install already holds.
+    if (!existsSync(built) && existsSync(join(sqliteDir, "prebuilds"))) continue;
     mkdirSync(join(sqliteDir, "build/Release"), { recursive: true });
-    copyFileSync(join(workspaceSqlite, "build/Release/better_sqlite3.node"), join(sqliteDir, "build/Release/better_sqlite3.node"));
+    copyFileSync(built, join(sqliteDir, "build/Release/better_sqlite3.node"));
   }
 }
 
