@@ -10,6 +10,7 @@ import {
   type MiddlewarePlacement,
   type MiddlewareSpec,
 } from "@antler/kernel";
+import { loadAuthoring } from "@antler/kernel/authoring";
 import type { CompiledPipeline } from "@antler/kernel/pipeline";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
@@ -28,6 +29,10 @@ import { tokenUsageMiddleware } from "./middleware/token-usage.js";
 import { uploadsMiddleware } from "./middleware/uploads.js";
 import { viewImageMiddleware } from "./middleware/view-image.js";
 import { compileThreadPipeline } from "./state.js";
+
+// The runtime hands tools to LangChain itself (createAntlerAgent, and a kernel-less composition calls it directly),
+// so LangChain's tool classes must be loaded first: tools made with defineTool before that are stand-ins until then.
+await loadAuthoring();
 
 /** The default chain's switches for `createAntlerAgent`: `true` = built-in, `false` = off, a spec = replacement. */
 export interface AgentFeatures {
