@@ -156,6 +156,17 @@ export function runAsUser(command: string, args: readonly string[], options: { c
   return run(command, args, { env: cleanEnv({ packageManagerVars: false }), ...options });
 }
 
+/**
+ * Strips the types of a project's `src/plugin.ts` into `build/plugin.js` with the project's own TypeScript, as a user
+ * would (Node 20 runs JavaScript; the type-check ran before).
+ */
+export function transpilePlugin(projectDir: string): Promise<RunResult> {
+  const script = `import ts from "typescript"; import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
+const { outputText } = ts.transpileModule(readFileSync("src/plugin.ts", "utf8"), { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } });
+mkdirSync("build", { recursive: true }); writeFileSync("build/plugin.js", outputText);`;
+  return runAsUser(process.execPath, ["--input-type=module", "-e", script], { cwd: projectDir, timeoutMs: 60_000 });
+}
+
 /** Why an install test cannot run here: a package to pack has no build, or npm or pnpm is missing; else undefined. */
 export async function packedInstallSkipReason(packed: readonly string[]): Promise<string | undefined> {
   const unbuilt = packed.filter((dir) => !existsSync(join(REPO_ROOT, dir, "dist/index.js")));

@@ -27,6 +27,7 @@ import {
   pnpmCommand,
   REPO_ROOT,
   runAsUser,
+  transpilePlugin,
 } from "./install-helpers.js";
 
 /** The packages packed and installed, by folder: what a project that runs a turn on an OpenAI-compatible model needs. */
@@ -266,17 +267,7 @@ describeUnless("a project outside the workspace that installs the packed package
       expect(broken.output).not.toContain("src/plugin.ts");
 
       // Node 20 runs JavaScript: strip the types (the check above already passed) with the project's TypeScript.
-      const transpile = await runAsUser(
-        process.execPath,
-        [
-          "--input-type=module",
-          "-e",
-          `import ts from "typescript"; import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
-const { outputText } = ts.transpileModule(readFileSync("src/plugin.ts", "utf8"), { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } });
-mkdirSync("build", { recursive: true }); writeFileSync("build/plugin.js", outputText);`,
-        ],
-        { cwd: projectDir, timeoutMs: 60_000 },
-      );
+      const transpile = await transpilePlugin(projectDir);
       expect(transpile.code, transpile.output).toBe(0);
       state.compiled = true;
     },

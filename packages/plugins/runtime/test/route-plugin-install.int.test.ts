@@ -15,6 +15,7 @@ import {
   packWorkspacePackages,
   REPO_ROOT,
   runAsUser,
+  transpilePlugin,
 } from "../../../kernel/test/install-helpers.js";
 
 const PACKED = [
@@ -175,17 +176,7 @@ describeUnless(
         expect(broken.code).not.toBe(0);
         expect(broken.output).toMatch(/src\/broken\.ts\(2,\d+\): error TS\d+/);
 
-        const transpile = await runAsUser(
-          process.execPath,
-          [
-            "--input-type=module",
-            "-e",
-            `import ts from "typescript"; import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
-const { outputText } = ts.transpileModule(readFileSync("src/plugin.ts", "utf8"), { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } });
-mkdirSync("build", { recursive: true }); writeFileSync("build/plugin.js", outputText);`,
-          ],
-          { cwd: projectDir, timeoutMs: 60_000 },
-        );
+        const transpile = await transpilePlugin(projectDir);
         expect(transpile.code, transpile.output).toBe(0);
         state.compiled = true;
       },
